@@ -1,0 +1,247 @@
+"""Inspect segment files, like Kafka's ``kafka-dump-log.sh`` (``DumpLogSegments``).
+
+``dump_file(path)`` dispatches on the suffix:
+
+* ``.log``: every batch with position, offsets, count, timestamps, size, codec, producer
+  fields and whether its CRC is valid (``deep=True`` adds the records); a torn or unreadable
+  tail is reported, not raised.
+* ``.index``: (offset, position) entries; ``.timeindex``: (timestamp, offset) entries. With the
+  segment's ``.log`` next to it, each entry is cross-checked against the log exactly as
+  Kafka's ``--index-sanity-check``/``--verify-index-only`` does: an offset index entry must
+  point at the start of the batch whose last offset is the entry's offset, offsets must
+  increase; a time index entry's offset must be the last offset of a batch whose max
+  timestamp is the entry's timestamp, timestamps must not decrease.
+
+Results are plain dataclasses (for tests and tools); ``render`` gives Kafka-like text.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from protocol.errors import CorruptRecordError, DecodeError
+from protocol.records.batch import (
+    HEADER_SIZE, LOG_OVERHEAD, MIN_BATCH_LENGTH, BatchHeader, compute_crc, read_header,
+)
+from storage.files import DEFAULT_FILE_OPS, FileOps
+from storage.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, offset_from_filename
+
+_CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
+_I32 = struct.Struct(">i")
+
+
+@dataclass
+class BatchInfo:
+    position: int
+    header: BatchHeader
+    crc_valid: bool
+    records: list | None = None
+
+    @property
+    def base_offset(self) -> int:
+        return self.header.base_offset
+
+    @property
+    def last_offset(self) -> int:
+        return self.header.base_offset + self.header.last_offset_delta
+
+    @property
+    def size(self) -> int:
+        return self.header.batch_length + LOG_OVERHEAD
+
+
+@dataclass
+class LogDump:
+    path: Path
+    batches: list[BatchInfo] = field(default_factory=list)
+    valid_bytes: int = 0
+    file_size: int = 0
+    error: str | None = None
+
+    @property
+    def trailing_bytes(self) -> int:
+        return self.file_size - self.valid_bytes
+
+
+@dataclass
+class IndexDump:
+    path: Path
+    kind: str                      # "offset" or "time"
+    base_offset: int
+    entries: list[tuple[int, int]]  # (offset, position) or (timestamp, offset)
+    mismatches: list[str] = field(default_factory=list)
+    checked: bool = False          # True when cross-checked against the .log
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+
+def _iter_file_batches(ops: FileOps, fd: int, size: int):
+    """(position, header, bytes or None) of each batch; stops at torn/invalid framing."""
+    pos = 0
+    while size - pos >= HEADER_SIZE:
+        head = ops.pread(fd, HEADER_SIZE, pos)
+        (length,) = _I32.unpack_from(head, 8)
+        if length < MIN_BATCH_LENGTH:
+            raise CorruptRecordError(f"batch length {length} at position {pos} is below {MIN_BATCH_LENGTH}")
+        h = read_header(head)
+        if pos + h.batch_length + LOG_OVERHEAD > size:
+            return
+        yield pos, h
+        pos += h.batch_length + LOG_OVERHEAD
+
+
+def dump_log(path, *, deep: bool = False, file_ops: FileOps | None = None) -> LogDump:
+    ops = file_ops or DEFAULT_FILE_OPS
+    path = Path(path)
+    out = LogDump(path)
+    fd = ops.open(path, "r")
+    try:
+        size = out.file_size = ops.fsize(fd)
+        try:
+            for pos, h in _iter_file_batches(ops, fd, size):
+                data = ops.pread(fd, h.batch_length + LOG_OVERHEAD, pos)
+                info = BatchInfo(pos, h, compute_crc(data, 0, len(data)) == h.crc)
+                if deep:
+                    from protocol.records.record import decode_batch
+                    try:
+                        info.records = decode_batch(data, 0, verify_crc=False)[1]
+                    except (DecodeError, Exception) as e:  # codec failures included
+                        out.error = f"cannot decode records of batch at {pos}: {e}"
+                out.batches.append(info)
+                out.valid_bytes = pos + info.size
+        except CorruptRecordError as e:
+            out.error = str(e)
+        if out.error is None and out.valid_bytes < size:
+            out.error = f"{size - out.valid_bytes} trailing bytes at position {out.valid_bytes} do not form a batch"
+    finally:
+        ops.close(fd)
+    return out
+
+
+def _read_entries(ops: FileOps, path: Path, fmt: str) -> list[tuple[int, int]]:
+    raw = ops.read_file(path)
+    st = struct.Struct(fmt)
+    n = len(raw) // st.size
+    return [st.unpack_from(raw, i * st.size) for i in range(n)]
+
+
+def dump_index(path, *, log_path=None, file_ops: FileOps | None = None) -> IndexDump:
+    """Entries of a ``.index`` or ``.timeindex`` (absolute offsets), cross-checked against the
+    segment's log when it exists. Zero entries at the end of an untrimmed (preallocated)
+    offset index are reported as entries, as Kafka does."""
+    ops = file_ops or DEFAULT_FILE_OPS
+    path = Path(path)
+    name = path.name
+    base = offset_from_filename(name)
+    if name.endswith(TIME_INDEX_SUFFIX):
+        kind = "time"
+        entries = [(ts, base + rel) for ts, rel in _read_entries(ops, path, ">qi")]
+    elif name.endswith(INDEX_SUFFIX):
+        kind = "offset"
+        entries = [(base + rel, pos) for rel, pos in _read_entries(ops, path, ">ii")]
+    else:
+        raise ValueError(f"not an index file: {path}")
+    out = IndexDump(path, kind, base, entries)
+    if log_path is None:
+        log_path = path.with_name(f"{base:020d}{LOG_SUFFIX}")
+    if ops.exists(log_path):
+        _verify(ops, out, Path(log_path))
+    return out
+
+
+def _verify(ops: FileOps, idx: IndexDump, log_path: Path) -> None:
+    fd = ops.open(log_path, "r")
+    try:
+        size = ops.fsize(fd)
+        batches = []
+        try:
+            batches = list(_iter_file_batches(ops, fd, size))
+        except CorruptRecordError as e:
+            idx.mismatches.append(f"log unreadable: {e}")
+        by_pos = {pos: h for pos, h in batches}
+        by_last = {h.base_offset + h.last_offset_delta: h for _pos, h in batches}
+        idx.checked = True
+        prev = None
+        for i, (a, b) in enumerate(idx.entries):
+            if idx.kind == "offset":
+                offset, position = a, b
+                h = by_pos.get(position)
+                if h is None:
+                    idx.mismatches.append(f"entry {i}: position {position} (offset {offset}) is not a batch start")
+                elif h.base_offset + h.last_offset_delta != offset:
+                    idx.mismatches.append(f"entry {i}: index offset {offset}, log offset "
+                                          f"{h.base_offset + h.last_offset_delta} at position {position}")
+                if prev is not None and offset <= prev:
+                    idx.mismatches.append(f"entry {i}: offset {offset} not larger than previous {prev}")
+                prev = offset
+            else:
+                ts, offset = a, b
+                h = by_last.get(offset)
+                if h is None:
+                    idx.mismatches.append(f"entry {i}: offset {offset} is not the last offset of a batch")
+                elif h.max_timestamp != ts:
+                    idx.mismatches.append(f"entry {i}: index timestamp {ts}, log max timestamp {h.max_timestamp}")
+                if prev is not None and ts < prev:
+                    idx.mismatches.append(f"entry {i}: timestamp {ts} smaller than previous {prev}")
+                prev = ts
+    finally:
+        ops.close(fd)
+
+
+def verify_index_only(path, *, file_ops: FileOps | None = None) -> IndexDump:
+    """``--verify-index-only``: the same dump, for its ``mismatches``."""
+    return dump_index(path, file_ops=file_ops)
+
+
+def dump_file(path, *, deep: bool = False, file_ops: FileOps | None = None):
+    name = Path(path).name
+    if name.endswith(LOG_SUFFIX):
+        return dump_log(path, deep=deep, file_ops=file_ops)
+    return dump_index(path, file_ops=file_ops)
+
+
+def render(result, *, verify_only: bool = False) -> str:
+    """Kafka-like text for a LogDump or IndexDump."""
+    lines = [f"Dumping {result.path}"]
+    if isinstance(result, LogDump):
+        lines.append("Log starting offset: " + str(offset_from_filename(result.path.name)))
+        for b in result.batches:
+            h = b.header
+            lseq = -1 if h.base_sequence < 0 else (h.base_sequence + h.last_offset_delta) % 0x80000000
+            ts_name = "LogAppendTime" if h.timestamp_type else "CreateTime"
+            lines.append(
+                f"baseOffset: {h.base_offset} lastOffset: {b.last_offset} count: {h.records_count} "
+                f"baseSequence: {h.base_sequence} lastSequence: {lseq} producerId: {h.producer_id} "
+                f"producerEpoch: {h.producer_epoch} partitionLeaderEpoch: {h.partition_leader_epoch} "
+                f"isTransactional: {str(h.is_transactional).lower()} isControl: {str(h.is_control).lower()} "
+                f"position: {b.position} {ts_name}: {h.max_timestamp} size: {b.size} magic: {h.magic} "
+                f"compresscodec: {_CODECS.get(h.compression, h.compression)} crc: {h.crc} "
+                f"isvalid: {str(b.crc_valid).lower()}")
+            for r in b.records or ():
+                lines.append(f"| offset: {r.offset} {ts_name}: {r.timestamp} keySize: "
+                             f"{-1 if r.key is None else len(r.key)} valueSize: "
+                             f"{-1 if r.value is None else len(r.value)} headerKeys: "
+                             f"[{','.join(k for k, _ in r.headers)}]")
+        if result.error:
+            lines.append(f"Found {result.trailing_bytes} invalid bytes at position {result.valid_bytes}: {result.error}")
+        return "\n".join(lines)
+    if not verify_only:
+        for a, b in result.entries:
+            if result.kind == "offset":
+                lines.append(f"offset: {a} position: {b}")
+            else:
+                lines.append(f"timestamp: {a} offset: {b}")
+    if result.checked:
+        if result.mismatches:
+            lines.append(f"Mismatches in :{result.path}")
+            lines.extend("  " + m for m in result.mismatches)
+        else:
+            lines.append(f"{result.path} passed the index sanity check.")
+    return "\n".join(lines)
+
+
+__all__ = ["BatchInfo", "LogDump", "IndexDump", "dump_log", "dump_index", "dump_file",
+           "verify_index_only", "render"]

@@ -1,0 +1,286 @@
+"""Load a partition directory from disk, recovering what a crash left (Kafka's ``LogLoader``).
+
+Passes, in Kafka's order:
+
+1. Temporary files: ``*.deleted`` are removed; ``*.cleaned`` are removed, and any ``*.swap``
+   whose base offset is >= the smallest ``.cleaned`` base offset is removed too (it belongs
+   to an unfinished split/clean); the other ``*.swap`` files are valid replacements.
+2. Swaps: the offset range ``[min swap base offset, max swap next offset)`` of the valid
+   ``.log.swap`` files is computed (scanning batch headers, no index files are created);
+   regular segment files whose base offset lies in that range are deleted (they were
+   compacted/split but not yet deleted); then every ``.swap`` file is renamed to drop
+   the suffix.
+3. Segment files: index files (``.index``, ``.timeindex``, ``.txnindex``) without a ``.log``
+   are orphans and removed. Each ``.log`` is opened; a missing offset or time index, or
+   (when the segment will not be recovered anyway) a failed cheap sanity check, makes
+   that segment be recovered (indexes rebuilt). Kafka only resizes a missing time index to
+   empty; we rebuild it, so time lookups and time retention stay exact.
+4. Recovery, unless the directory had a clean shutdown: every segment that may hold offsets
+   >= the recovery point is recovered in order (each batch CRC-checked, indexes rebuilt); at
+   the first segment that loses bytes, all later segments are deleted (everything after the
+   first bad or torn batch is gone). A log end offset below the checkpointed log start offset
+   deletes every segment. An empty directory gets one empty segment at the log start offset.
+5. The active segment's indexes are grown back to ``segment.index.bytes``; producer state is
+   rebuilt from the batch headers of the last two segments (Kafka, lacking snapshots after a
+   clean shutdown, does the same bounded scan; idempotent producers keep only their last
+   five batches).
+
+The recovery point returned is the log end offset after a clean shutdown, else
+``min(checkpointed recovery point, log end offset)``.
+"""
+from __future__ import annotations
+
+import logging
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from protocol.errors import CorruptRecordError
+from protocol.records.batch import HEADER_SIZE, LOG_OVERHEAD, read_header
+from storage.clock import Clock
+from storage.errors import StorageError
+from storage.files import DEFAULT_FILE_OPS, FileOps
+from storage.index import CorruptIndexError
+from storage.producer_state import ProducerStateManager, last_sequence
+from storage.segment import (
+    CLEANED_SUFFIX, DELETED_SUFFIX, LOG_SUFFIX, SWAP_SUFFIX, LogSegment, is_index_file,
+    is_log_file, log_file, offset_from_filename, offset_index_file, time_index_file,
+)
+from storage.segments import LogSegments
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int, int], None]   # (segments done, segments to recover, base offset)
+
+
+@dataclass
+class LoadedLog:
+    segments: LogSegments
+    log_start_offset: int
+    recovery_point: int
+    next_offset: int
+    producer_state: ProducerStateManager
+    recovered_segments: int = 0
+    truncated_bytes: int = 0
+
+
+def new_segment(dir, base_offset: int, config, clock: Clock, file_ops: FileOps, rng,
+                *, suffix: str = "", file_already_exists: bool = False) -> LogSegment:
+    """Open (or create) a segment with the config's index settings and a fresh roll jitter."""
+    return LogSegment(dir, base_offset, index_interval_bytes=config.index_interval_bytes,
+                      max_index_size=config.segment_index_bytes, clock=clock, file_ops=file_ops,
+                      roll_jitter_ms=config.random_segment_jitter(rng), suffix=suffix,
+                      file_already_exists=file_already_exists)
+
+
+def _offset_or_none(name: str) -> int | None:
+    try:
+        return offset_from_filename(name)
+    except ValueError:
+        return None
+
+
+def _swap_log_range(ops: FileOps, path: Path, base_offset: int) -> int:
+    """Next offset of a ``.log.swap`` file, by walking its batch headers (no index files)."""
+    fd = ops.open(path, "r")
+    try:
+        size = ops.fsize(fd)
+        nxt = base_offset
+        pos = 0
+        while size - pos >= HEADER_SIZE:
+            try:
+                h = read_header(ops.pread(fd, HEADER_SIZE, pos))
+            except CorruptRecordError:
+                break
+            if pos + h.batch_length + LOG_OVERHEAD > size:
+                break
+            nxt = h.base_offset + h.last_offset_delta + 1
+            pos += h.batch_length + LOG_OVERHEAD
+        return nxt
+    finally:
+        ops.close(fd)
+
+
+def _remove_temp_files_and_collect_swaps(dir: Path, ops: FileOps) -> list[str]:
+    swaps: list[str] = []
+    cleaned: list[str] = []
+    min_cleaned = None
+    for name in ops.listdir(dir):
+        if not ops.is_file(dir / name):
+            continue
+        if name.endswith(DELETED_SUFFIX):
+            log.debug("deleting stray temporary file %s", dir / name)
+            ops.remove(dir / name)
+        elif name.endswith(CLEANED_SUFFIX):
+            off = _offset_or_none(name)
+            if off is not None:
+                min_cleaned = off if min_cleaned is None else min(min_cleaned, off)
+            cleaned.append(name)
+        elif name.endswith(SWAP_SUFFIX):
+            swaps.append(name)
+    valid = []
+    for name in swaps:
+        off = _offset_or_none(name)
+        if min_cleaned is not None and off is not None and off >= min_cleaned:
+            log.debug("deleting invalid swap file %s (min cleaned offset %s)", name, min_cleaned)
+            ops.remove(dir / name)
+        else:
+            valid.append(name)
+    for name in cleaned:
+        ops.remove(dir / name)
+    return valid
+
+
+def _complete_swaps(dir: Path, ops: FileOps, swaps: list[str]) -> None:
+    lo = hi = None
+    for name in swaps:
+        base_name = name[: -len(SWAP_SUFFIX)]
+        if not is_log_file(base_name):
+            continue
+        base = _offset_or_none(name)
+        if base is None:
+            continue
+        nxt = _swap_log_range(ops, dir / name, base)
+        log.info("found log file %s from an interrupted swap; recovering it by renaming", name)
+        lo = base if lo is None else min(lo, base)
+        hi = nxt if hi is None else max(hi, nxt)
+    if lo is not None:
+        for name in ops.listdir(dir):
+            if name.endswith(SWAP_SUFFIX) or not ops.is_file(dir / name):
+                continue
+            off = _offset_or_none(name)
+            if off is not None and lo <= off < hi:
+                log.info("deleting segment file %s that was compacted but not yet deleted", name)
+                ops.remove(dir / name)
+    for name in ops.listdir(dir):
+        if name.endswith(SWAP_SUFFIX) and ops.is_file(dir / name):
+            ops.rename(dir / name, dir / name[: -len(SWAP_SUFFIX)])
+
+
+def _recover_segment(seg: LogSegment) -> int:
+    try:
+        return seg.recover()
+    except StorageError as e:  # offsets unusable for the indexes: drop the segment's content
+        log.warning("invalid offsets while recovering %s (%s); truncating it to its base offset", seg, e)
+        return seg.truncate_to(seg.base_offset)
+
+
+def rebuild_producer_state(segments: LogSegments, start_offset: int) -> ProducerStateManager:
+    """Replay batch headers of the segments holding offsets >= ``start_offset``."""
+    ps = ProducerStateManager()
+    for seg in segments.values(start_offset):
+        for _pos, h in seg.iter_headers(0):
+            if h.producer_id >= 0 and h.base_offset >= start_offset:
+                ps.update(h.producer_id, h.producer_epoch, h.base_sequence,
+                          last_sequence(h.base_sequence, h.last_offset_delta),
+                          h.base_offset, h.base_offset + h.last_offset_delta, h.max_timestamp)
+    return ps
+
+
+def load_log(dir, *, config, clock: Clock, file_ops: FileOps | None = None,
+             had_clean_shutdown: bool, recovery_point: int = 0, log_start_offset: int = 0,
+             progress: Progress | None = None, rng: random.Random | None = None) -> LoadedLog:
+    """Load (and if needed recover) the partition directory ``dir``; see the module docstring."""
+    dir = Path(dir)
+    ops = file_ops or DEFAULT_FILE_OPS
+    rng = rng or random.Random()
+    ops.mkdir(dir)
+
+    swaps = _remove_temp_files_and_collect_swaps(dir, ops)
+    _complete_swaps(dir, ops, swaps)
+
+    segments = LogSegments()
+    recovered = 0
+    truncated_total = 0
+    names = sorted(n for n in ops.listdir(dir) if ops.is_file(dir / n))
+    present = set(names)
+    for name in names:
+        if is_index_file(name):
+            off = _offset_or_none(name)
+            if off is None or log_file(dir, off).name not in present:
+                log.warning("found an orphaned index file %s with no corresponding log file; deleting it",
+                            dir / name)
+                ops.remove(dir / name)
+    opened: list[tuple[LogSegment, bool]] = []
+    for name in names:
+        if not name.endswith(LOG_SUFFIX):
+            continue
+        base = _offset_or_none(name)
+        if base is None:
+            continue
+        missing_index = (not ops.exists(offset_index_file(dir, base))
+                         or not ops.exists(time_index_file(dir, base)))
+        seg = new_segment(dir, base, config, clock, ops, rng, file_already_exists=True)
+        segments.add(seg)
+        opened.append((seg, missing_index))
+
+    # Segments recovery will rebuild anyway need no check here.
+    to_recover = set() if had_clean_shutdown or segments.is_empty else {
+        s.base_offset for s in segments.values(recovery_point)}
+    for seg, missing_index in opened:
+        if seg.base_offset in to_recover:
+            continue
+        if missing_index:
+            log.error("missing index file for %s; recovering segment and rebuilding index files", seg.log_path)
+            truncated_total += _recover_segment(seg)
+            recovered += 1
+            continue
+        try:
+            seg.sanity_check()
+        except (CorruptIndexError, CorruptRecordError) as e:
+            log.warning("corrupt index for %s (%s); recovering segment and rebuilding index files",
+                        seg.log_path, e)
+            truncated_total += _recover_segment(seg)
+            recovered += 1
+
+    next_offset: int | None = None
+    if not had_clean_shutdown:
+        unflushed = segments.values(recovery_point) if not segments.is_empty else []
+        total = len(unflushed)
+        for i, seg in enumerate(unflushed):
+            log.info("recovering unflushed segment %d of %s (%d/%d)", seg.base_offset, dir.name, i, total)
+            cut = _recover_segment(seg)
+            recovered += 1
+            truncated_total += max(cut, 0)
+            if progress is not None:
+                progress(i + 1, total, seg.base_offset)
+            if cut > 0:
+                rest = unflushed[i + 1:]
+                if rest:
+                    log.warning("corruption found in segment %d of %s; deleting %d later segment(s)",
+                                seg.base_offset, dir.name, len(rest))
+                for later in rest:
+                    segments.remove(later.base_offset)
+                    later.delete_if_exists()
+                break
+
+    if not segments.is_empty:
+        leo = segments.last_segment.read_next_offset()
+        if leo < log_start_offset:
+            log.warning("deleting all segments of %s: log end offset %d is below the log start offset %d",
+                        dir.name, leo, log_start_offset)
+            for seg in segments.values():
+                seg.delete_if_exists()
+            segments.clear()
+        else:
+            next_offset = leo
+    if segments.is_empty:
+        segments.add(new_segment(dir, log_start_offset, config, clock, ops, rng))
+        next_offset = log_start_offset
+
+    if had_clean_shutdown:
+        new_recovery_point = next_offset
+    else:
+        new_recovery_point = min(recovery_point, next_offset)
+
+    segments.active_segment.resize_indexes(config.segment_index_bytes)
+    new_log_start = max(log_start_offset, segments.first_segment.base_offset)
+    bases = segments.base_offsets()
+    ps_start = max(new_log_start, bases[-2] if len(bases) >= 2 else bases[-1])
+    producer_state = rebuild_producer_state(segments, ps_start)
+    return LoadedLog(segments, new_log_start, new_recovery_point, next_offset, producer_state,
+                     recovered, truncated_total)
+
+
+__all__ = ["load_log", "LoadedLog", "new_segment", "rebuild_producer_state", "Progress"]

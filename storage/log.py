@@ -1,0 +1,564 @@
+"""A partition's log: the directory ``<topic>-<partition>/`` and its segments (Kafka's
+``UnifiedLog`` + ``LocalLog`` for a single-node broker).
+
+Offsets: ``log_start_offset <= high_watermark == log_end_offset``. Single node, so the high
+watermark (and the last stable offset, no transactions yet) is the log end offset: a batch
+is visible as soon as it is appended. ``recovery_point`` is the offset below which
+everything is fsynced; recovery after a crash starts there.
+
+Append: ``validator.validate_and_assign_offsets`` (framing, CRC, timestamps, offsets in
+place) -> producer state (idempotence: a duplicate returns the original offsets, nothing is
+written) -> roll when ``roll.should_roll`` says so -> segment append (index upkeep) -> flush
+policy (``flush.messages`` counted as LEO - recovery point, ``flush.ms`` via ``needs_flush``)
+-> ``on_append`` callback (wakes fetch waiters).
+
+Roll: the old active segment gets its final time index entry, trimmed indexes and an fsync;
+the recovery point moves to the new segment's base offset.
+
+Timestamp lookup (ListOffsets v1+), exactly Kafka's rules: the first segment whose largest
+timestamp >= T (no whole-log scan), then the segment's time index / offset index / header
+scan, then the first record inside the batch with timestamp >= T and offset >= log start
+offset. If that segment has no qualifying record at or past the log start offset (only
+possible for the segment holding the log start offset), the search continues with the next
+segment whose largest timestamp >= T (likewise for a segment without record timestamps,
+whose largest timestamp is its file mtime; Kafka would answer nothing there). Special targets: -1 latest (LEO), -2 earliest (log
+start), -3 the first record with the largest timestamp, -4 earliest local (= log start),
+-5 latest tiered (no tiered storage: no answer). None means no answer (the broker replies
+offset -1, timestamp -1).
+
+Retention: ``retention.plan_retention`` on segment snapshots; deleted segments are renamed
+to ``*.deleted`` and queued in ``pending_deletes`` for removal after
+``file.delete.delay.ms`` (``run_pending_deletes``; the manager drives it).
+"""
+from __future__ import annotations
+
+import logging
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from storage.clock import Clock, SystemClock
+from storage.errors import (
+    OffsetOutOfRangeError, OutOfOrderSequenceError, RecordBatchTooLargeError, StorageError,
+)
+from storage.files import DEFAULT_FILE_OPS, FileOps
+from storage.loader import Progress, load_log, new_segment, rebuild_producer_state
+from storage.producer_state import BatchMetadata, ProducerStateManager, sequence_in_order
+from storage.retention import SegmentSnapshot, plan_retention
+from storage.roll import RollParams, should_roll
+from storage.segment import DELETED_SUFFIX, LogSegment, TimestampAndOffset
+from storage.segments import LogSegments
+from storage.validator import validate_and_assign_offsets
+
+log = logging.getLogger(__name__)
+
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
+MAX_TIMESTAMP = -3
+EARLIEST_LOCAL_TIMESTAMP = -4
+LATEST_TIERED_TIMESTAMP = -5
+NO_TIMESTAMP = -1
+
+
+@dataclass
+class AppendInfo:
+    """Result of an append. ``log_append_time`` is -1 for CreateTime topics."""
+
+    base_offset: int
+    last_offset: int
+    log_append_time: int
+    log_start_offset: int
+    max_timestamp: int
+    record_count: int
+    duplicate: bool = False
+
+
+@dataclass
+class ReadResult:
+    """Whole batches starting with the one holding the fetch offset (empty when none)."""
+
+    chunks: list = field(default_factory=list)
+    high_watermark: int = 0
+    log_start_offset: int = 0
+    log_end_offset: int = 0
+    last_stable_offset: int = 0
+
+    @property
+    def size(self) -> int:
+        return sum(len(c) for c in self.chunks)
+
+    @property
+    def data(self) -> bytes:
+        return b"".join(bytes(c) for c in self.chunks)
+
+
+@dataclass
+class PendingDelete:
+    due_ms: int
+    paths: list[Path]
+
+
+def parse_topic_partition(dir_name: str) -> tuple[str, int]:
+    """``"my-topic-3"`` -> ``("my-topic", 3)`` (Kafka: the partition follows the last dash)."""
+    topic, sep, part = dir_name.rpartition("-")
+    if not sep or not topic or not part.isdigit():
+        raise ValueError(f"not a partition directory name: {dir_name!r}")
+    return topic, int(part)
+
+
+class PartitionLog:
+    """One partition's log. Not thread-safe: the broker calls it from its event loop."""
+
+    def __init__(self, dir: Path, config, clock: Clock, file_ops: FileOps, segments: LogSegments,
+                 *, log_start_offset: int, recovery_point: int, next_offset: int,
+                 producer_state: ProducerStateManager, rng: random.Random):
+        self.dir = Path(dir)
+        self.topic, self.partition = parse_topic_partition(self.dir.name)
+        self.config = config
+        self.clock = clock
+        self.file_ops = file_ops
+        self.segments = segments
+        self.log_start_offset = log_start_offset
+        self.recovery_point = recovery_point
+        self._next_offset = next_offset
+        self.producer_state = producer_state
+        self._rng = rng
+        self.on_append: Callable[["PartitionLog"], None] | None = None
+        self.pending_deletes: list[PendingDelete] = []
+        self.last_flush_ms = clock.now_ms()
+        self._closed = False
+
+    # -- construction -----------------------------------------------------------------------
+    @classmethod
+    def open(cls, dir, config, clock: Clock | None = None, *, file_ops: FileOps | None = None,
+             recover: bool = True, recovery_point: int = 0, log_start_offset: int = 0,
+             progress: Progress | None = None, rng: random.Random | None = None) -> "PartitionLog":
+        """Open ``dir`` (created if missing). ``recover=False`` means the directory had a
+        clean shutdown: no scan beyond cheap index sanity checks."""
+        clock = clock or SystemClock()
+        ops = file_ops or DEFAULT_FILE_OPS
+        rng = rng or random.Random()
+        loaded = load_log(dir, config=config, clock=clock, file_ops=ops,
+                          had_clean_shutdown=not recover, recovery_point=recovery_point,
+                          log_start_offset=log_start_offset, progress=progress, rng=rng)
+        return cls(Path(dir), config, clock, ops, loaded.segments,
+                   log_start_offset=loaded.log_start_offset, recovery_point=loaded.recovery_point,
+                   next_offset=loaded.next_offset, producer_state=loaded.producer_state, rng=rng)
+
+    def set_config(self, config) -> None:
+        """Swap the config live (AlterConfigs); takes effect for the next append/roll/retention."""
+        self.config = config
+
+    # -- offsets ----------------------------------------------------------------------------
+    @property
+    def log_end_offset(self) -> int:
+        return self._next_offset
+
+    @property
+    def high_watermark(self) -> int:
+        return self._next_offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        return self._next_offset
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self.segments.active_segment
+
+    @property
+    def size_in_bytes(self) -> int:
+        return self.segments.size_in_bytes()
+
+    @property
+    def num_segments(self) -> int:
+        return len(self.segments)
+
+    def __repr__(self) -> str:
+        return (f"PartitionLog({self.topic}-{self.partition}, start={self.log_start_offset}, "
+                f"end={self._next_offset}, segments={len(self.segments)})")
+
+    # -- append -----------------------------------------------------------------------------
+    def append(self, data, *, from_client: bool = True, partition_leader_epoch: int | None = None) -> AppendInfo:
+        """Validate, assign offsets and append ``data`` (one or more batches)."""
+        self._check_open()
+        now = self.clock.now_ms()
+        config = self.config
+        vr = validate_and_assign_offsets(data, next_offset=self._next_offset, now_ms=now, config=config,
+                                         from_client=from_client,
+                                         partition_leader_epoch=partition_leader_epoch)
+        if vr.size > config.segment_bytes:
+            raise RecordBatchTooLargeError(
+                f"message batch size is {vr.size} bytes in append to partition {self.topic}-{self.partition} "
+                f"which exceeds the maximum configured segment size of {config.segment_bytes}")
+
+        dup = self._check_producer_state(vr) if from_client else None
+        if dup is not None:
+            return AppendInfo(dup.first_offset, dup.last_offset,
+                              dup.timestamp if config.log_append_time else NO_TIMESTAMP,
+                              self.log_start_offset, dup.timestamp,
+                              dup.last_offset - dup.first_offset + 1, duplicate=True)
+
+        segment = self._maybe_roll(vr.size, vr.max_timestamp, vr.last_offset, now)
+        segment.append(vr.last_offset, vr.max_timestamp, vr.shallow_offset_of_max_timestamp, vr.buf, vr.batches)
+        for _pos, h in vr.batches:
+            if h.producer_id >= 0:
+                self.producer_state.update(
+                    h.producer_id, h.producer_epoch, h.base_sequence, _last_seq(h),
+                    h.base_offset, h.base_offset + h.last_offset_delta, h.max_timestamp)
+        self._next_offset = vr.last_offset + 1
+        if self._next_offset - self.recovery_point >= config.flush_messages:
+            self.flush()
+        info = AppendInfo(vr.base_offset, vr.last_offset, vr.log_append_time, self.log_start_offset,
+                          vr.max_timestamp, vr.record_count)
+        cb = self.on_append
+        if cb is not None:
+            cb(self)
+        return info
+
+    def _check_producer_state(self, vr) -> BatchMetadata | None:
+        seen: dict[int, object] = {}
+        for _pos, h in vr.batches:
+            pid = h.producer_id
+            if pid < 0:
+                continue
+            prev = seen.get(pid)
+            if prev is None:
+                dup = self.producer_state.check_and_prepare(pid, h.producer_epoch, h.base_sequence, _last_seq(h))
+                if dup is not None:
+                    return dup
+            elif prev.producer_epoch == h.producer_epoch and not sequence_in_order(_last_seq(prev), h.base_sequence):
+                raise OutOfOrderSequenceError(
+                    f"Out of order sequence number for producer {pid}: {h.base_sequence} (incoming seq. "
+                    f"number), {_last_seq(prev)} (current end sequence number)")
+            seen[pid] = h
+        return None
+
+    def _maybe_roll(self, batches_size: int, max_timestamp: int, max_offset: int, now: int) -> LogSegment:
+        seg = self.segments.active_segment
+        config = self.config
+        params = RollParams(max_segment_bytes=config.segment_bytes, max_segment_ms=config.max_segment_ms,
+                            roll_jitter_ms=seg.roll_jitter_ms, max_timestamp_in_batches=max_timestamp,
+                            max_offset_in_batches=max_offset, batches_size=batches_size, now_ms=now)
+        if should_roll(segment_size=seg.size, segment_base_offset=seg.base_offset,
+                       rolling_based_timestamp=seg.rolling_based_timestamp, segment_created_ms=seg.created_ms,
+                       offset_index_full=seg.offset_index.is_full(), time_index_full=seg.time_index.is_full(),
+                       params=params):
+            log.debug("rolling %s-%d at offset %d", self.topic, self.partition, self._next_offset)
+            return self.roll(self._next_offset)
+        return seg
+
+    def roll(self, expected_next_offset: int | None = None) -> LogSegment:
+        """Start a new active segment at ``max(expected_next_offset, log end offset)``.
+
+        The old active segment gets its final time index entry and trimmed indexes and is
+        fsynced (so the recovery point can move to the new base offset). Rolling an empty
+        active segment at the same base offset is a no-op.
+        """
+        self._check_open()
+        new_offset = max(expected_next_offset or 0, self._next_offset)
+        active = self.segments.active_segment
+        if new_offset in self.segments:
+            if active.base_offset == new_offset and active.size == 0:
+                return active
+            raise StorageError(f"trying to roll a new segment at {new_offset} of {self.topic}-{self.partition} "
+                               f"but a segment with that base offset already exists")
+        if new_offset < active.base_offset:
+            raise StorageError(f"trying to roll a new segment at {new_offset} below the active segment "
+                               f"{active.base_offset} of {self.topic}-{self.partition}")
+        from storage.segment import log_file, offset_index_file, time_index_file, txn_index_file
+        for p in (log_file(self.dir, new_offset), offset_index_file(self.dir, new_offset),
+                  time_index_file(self.dir, new_offset), txn_index_file(self.dir, new_offset)):
+            if self.file_ops.exists(p):
+                log.warning("newly rolled segment file %s already exists; deleting it first", p)
+                self.file_ops.remove(p)
+        active.on_become_inactive()
+        active.flush()
+        new = new_segment(self.dir, new_offset, self.config, self.clock, self.file_ops, self._rng)
+        self.segments.add(new)
+        if self.recovery_point < new_offset:
+            self.recovery_point = new_offset
+            self.last_flush_ms = self.clock.now_ms()
+        return new
+
+    # -- read -------------------------------------------------------------------------------
+    def read(self, offset: int, max_bytes: int, *, min_one: bool = True, max_offset: int | None = None) -> ReadResult:
+        """Raw whole batches from the batch holding ``offset``: at most ``max_bytes`` (the first
+        batch regardless when ``min_one``), never at or past ``max_offset`` (default: HWM).
+
+        Raises OffsetOutOfRangeError below the log start offset or above the log end offset.
+        """
+        self._check_open()
+        leo = self._next_offset
+        res = ReadResult([], leo, self.log_start_offset, leo, leo)
+        if offset < self.log_start_offset or offset > leo:
+            raise OffsetOutOfRangeError(offset, self.log_start_offset, leo)
+        limit = leo if max_offset is None else min(max_offset, leo)
+        if offset >= limit:
+            return res
+        seg = self.segments.floor_segment(offset)
+        if seg is None:
+            raise OffsetOutOfRangeError(offset, self.log_start_offset, leo)
+        limit_seg = self.segments.floor_segment(limit) if limit < leo else None
+        while seg is not None:
+            if limit_seg is None or seg.base_offset < limit_seg.base_offset:
+                max_position = seg.size
+            elif seg.base_offset == limit_seg.base_offset:
+                max_position = seg.position_of(limit)
+            else:
+                return res
+            r = seg.read(offset, max_bytes, max_position, min_one)
+            if r is not None:
+                if r.data:
+                    res.chunks.append(r.data)
+                return res
+            seg = self.segments.higher_segment(seg.base_offset)
+        return res
+
+    # -- timestamps -------------------------------------------------------------------------
+    def lookup_timestamp(self, ts: int) -> TimestampAndOffset | None:
+        """ListOffsets answer with leader epoch (see the module docstring); None = no answer."""
+        self._check_open()
+        if ts == EARLIEST_TIMESTAMP or ts == EARLIEST_LOCAL_TIMESTAMP:
+            return TimestampAndOffset(NO_TIMESTAMP, self.log_start_offset, -1)
+        if ts == LATEST_TIMESTAMP:
+            return TimestampAndOffset(NO_TIMESTAMP, self._next_offset, -1)
+        if ts == LATEST_TIERED_TIMESTAMP:
+            return None
+        if ts == MAX_TIMESTAMP:
+            best = None
+            for seg in self.segments.values():
+                if best is None or seg.max_timestamp_so_far > best.max_timestamp_so_far:
+                    best = seg
+            if best is None or best.max_timestamp_so_far < 0:
+                return None
+            return best.offset_of_max_timestamp()
+        if ts < 0:
+            raise ValueError(f"unsupported target timestamp {ts}")
+        start = self.log_start_offset
+        hwm = self.high_watermark
+        for seg in self.segments.values():
+            if seg.largest_timestamp < ts:
+                continue
+            nxt = self.segments.next_base_offset_after(seg)
+            if nxt is not None and nxt <= start:
+                continue  # wholly below the log start offset
+            hit = seg.find_offset_by_timestamp(ts, start)
+            if hit is not None:
+                return hit if hit.offset < hwm else None
+            # No qualifying record here (only below the log start offset, or a segment whose
+            # "largest timestamp" is its mtime): the answer, if any, is in a later segment.
+        return None
+
+    def offset_for_timestamp(self, ts: int) -> tuple[int, int] | None:
+        """``(offset, timestamp)`` for ListOffsets (``lookup_timestamp`` without the epoch)."""
+        hit = self.lookup_timestamp(ts)
+        return None if hit is None else (hit.offset, hit.timestamp)
+
+    def legacy_offsets_before(self, ts: int, max_num: int) -> list[int]:
+        """ListOffsets v0 (Kafka ``legacyFetchOffsetsBefore``): segment base offsets (clamped to
+        the log start offset) whose segment last-modified time <= ``ts``, plus the log end
+        offset (stamped now) when the active segment is non-empty; newest first, at most
+        ``max_num``. -1 = latest only, -2 = from the earliest."""
+        self._check_open()
+        segs = self.segments.values()
+        pairs = [(max(s.base_offset, self.log_start_offset), s.last_modified_ms) for s in segs]
+        if segs and segs[-1].size > 0:
+            pairs.append((self._next_offset, self.clock.now_ms()))
+        if ts == LATEST_TIMESTAMP:
+            start = len(pairs) - 1
+        elif ts == EARLIEST_TIMESTAMP:
+            start = 0
+        else:
+            start = len(pairs) - 1
+            while start >= 0 and pairs[start][1] > ts:
+                start -= 1
+        n = min(max_num, start + 1)
+        out = [pairs[start - j][0] for j in range(n)]
+        return sorted(out, reverse=True)
+
+    # -- log start offset and retention ------------------------------------------------------
+    def delete_records(self, offset: int) -> int:
+        """DeleteRecords: raise the log start offset to ``offset`` (-1 = high watermark).
+        Returns the new low watermark. Segments below it go at the next retention pass."""
+        self._check_open()
+        if offset == -1:
+            offset = self.high_watermark
+        if offset < 0 or offset > self.high_watermark:
+            raise OffsetOutOfRangeError(offset, self.log_start_offset, self.high_watermark)
+        if offset > self.log_start_offset:
+            self.log_start_offset = offset
+        return self.log_start_offset
+
+    def _snapshots(self) -> list[SegmentSnapshot]:
+        segs = self.segments.values()
+        out = []
+        for i, s in enumerate(segs):
+            nxt = segs[i + 1].base_offset if i + 1 < len(segs) else self._next_offset
+            out.append(SegmentSnapshot(s.base_offset, nxt, s.size, s.largest_timestamp))
+        return out
+
+    def delete_old_segments(self) -> int:
+        """Apply retention (log start offset, size, time); returns the number of segments deleted."""
+        self._check_open()
+        now = self.clock.now_ms()
+        plan = plan_retention(self._snapshots(), now_ms=now, config=self.config,
+                              log_start_offset=self.log_start_offset, high_watermark=self.high_watermark)
+        if not plan.to_delete:
+            return 0
+        if plan.roll_first:
+            self.roll()
+        doomed = [self.segments.get(s.base_offset) for s in plan.to_delete]
+        for seg in doomed:
+            self.segments.remove(seg.base_offset)
+        self._schedule_delete(doomed, now)
+        first = self.segments.first_segment
+        if first.base_offset > self.log_start_offset:
+            self.log_start_offset = first.base_offset
+        log.info("deleted %d segment(s) of %s-%d (%s); log start offset now %d", len(doomed), self.topic,
+                 self.partition, plan.reason, self.log_start_offset)
+        return len(doomed)
+
+    def _schedule_delete(self, segments: list[LogSegment], now: int) -> None:
+        paths: list[Path] = []
+        for seg in segments:
+            seg.close_handlers()
+            seg.change_file_suffixes("", DELETED_SUFFIX)
+            paths.extend([seg.log_path, seg.offset_index.path, seg.time_index.path])
+        self.pending_deletes.append(PendingDelete(now + self.config.file_delete_delay_ms, paths))
+
+    def run_pending_deletes(self, now_ms: int | None = None, *, force: bool = False) -> int:
+        """Remove ``*.deleted`` files whose delay has passed; returns files removed."""
+        now = self.clock.now_ms() if now_ms is None else now_ms
+        keep, removed = [], 0
+        for pd in self.pending_deletes:
+            if force or pd.due_ms <= now:
+                for p in pd.paths:
+                    removed += bool(self.file_ops.remove(p))
+            else:
+                keep.append(pd)
+        self.pending_deletes = keep
+        return removed
+
+    def truncate_to(self, offset: int) -> bool:
+        """Remove everything at or after ``offset`` (whole batches); True if anything changed."""
+        self._check_open()
+        if offset < 0:
+            raise ValueError(f"cannot truncate to a negative offset ({offset})")
+        if offset >= self._next_offset:
+            return False
+        if offset < self.segments.first_segment.base_offset:
+            self.truncate_fully_and_start_at(offset)
+            return True
+        now = self.clock.now_ms()
+        doomed = [s for s in self.segments.values() if s.base_offset > offset]
+        for seg in doomed:
+            self.segments.remove(seg.base_offset)
+        self._schedule_delete(doomed, now)
+        active = self.segments.active_segment
+        active.truncate_to(offset)
+        active.resize_indexes(self.config.segment_index_bytes)
+        self._next_offset = active.read_next_offset()
+        self.recovery_point = min(self.recovery_point, self._next_offset)
+        self.log_start_offset = min(self.log_start_offset, self._next_offset)
+        self.producer_state = rebuild_producer_state(self.segments, self.log_start_offset)
+        return True
+
+    def truncate_fully_and_start_at(self, new_offset: int) -> None:
+        """Delete every segment and restart the log empty at ``new_offset``."""
+        self._check_open()
+        now = self.clock.now_ms()
+        doomed = self.segments.values()
+        self.segments.clear()
+        self._schedule_delete(doomed, now)
+        self.segments.add(new_segment(self.dir, new_offset, self.config, self.clock, self.file_ops, self._rng))
+        self._next_offset = new_offset
+        self.log_start_offset = new_offset
+        self.recovery_point = new_offset
+        self.producer_state = ProducerStateManager()
+
+    # -- flush ------------------------------------------------------------------------------
+    @property
+    def unflushed_messages(self) -> int:
+        return self._next_offset - self.recovery_point
+
+    def needs_flush(self, now_ms: int | None = None) -> bool:
+        """flush.messages reached, or data older than flush.ms not yet fsynced."""
+        if self._next_offset <= self.recovery_point:
+            return False
+        if self.unflushed_messages >= self.config.flush_messages:
+            return True
+        now = self.clock.now_ms() if now_ms is None else now_ms
+        return now - self.last_flush_ms >= self.config.flush_ms
+
+    def flush(self) -> None:
+        """fsync every segment holding offsets >= the recovery point; recovery point = LEO."""
+        self._check_open()
+        if self._next_offset > self.recovery_point:
+            for seg in self.segments.values(self.recovery_point, self._next_offset):
+                seg.flush()
+            self.recovery_point = self._next_offset
+        self.last_flush_ms = self.clock.now_ms()
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def close(self) -> None:
+        """Flush, then close every segment cleanly (indexes trimmed, roll entry written)."""
+        if self._closed:
+            return
+        self.flush()
+        for seg in self.segments.values():
+            seg.close()
+        self._closed = True
+
+    def delete(self) -> None:
+        """Close handles and remove the whole partition directory."""
+        for seg in self.segments.values():
+            seg.close_handlers()
+        self._closed = True
+        if self.file_ops.exists(self.dir):
+            self.file_ops.rmtree(self.dir)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StorageError(f"log {self.topic}-{self.partition} is closed")
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # -- introspection ----------------------------------------------------------------------
+    def segments_info(self) -> list[dict]:
+        segs = self.segments.values()
+        out = []
+        for i, s in enumerate(segs):
+            nxt = segs[i + 1].base_offset if i + 1 < len(segs) else self._next_offset
+            out.append({
+                "base_offset": s.base_offset,
+                "next_offset": nxt,
+                "size": s.size,
+                "largest_record_timestamp": s.largest_record_timestamp,
+                "largest_timestamp": s.largest_timestamp,
+                "offset_of_max_timestamp": s.offset_of_max_timestamp_so_far,
+                "rolling_based_timestamp": s.rolling_based_timestamp,
+                "created_ms": s.created_ms,
+                "last_modified_ms": s.last_modified_ms,
+                "offset_index_entries": s.offset_index.entries,
+                "time_index_entries": s.time_index.entries,
+                "log_path": str(s.log_path),
+                "active": i == len(segs) - 1,
+            })
+        return out
+
+
+def _last_seq(h) -> int:
+    if h.base_sequence < 0:
+        return -1
+    return (h.base_sequence + h.last_offset_delta) % 0x80000000
+
+
+__all__ = [
+    "PartitionLog", "AppendInfo", "ReadResult", "PendingDelete", "parse_topic_partition",
+    "LATEST_TIMESTAMP", "EARLIEST_TIMESTAMP", "MAX_TIMESTAMP", "EARLIEST_LOCAL_TIMESTAMP",
+    "LATEST_TIERED_TIMESTAMP",
+]

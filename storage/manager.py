@@ -1,0 +1,255 @@
+"""All partition logs of the broker across its log directories (Kafka's ``LogManager``).
+
+Layout of each log directory::
+
+    <log.dir>/
+      .kafka_cleanshutdown                 present only between a clean shutdown and the next load
+      recovery-point-offset-checkpoint     Kafka checkpoint format (storage.checkpoints)
+      log-start-offset-checkpoint
+      <topic>-<partition>/                 one PartitionLog
+      <topic>-<partition>.<uuidhex>-delete/  a deleted partition waiting for file.delete.delay.ms
+
+Load: a log dir with the clean-shutdown marker loads without recovery (cheap index sanity
+checks only); otherwise each partition recovers from its checkpointed recovery point. The
+marker is removed once everything is loaded, so a crash afterwards means recovery next time.
+Shutdown: flush and close every log, write both checkpoints, then write the marker.
+
+The manager runs no threads: the broker calls ``cleanup_expired`` (retention, every
+``log.retention.check.interval.ms``), ``flush_dirty`` (flush.ms / flush.messages) and
+``checkpoint`` on its own schedule, passing time through the Clock. Per-topic config
+overrides are the broker's to persist; it hands them in via ``topic_overrides``.
+"""
+from __future__ import annotations
+
+import logging
+import random
+import uuid
+from pathlib import Path
+from typing import Callable, Mapping
+
+from storage.checkpoints import (
+    CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, CheckpointError,
+    read_checkpoint, write_checkpoint,
+)
+from storage.clock import Clock, SystemClock
+from storage.errors import StorageError
+from storage.files import DEFAULT_FILE_OPS, FileOps
+from storage.log import PartitionLog, parse_topic_partition
+from storage.log_config import LogConfig
+
+log = logging.getLogger(__name__)
+
+DELETE_DIR_SUFFIX = "-delete"
+FUTURE_DIR_SUFFIX = "-future"
+STRAY_DIR_SUFFIX = "-stray"
+
+
+class LogManager:
+    """Owns every ``PartitionLog``. Not thread-safe (used from the broker's event loop)."""
+
+    def __init__(self, log_dirs: list[str], broker_defaults: Mapping[str, str], clock: Clock | None = None, *,
+                 file_ops: FileOps | None = None, rng: random.Random | None = None,
+                 topic_overrides: Mapping[str, Mapping[str, str]] | None = None,
+                 progress: Callable[[str, int, int, int], None] | None = None):
+        if not log_dirs:
+            raise ValueError("at least one log directory is required")
+        self.log_dirs = [Path(d) for d in log_dirs]
+        self.broker_defaults = dict(broker_defaults)
+        self.clock = clock or SystemClock()
+        self.file_ops = file_ops or DEFAULT_FILE_OPS
+        self.rng = rng or random.Random()
+        self.topic_overrides: dict[str, dict[str, str]] = {t: dict(o) for t, o in (topic_overrides or {}).items()}
+        self.progress = progress
+        self._logs: dict[tuple[str, int], PartitionLog] = {}
+        self._dir_of: dict[tuple[str, int], Path] = {}
+        self._pending_dir_deletes: list[tuple[int, Path]] = []
+        self._loaded = False
+
+    # -- configs ----------------------------------------------------------------------------
+    def config_for(self, topic: str) -> LogConfig:
+        return LogConfig.from_props(self.broker_defaults, self.topic_overrides.get(topic, {}))
+
+    def update_topic_config(self, topic: str, overrides: Mapping[str, str]) -> LogConfig:
+        """New overrides for a topic: every open partition log gets the new config live."""
+        self.topic_overrides[topic] = dict(overrides)
+        cfg = self.config_for(topic)
+        for (t, _p), lg in self._logs.items():
+            if t == topic:
+                lg.set_config(cfg)
+        return cfg
+
+    def update_broker_defaults(self, broker_defaults: Mapping[str, str]) -> None:
+        self.broker_defaults = dict(broker_defaults)
+        for (t, _p), lg in self._logs.items():
+            lg.set_config(self.config_for(t))
+
+    def _file_delete_delay_ms(self) -> int:
+        return LogConfig.from_props(self.broker_defaults, {}).file_delete_delay_ms
+
+    # -- load -------------------------------------------------------------------------------
+    def load(self) -> None:
+        """Open every partition directory of every log dir (recovering after a crash)."""
+        ops = self.file_ops
+        now = self.clock.now_ms()
+        for d in self.log_dirs:
+            ops.mkdir(d)
+            marker = d / CLEAN_SHUTDOWN_FILE
+            clean = ops.exists(marker)
+            try:
+                recovery_points = read_checkpoint(d / RECOVERY_POINT_CHECKPOINT, ops)
+            except CheckpointError as e:
+                log.warning("ignoring unreadable %s: %s", RECOVERY_POINT_CHECKPOINT, e)
+                recovery_points, clean = {}, False
+            try:
+                start_offsets = read_checkpoint(d / LOG_START_OFFSET_CHECKPOINT, ops)
+            except CheckpointError as e:
+                log.warning("ignoring unreadable %s: %s", LOG_START_OFFSET_CHECKPOINT, e)
+                start_offsets = {}
+            names = sorted(n for n in ops.listdir(d) if ops.is_dir(d / n))
+            log.info("loading %d partition dir(s) from %s (%s shutdown)", len(names), d,
+                     "clean" if clean else "unclean")
+            for name in names:
+                path = d / name
+                if name.endswith(DELETE_DIR_SUFFIX):
+                    self._pending_dir_deletes.append((now + self._file_delete_delay_ms(), path))
+                    continue
+                if name.endswith(FUTURE_DIR_SUFFIX) or name.endswith(STRAY_DIR_SUFFIX):
+                    continue
+                try:
+                    tp = parse_topic_partition(name)
+                except ValueError:
+                    log.warning("skipping %s: not a partition directory", path)
+                    continue
+                if tp in self._logs:
+                    raise StorageError(f"duplicate log directories for {tp[0]}-{tp[1]}: "
+                                       f"{self._dir_of[tp]} and {d}")
+
+                def progress(done, total, base, _name=name):
+                    log.info("recovering %s: segment %d (%d/%d)", _name, base, done, total)
+                    if self.progress is not None:
+                        self.progress(_name, done, total, base)
+
+                lg = PartitionLog.open(path, self.config_for(tp[0]), self.clock, file_ops=ops,
+                                       recover=not clean, recovery_point=recovery_points.get(tp, 0),
+                                       log_start_offset=start_offsets.get(tp, 0), progress=progress,
+                                       rng=self.rng)
+                self._logs[tp] = lg
+                self._dir_of[tp] = d
+            if clean:
+                ops.remove(marker)
+        self._loaded = True
+
+    # -- access -----------------------------------------------------------------------------
+    def get(self, topic: str, partition: int) -> PartitionLog | None:
+        return self._logs.get((topic, partition))
+
+    def all_logs(self) -> list[PartitionLog]:
+        return list(self._logs.values())
+
+    def topics(self) -> set[str]:
+        return {t for t, _ in self._logs}
+
+    def partitions_of(self, topic: str) -> list[int]:
+        return sorted(p for t, p in self._logs if t == topic)
+
+    def _next_log_dir(self) -> Path:
+        """The log dir holding the fewest partitions (Kafka's nextLogDirs)."""
+        counts = {d: 0 for d in self.log_dirs}
+        for d in self._dir_of.values():
+            counts[d] = counts.get(d, 0) + 1
+        return min(self.log_dirs, key=lambda d: (counts[d], self.log_dirs.index(d)))
+
+    def create(self, topic: str, partition: int, overrides: Mapping[str, str] | None = None) -> PartitionLog:
+        """Create (or return the existing) log of ``topic``-``partition``."""
+        tp = (topic, partition)
+        if overrides is not None:
+            self.topic_overrides[topic] = dict(overrides)
+        existing = self._logs.get(tp)
+        if existing is not None:
+            return existing
+        d = self._next_log_dir()
+        self.file_ops.mkdir(d)
+        lg = PartitionLog.open(d / f"{topic}-{partition}", self.config_for(topic), self.clock,
+                               file_ops=self.file_ops, recover=False, rng=self.rng)
+        self._logs[tp] = lg
+        self._dir_of[tp] = d
+        return lg
+
+    def delete_topic(self, topic: str) -> int:
+        """Close the topic's logs, rename their dirs ``<topic>-<p>.<uuidhex>-delete`` and remove
+        them after ``file.delete.delay.ms``. Returns the number of partitions removed."""
+        now = self.clock.now_ms()
+        delay = self.config_for(topic).file_delete_delay_ms
+        n = 0
+        for tp in [tp for tp in self._logs if tp[0] == topic]:
+            lg = self._logs.pop(tp)
+            d = self._dir_of.pop(tp)
+            lg.close()
+            target = d / f"{tp[0]}-{tp[1]}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+            self.file_ops.rename(lg.dir, target)
+            self.file_ops.fsync_dir(d)
+            self._pending_dir_deletes.append((now + delay, target))
+            n += 1
+        self.topic_overrides.pop(topic, None)
+        return n
+
+    # -- periodic work ----------------------------------------------------------------------
+    def cleanup_expired(self, now_ms: int | None = None) -> int:
+        """Retention over every log (compact-only topics delete only below the log start
+        offset), then due file removals. Returns the number of segments deleted."""
+        total = 0
+        for lg in self._logs.values():
+            total += lg.delete_old_segments()
+        self.run_pending_deletes(now_ms)
+        return total
+
+    def run_pending_deletes(self, now_ms: int | None = None, *, force: bool = False) -> int:
+        now = self.clock.now_ms() if now_ms is None else now_ms
+        removed = 0
+        for lg in self._logs.values():
+            removed += lg.run_pending_deletes(now, force=force)
+        keep = []
+        for due, path in self._pending_dir_deletes:
+            if force or due <= now:
+                if self.file_ops.exists(path):
+                    self.file_ops.rmtree(path)
+                    removed += 1
+            else:
+                keep.append((due, path))
+        self._pending_dir_deletes = keep
+        return removed
+
+    def flush_dirty(self, now_ms: int | None = None) -> int:
+        """Flush logs past flush.ms / flush.messages; returns how many were flushed."""
+        n = 0
+        for lg in self._logs.values():
+            if lg.needs_flush(now_ms):
+                lg.flush()
+                n += 1
+        return n
+
+    def checkpoint(self) -> None:
+        """Write recovery points and log start offsets of every log dir (atomically)."""
+        by_dir_rp: dict[Path, dict] = {d: {} for d in self.log_dirs}
+        by_dir_lso: dict[Path, dict] = {d: {} for d in self.log_dirs}
+        for tp, lg in self._logs.items():
+            d = self._dir_of[tp]
+            by_dir_rp[d][tp] = lg.recovery_point
+            first = lg.segments.first_segment
+            if first is not None and lg.log_start_offset > first.base_offset:
+                by_dir_lso[d][tp] = lg.log_start_offset
+        for d in self.log_dirs:
+            self.file_ops.mkdir(d)
+            write_checkpoint(d / RECOVERY_POINT_CHECKPOINT, by_dir_rp[d], self.file_ops)
+            write_checkpoint(d / LOG_START_OFFSET_CHECKPOINT, by_dir_lso[d], self.file_ops)
+
+    def shutdown(self) -> None:
+        """Flush and close every log, checkpoint, then mark each log dir cleanly shut down."""
+        for lg in self._logs.values():
+            lg.close()
+        self.checkpoint()
+        for d in self.log_dirs:
+            self.file_ops.write_atomic(d / CLEAN_SHUTDOWN_FILE, b"")
+
+
+__all__ = ["LogManager", "DELETE_DIR_SUFFIX"]

@@ -1,0 +1,285 @@
+"""Load / recovery tests; mirror Kafka's LogLoaderTest (core/.../log/LogLoaderTest.scala)."""
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+
+from protocol.records.batch import iter_batch_positions
+from protocol.records.record import build_batch, decode_batch
+from storage.clock import ManualClock
+from storage.log import PartitionLog
+from storage.log_config import LogConfig
+
+NOW = 1_700_000_000_000
+
+
+def cfg(**kw):
+    base = {"segment.bytes": "1000", "index.interval.bytes": "1"}
+    base.update({k.replace("_", "."): str(v) for k, v in kw.items()})
+    return LogConfig.from_props({}, base)
+
+
+def open_log(d, recover, recovery_point=0, log_start_offset=0, progress=None, **kw):
+    return PartitionLog.open(d, cfg(**kw), ManualClock(NOW), recover=recover, recovery_point=recovery_point,
+                             log_start_offset=log_start_offset, progress=progress, rng=random.Random(1))
+
+
+def crash(log):
+    """Drop every handle without trimming, fsyncing or writing roll entries."""
+    for s in log.segments.values():
+        s.close_handlers()
+
+
+def fill(log, n, start_ts=NOW):
+    for i in range(n):
+        log.append(build_batch([(b"k%d" % i, b"value-%d" % i, start_ts + i * 10)]))
+
+
+def all_records(log):
+    out = []
+    off = log.log_start_offset
+    while off < log.log_end_offset:
+        data = log.read(off, 1 << 20).data
+        assert data, f"nothing readable at {off}"
+        for pos, _h in iter_batch_positions(data):
+            for r in decode_batch(data, pos)[1]:
+                if r.offset >= off:
+                    out.append((r.offset, r.key, r.value, r.timestamp))
+        off = out[-1][0] + 1
+    return out
+
+
+def model(n, start_ts=NOW):
+    return [(i, b"k%d" % i, b"value-%d" % i, start_ts + i * 10) for i in range(n)]
+
+
+def assert_lookups(log, n, start_ts=NOW):
+    for i in range(n):
+        assert log.offset_for_timestamp(start_ts + i * 10) == (i, start_ts + i * 10)
+        assert log.read(i, 1).data, f"offset {i} unreadable"
+
+
+def test_log_recovers_to_correct_offset(tmp_path):
+    """testLogRecoversToCorrectOffset."""
+    d = tmp_path / "t-0"
+    log = open_log(d, recover=False)
+    fill(log, 40)
+    assert log.num_segments > 1
+    crash(log)
+    again = open_log(d, recover=True)
+    assert again.log_end_offset == 40
+    assert all_records(again) == model(40)
+    assert_lookups(again, 40)
+
+
+def test_index_rebuild(tmp_path):
+    """testIndexRebuild: deleted index files are rebuilt (clean shutdown too)."""
+    d = tmp_path / "t-0"
+    log = open_log(d, recover=False)
+    fill(log, 40)
+    log.close()
+    for p in d.iterdir():
+        if p.suffix in (".index", ".timeindex"):
+            p.unlink()
+    again = open_log(d, recover=False)
+    assert all_records(again) == model(40)
+    assert_lookups(again, 40)
+    assert all((d / f"{b:020d}.timeindex").exists() for b in again.segments.base_offsets())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_corrupt_index_rebuild(tmp_path, seed):
+    """testCorruptIndexRebuild: junk indexes + unclean shutdown -> every offset readable and
+    every ts_i resolves to i."""
+    d = tmp_path / "t-0"
+    log = open_log(d, recover=False)
+    fill(log, 40)
+    log.close()
+    rng = random.Random(seed)
+    for p in d.iterdir():
+        if p.suffix in (".index", ".timeindex"):
+            p.write_bytes(bytes(rng.randrange(256) for _ in range(max(p.stat().st_size, 24))))
+    again = open_log(d, recover=True)
+    assert all_records(again) == model(40)
+    assert_lookups(again, 40)
+
+
+def test_rebuild_time_index_for_clean_but_missing_time_index(tmp_path):
+    """testRebuildTimeIndexForOldMessages (our variant: a missing .timeindex is rebuilt)."""
+    d = tmp_path / "t-0"
+    log = open_log(d, recover=False)
+    fill(log, 30)
+    log.close()
+    for p in d.glob("*.timeindex"):
+        p.unlink()
+    again = open_log(d, recover=False)
+    assert_lookups(again, 30)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_corrupt_log_garbage_appended(tmp_path, seed):
+    """testCorruptLog: random bytes appended to the active .log and .index -> exactly the
+    original records after recovery."""
+    d = tmp_path / "t-0"
+    log = open_log(d, recover=False)
+    fill(log, 25)
+    active = log.active_segment.base_offset
+    crash(log)
+    rng = random.Random(seed)
+    with open(d / f"{active:020d}.log", "ab") as f:
+        f.write(bytes(rng.randrange(256) for _ in range(rng.randrange(1, 200))))
+    with open(d / f"{active:020d}.index", "ab") as f:
+        f.write(bytes(rng.randrange(256) for _ in range(rng.randrange(1, 50))))
+    again = open_log(d, recover=True)
+    assert all_records(again) == model(25)
+    assert_lookups(again, 25)
+    again.append(build_batch([(b"k25", b"value-25", NOW + 250)]))
+    assert all_records(again) == model(26)
+
+
+def test_bogus_index_segments_are_removed(tmp_path):
+    """testBogusIndexSegmentsAreRemoved: orphan index files without a .log go away."""
+    d = tmp_path / "t-0"
+    log = open_log(d, recover=False)
+    fill(log, 5)
+    log.close()
+    (d / "00000000000000000005.index").write_bytes(b"\0" * 80)
+    (d / "00000000000000000005.timeindex").write_bytes(b"\0" * 12)
+    (d / "00000000000000000005.txnindex").write_bytes(b"")
+    again = open_log(d, recover=False)
+    assert not (d / "00000000000000000005.index").exists()
+    assert not (d / "00000000000000000005.timeindex").exists()
+    assert not (d / "00000000000000000005.txnindex").exists()
+    assert all_records(again) == model(5)
+
+
+def test_open_deletes_obsolete_files(tmp_path):
+    """testOpenDeletesObsoleteFiles: *.deleted and *.cleaned leftovers are removed."""
+    d = tmp_path / "t-0"
+    log = open_log(d, recover=False)
+    fill(log, 30)
+    log.close()
+    (d / "00000000000000099999.log.deleted").write_bytes(b"junk")
+    (d / "00000000000000099999.index.deleted").write_bytes(b"junk")
+    (d / "00000000000000000000.log.cleaned").write_bytes(b"junk")
+    again = open_log(d, recover=False)
+    names = {p.name for p in d.iterdir()}
+    assert not any(n.endswith((".deleted", ".cleaned")) for n in names)
+    assert all_records(again) == model(30)
+
+
+def _segment_files(d, base):
+    return [d / f"{base:020d}{s}" for s in (".log", ".index", ".timeindex")]
+
+
+def test_swap_file_replaces_the_segments_it_covers(tmp_path):
+    """testRecoveryAfterCrashDuringSplitPhase / swap leftovers: a valid .swap replaces the
+    segments inside its offset range, then is renamed in."""
+    d = tmp_path / "t-0"
+    log = open_log(d, recover=False)
+    fill(log, 30)
+    bases = log.segments.base_offsets()
+    assert len(bases) >= 3
+    log.close()
+    # A "cleaned" replacement of the first two segments: same records, one file.
+    first_two = b"".join((d / f"{b:020d}.log").read_bytes() for b in bases[:2])
+    (d / f"{bases[0]:020d}.log.swap").write_bytes(first_two)
+    again = open_log(d, recover=False)
+    assert again.segments.base_offsets() == [bases[0]] + bases[2:]
+    assert not any(p.name.endswith(".swap") for p in d.iterdir())
+    assert all_records(again) == model(30)
+    assert_lookups(again, 30)
+
+
+def test_swap_above_min_cleaned_offset_is_dropped(tmp_path):
+    """An unfinished split: a .swap at or above the smallest .cleaned offset is invalid."""
+    d = tmp_path / "t-0"
+    log = open_log(d, recover=False)
+    fill(log, 30)
+    bases = log.segments.base_offsets()
+    log.close()
+    (d / f"{bases[1]:020d}.log.cleaned").write_bytes(b"x")
+    (d / f"{bases[1]:020d}.log.swap").write_bytes((d / f"{bases[1]:020d}.log").read_bytes()[:10])
+    again = open_log(d, recover=False)
+    assert not any(p.name.endswith((".swap", ".cleaned")) for p in d.iterdir())
+    assert all_records(again) == model(30)
+
+
+def test_clean_shutdown_skips_recovery(tmp_path):
+    """testCleanShutdownFile: a clean shutdown loads without recovering segments."""
+    d = tmp_path / "t-0"
+    log = open_log(d, recover=False)
+    fill(log, 30)
+    log.close()
+    calls = []
+    again = open_log(d, recover=False, progress=lambda *a: calls.append(a))
+    assert calls == []
+    assert again.recovery_point == again.log_end_offset == 30
+    assert not again.segments.first_segment.offset_index._loaded, "indexes are not read at load"
+
+
+def test_recover_only_last_segment(tmp_path):
+    """testRecoverOnlyLastSegment: segments below the recovery point are not recovered."""
+    d = tmp_path / "t-0"
+    log = open_log(d, recover=False)
+    fill(log, 40)
+    last = log.active_segment.base_offset
+    crash(log)
+    calls = []
+    again = open_log(d, recover=True, recovery_point=last, progress=lambda *a: calls.append(a))
+    assert calls == [(1, 1, last)]
+    assert again.recovery_point == last
+    assert all_records(again) == model(40)
+
+
+def test_recover_with_empty_active_segment(tmp_path):
+    """testRecoverWithEmptyActiveSegment."""
+    d = tmp_path / "t-0"
+    log = open_log(d, recover=False)
+    fill(log, 20)
+    log.roll()
+    crash(log)
+    again = open_log(d, recover=True)
+    assert again.log_end_offset == 20
+    assert again.active_segment.size == 0
+    again.append(build_batch([(b"k20", b"value-20", NOW + 200)]))
+    assert all_records(again) == model(21)
+
+
+def test_log_end_less_than_start_after_reopen(tmp_path):
+    """testLogEndLessThanStartAfterReopen: every segment deleted, log restarts at log start."""
+    d = tmp_path / "t-0"
+    log = open_log(d, recover=False)
+    fill(log, 10)
+    log.close()
+    again = open_log(d, recover=False, log_start_offset=50)
+    assert again.segments.base_offsets() == [50]
+    assert again.log_start_offset == again.log_end_offset == 50
+
+
+def test_corruption_in_middle_segment_drops_later_segments(tmp_path):
+    d = tmp_path / "t-0"
+    log = open_log(d, recover=False)
+    fill(log, 40)
+    bases = log.segments.base_offsets()
+    crash(log)
+    victim = d / f"{bases[1]:020d}.log"
+    raw = bytearray(victim.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    victim.write_bytes(bytes(raw))
+    again = open_log(d, recover=True)
+    assert again.segments.base_offsets() == bases[:2]
+    got = all_records(again)
+    assert got == model(40)[: len(got)] and bases[1] <= len(got) < bases[2]
+
+
+def test_producer_state_rebuilt_after_reopen(tmp_path):
+    d = tmp_path / "t-0"
+    log = open_log(d, recover=False)
+    b = build_batch([(None, b"a", NOW)], producer_id=9, producer_epoch=0, base_sequence=0)
+    log.append(b)
+    log.close()
+    again = open_log(d, recover=False)
+    assert again.append(b).duplicate
