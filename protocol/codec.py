@@ -291,6 +291,11 @@ class _Gen:
         self.classes: dict[str, type] = {}
         self.counter = 0
         self.top = self._make_class(spec.name, spec.fields)
+        # Struct names are unique within a message (as in Kafka's specs), so every nested
+        # class is also reachable from the top: ``FetchResponse.PartitionData``.
+        for cname, cls in self.classes.items():
+            if cls is not self.top and not hasattr(self.top, cname):
+                setattr(self.top, cname, cls)
 
     # ---- classes --------------------------------------------------------------------------
     def _make_class(self, name: str, fields: list[Field]) -> type:

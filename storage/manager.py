@@ -105,7 +105,8 @@ class LogManager:
             except CheckpointError as e:
                 log.warning("ignoring unreadable %s: %s", LOG_START_OFFSET_CHECKPOINT, e)
                 start_offsets = {}
-            names = sorted(n for n in ops.listdir(d) if ops.is_dir(d / n))
+            # dot-dirs belong to the broker (e.g. its metadata), not to any partition
+            names = sorted(n for n in ops.listdir(d) if ops.is_dir(d / n) and not n.startswith("."))
             log.info("loading %d partition dir(s) from %s (%s shutdown)", len(names), d,
                      "clean" if clean else "unclean")
             for name in names:
@@ -125,7 +126,9 @@ class LogManager:
                                        f"{self._dir_of[tp]} and {d}")
 
                 def progress(done, total, base, _name=name):
-                    log.info("recovering %s: segment %d (%d/%d)", _name, base, done, total)
+                    # about ten lines per partition, however many segments it has
+                    if done == total or done % max(1, total // 10) == 0:
+                        log.info("recovering %s: segment %d (%d/%d)", _name, base, done, total)
                     if self.progress is not None:
                         self.progress(_name, done, total, base)
 

@@ -1,0 +1,200 @@
+"""Single-node cluster identity and topic metadata, persisted beside the logs.
+
+Kafka's files are kept where Kafka keeps them, so a data dir reads as Kafka's:
+- ``meta.properties`` in every log dir (``version=1``, ``cluster.id``, ``node.id``);
+- ``partition.metadata`` in every partition dir (``version: 0`` / ``topic_id: <base64>``).
+Topic-level facts that KRaft keeps in its metadata log (partition count, config overrides)
+live in ``<first log dir>/.hourglass/topics/<topic>.json``, one small file per topic, written
+atomically (temp file, fsync, rename), so no save rewrites more than one topic.
+
+Invariant: ``topics`` and ``by_id`` always describe the same set of topics, and every
+partition ``0 .. partitions-1`` of a live topic has an open log.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import re
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+MAX_TOPIC_NAME = 249
+_LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+
+
+def validate_topic_name(name: str) -> str | None:
+    """Kafka's ``Topic.validate`` rules; returns an error message or None."""
+    if not name:
+        return "Topic name is illegal, it can't be empty"
+    if name in (".", ".."):
+        return "Topic name cannot be \".\" or \"..\""
+    if len(name) > MAX_TOPIC_NAME:
+        return f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME} characters, topic name: {name}"
+    if not _LEGAL.match(name):
+        return (f"Topic name \"{name}\" is illegal, it contains a character other than ASCII "
+                "alphanumerics, '.', '_' and '-'")
+    return None
+
+
+def uuid_to_base64(u: bytes) -> str:
+    """Kafka prints Uuids as URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(u).decode().rstrip("=")
+
+
+def base64_to_uuid(s: str) -> bytes:
+    return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
+
+
+def new_uuid() -> bytes:
+    """A random v4 UUID that Kafka accepts (not zero, not the reserved sentinels)."""
+    while True:
+        u = uuid.uuid4().bytes
+        if u != bytes(16) and u != bytes(15) + b"\x01":
+            return u
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    dfd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+@dataclass
+class TopicInfo:
+    name: str
+    topic_id: bytes
+    partitions: int
+    configs: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def internal(self) -> bool:
+        return self.name in INTERNAL_TOPICS
+
+
+class ClusterMeta:
+    """Cluster id, node id and the topic table, loaded from and saved to the first log dir."""
+
+    def __init__(self, log_dirs: list[Path], node_id: int, cluster_id: str | None = None):
+        self.log_dirs = log_dirs
+        self.node_id = node_id
+        self.meta_dir = log_dirs[0] / ".hourglass" / "topics"
+        for d in log_dirs:
+            d.mkdir(parents=True, exist_ok=True)
+        self.meta_dir.mkdir(parents=True, exist_ok=True)
+        self.cluster_id = self._load_or_create_meta(cluster_id)
+        self.topics: dict[str, TopicInfo] = {}
+        self.by_id: dict[bytes, TopicInfo] = {}
+        self.next_producer_id_path = log_dirs[0] / ".hourglass" / "producer-id-block"
+
+    def _load_or_create_meta(self, wanted: str | None) -> str:
+        found = None
+        for d in self.log_dirs:
+            p = d / "meta.properties"
+            if p.exists():
+                props = dict(line.split("=", 1) for line in p.read_text().splitlines()
+                             if "=" in line and not line.startswith("#"))
+                cid = props.get("cluster.id")
+                if found and cid and cid != found:
+                    raise RuntimeError(f"log dirs disagree on cluster.id: {found} vs {cid} ({p})")
+                found = found or cid
+                nid = props.get("node.id") or props.get("broker.id")
+                if nid is not None and int(nid) != self.node_id:
+                    raise RuntimeError(f"{p} belongs to node {nid}, but node.id is {self.node_id}")
+        cid = found or wanted or uuid_to_base64(new_uuid())
+        for d in self.log_dirs:
+            p = d / "meta.properties"
+            if not p.exists():
+                atomic_write(p, (f"#\n#{'Hourglass'}\nnode.id={self.node_id}\n"
+                                 f"directory.id={uuid_to_base64(new_uuid())}\nversion=1\n"
+                                 f"cluster.id={cid}\n").encode())
+        return cid
+
+    # ---- topics -------------------------------------------------------------------------------
+    def load_topics(self) -> list[TopicInfo]:
+        for p in sorted(self.meta_dir.glob("*.json")):
+            try:
+                d = json.loads(p.read_text())
+                t = TopicInfo(d["name"], base64_to_uuid(d["topic_id"]), int(d["partitions"]),
+                              dict(d.get("configs", {})))
+            except (OSError, ValueError, KeyError) as exc:
+                log.error("ignoring unreadable topic metadata %s: %s", p, exc)
+                continue
+            self._add(t)
+        self._adopt_orphan_partition_dirs()
+        return list(self.topics.values())
+
+    def _adopt_orphan_partition_dirs(self) -> None:
+        """Partition dirs with no topic record (e.g. copied from a Kafka broker) become topics."""
+        found: dict[str, int] = {}
+        ids: dict[str, bytes] = {}
+        for d in self.log_dirs:
+            for child in d.iterdir():
+                m = re.match(r"^(.+)-(\d+)$", child.name)
+                if not child.is_dir() or not m or child.name.endswith("-delete"):
+                    continue
+                topic, part = m.group(1), int(m.group(2))
+                if topic in self.topics or validate_topic_name(topic):
+                    continue
+                found[topic] = max(found.get(topic, 0), part + 1)
+                pm = child / "partition.metadata"
+                if pm.exists():
+                    for line in pm.read_text().splitlines():
+                        if line.startswith("topic_id:"):
+                            ids[topic] = base64_to_uuid(line.split(":", 1)[1].strip())
+        for topic, n in found.items():
+            log.info("adopting topic %s (%d partitions) found on disk without metadata", topic, n)
+            self.save_topic(TopicInfo(topic, ids.get(topic) or new_uuid(), n, {}))
+
+    def _add(self, t: TopicInfo) -> None:
+        self.topics[t.name] = t
+        self.by_id[t.topic_id] = t
+
+    def _topic_path(self, name: str) -> Path:
+        return self.meta_dir / f"{name}.json"
+
+    def save_topic(self, t: TopicInfo) -> None:
+        data = json.dumps({"name": t.name, "topic_id": uuid_to_base64(t.topic_id),
+                           "partitions": t.partitions, "configs": t.configs}, indent=1)
+        atomic_write(self._topic_path(t.name), data.encode())
+        self._add(t)
+
+    def remove_topic(self, name: str) -> TopicInfo | None:
+        t = self.topics.pop(name, None)
+        if t is not None:
+            self.by_id.pop(t.topic_id, None)
+            try:
+                os.remove(self._topic_path(name))
+            except FileNotFoundError:
+                pass
+        return t
+
+    @staticmethod
+    def write_partition_metadata(partition_dir: Path, topic_id: bytes) -> None:
+        p = partition_dir / "partition.metadata"
+        if not p.exists():
+            atomic_write(p, f"version: 0\ntopic_id: {uuid_to_base64(topic_id)}\n".encode())
+
+    # ---- producer ids -----------------------------------------------------------------------
+    def allocate_producer_id_block(self, size: int = 1000) -> int:
+        """Reserve ``size`` producer ids durably; returns the first id of the block."""
+        start = 0
+        try:
+            start = int(self.next_producer_id_path.read_text().strip())
+        except (OSError, ValueError):
+            pass
+        atomic_write(self.next_producer_id_path, str(start + size).encode())
+        return start

@@ -1,0 +1,173 @@
+"""One client connection: size-prefixed frames in, responses out, strictly in request order.
+
+Like Kafka's network layer, a connection processes one request at a time (a long-polling
+Fetch holds the next request back), so responses are naturally in request order. The frame
+size is checked against ``socket.request.max.bytes`` before a byte of the body is read.
+
+Bad input closes *this* connection only, with one log line naming the peer, client id and
+reason: a malformed frame, an unknown API key, or an unsupported version of any API but
+ApiVersions (which is answered with UNSUPPORTED_VERSION and our range so clients retry).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+import time
+from typing import TYPE_CHECKING, Any
+
+from protocol.api_keys import APIS
+from protocol.errors import DecodeError, EncodeError, ErrorCode
+from protocol.header import decode_request_header, encode_response_header, peek_api, response_header_version
+from protocol.messages.api_versions import ApiVersionsResponse
+
+if TYPE_CHECKING:
+    from broker.server import Broker
+
+log = logging.getLogger(__name__)
+
+_SIZE = struct.Struct(">i")
+API_VERSIONS = 18
+
+
+class RequestContext:
+    """What a handler knows about the request beyond its body."""
+    __slots__ = ("broker", "conn", "api_key", "api_version", "correlation_id", "client_id", "header")
+
+    def __init__(self, broker, conn, api_key, api_version, correlation_id, client_id, header):
+        self.broker = broker
+        self.conn = conn
+        self.api_key = api_key
+        self.api_version = api_version
+        self.correlation_id = correlation_id
+        self.client_id = client_id
+        self.header = header
+
+
+class CloseConnection(Exception):
+    """Raised by the frame loop to drop the connection after logging why."""
+
+
+class Connection:
+    def __init__(self, broker: "Broker", reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        self.broker = broker
+        self.reader = reader
+        self.writer = writer
+        peer = writer.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        self.client_id: str | None = None
+        self.last_active = time.monotonic()
+        self.frame_started: float | None = None  # set while a frame is partially read
+        self.closed = False
+        self.busy = False  # a request is being handled (shutdown waits for it)
+        self.max_request = broker.cfg["socket.request.max.bytes"]
+
+    def close(self, reason: str | None = None) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if reason:
+            log.warning("closing connection from %s (client id %r): %s", self.peer, self.client_id, reason)
+        try:
+            self.writer.close()
+        except Exception:  # already gone
+            pass
+
+    async def run(self) -> None:
+        reader = self.reader
+        try:
+            while not self.closed:
+                try:
+                    head = await reader.readexactly(4)
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    return
+                (size,) = _SIZE.unpack(head)
+                if size < 8 or size > self.max_request:
+                    self.close(f"request frame of {size} bytes is outside [8, socket.request.max.bytes="
+                               f"{self.max_request}]")
+                    return
+                self.frame_started = time.monotonic()
+                try:
+                    frame = await reader.readexactly(size)
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    if not self.closed:
+                        log.info("connection from %s (client id %r) closed mid-frame", self.peer, self.client_id)
+                    return
+                self.frame_started = None
+                self.last_active = time.monotonic()
+                self.busy = True
+                try:
+                    parts = await self.handle_frame(frame)
+                except CloseConnection as exc:
+                    self.close(str(exc))
+                    return
+                finally:
+                    self.busy = False
+                if parts is not None and not self.closed:
+                    self.writer.writelines(parts)
+                    # back-pressure: a client that stops reading stops us, not our memory
+                    await self.writer.drain()
+                self.last_active = time.monotonic()
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            self.close()
+
+    async def handle_frame(self, frame: bytes) -> list | None:
+        buf = memoryview(frame)
+        api_key, api_version, correlation_id = peek_api(buf)
+        spec = APIS.get(api_key)
+        handler = self.broker.handlers.get(api_key)
+        if spec is None or handler is None:
+            raise CloseConnection(f"unknown API key {api_key} (version {api_version})")
+        if not handler.min_version <= api_version <= handler.max_version:
+            if api_key == API_VERSIONS:
+                return self._unsupported_api_versions(correlation_id)
+            raise CloseConnection(
+                f"unsupported version {api_version} of API {spec.name} ({api_key}); "
+                f"we serve {handler.min_version}-{handler.max_version}")
+        flexible = spec.flexible(api_version)
+        try:
+            header, pos = decode_request_header(buf, 2 if flexible else 1)
+            self.client_id = header.client_id
+            request, end = spec.request.decode(buf, api_version, pos)
+        except DecodeError as exc:
+            raise CloseConnection(f"malformed {spec.name} v{api_version} request: {exc}") from None
+        if end != len(buf):
+            # Kafka tolerates trailing bytes in some old clients; log once at debug level.
+            log.debug("%d trailing bytes after %s v%d from %s", len(buf) - end, spec.name, api_version, self.peer)
+        ctx = RequestContext(self.broker, self, api_key, api_version, correlation_id, header.client_id, header)
+        self.broker.metrics.request_started(api_key, api_version)
+        t0 = time.perf_counter()
+        try:
+            response = await handler.fn(ctx, request)
+        except CloseConnection:
+            raise
+        except Exception as exc:
+            log.exception("%s v%d handler failed for client %r", spec.name, api_version, self.client_id)
+            raise CloseConnection(f"internal error handling {spec.name} v{api_version}: {exc!r}") from None
+        finally:
+            self.broker.metrics.request_done(api_key, api_version, time.perf_counter() - t0)
+        if response is None:
+            return None
+        return self.encode_response(spec, api_version, correlation_id, response)
+
+    def encode_response(self, spec, api_version: int, correlation_id: int, response: Any) -> list:
+        hv = response_header_version(spec.key, spec.flexible(api_version))
+        parts: list = [b"", encode_response_header(correlation_id, hv)]
+        try:
+            spec.response.encode_parts(response, api_version, parts)
+        except EncodeError as exc:
+            log.error("cannot encode %s v%d: %s", spec.name, api_version, exc)
+            raise CloseConnection(f"internal error encoding {spec.name} v{api_version}") from None
+        parts[0] = _SIZE.pack(sum(map(len, parts)))
+        return parts
+
+    def _unsupported_api_versions(self, correlation_id: int) -> list:
+        h = self.broker.handlers[API_VERSIONS]
+        body = ApiVersionsResponse(
+            error_code=ErrorCode.UNSUPPORTED_VERSION,
+            api_keys=[ApiVersionsResponse.ApiVersion(api_key=API_VERSIONS, min_version=h.min_version,
+                                                     max_version=h.max_version)],
+        )
+        return self.encode_response(APIS[API_VERSIONS], 0, correlation_id, body)

@@ -1,0 +1,30 @@
+"""The one table from storage/broker exceptions to Kafka error codes."""
+from __future__ import annotations
+
+from protocol.errors import CorruptRecordError, DecodeError, ErrorCode, UnsupportedCompressionError
+from storage import errors as se
+
+_TABLE: list[tuple[type, ErrorCode]] = [
+    (se.InvalidTimestampError, ErrorCode.INVALID_TIMESTAMP),
+    (se.InvalidRecordError, ErrorCode.INVALID_RECORD),
+    (se.RecordTooLargeError, ErrorCode.MESSAGE_TOO_LARGE),
+    (se.RecordBatchTooLargeError, ErrorCode.RECORD_LIST_TOO_LARGE),
+    (se.OffsetOutOfRangeError, ErrorCode.OFFSET_OUT_OF_RANGE),
+    (se.OutOfOrderSequenceError, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER),
+    (se.InvalidProducerEpochError, ErrorCode.INVALID_PRODUCER_EPOCH),
+    (se.UnknownProducerIdError, ErrorCode.UNKNOWN_PRODUCER_ID),
+    (se.KafkaStorageError, ErrorCode.KAFKA_STORAGE_ERROR),
+    (se.InvalidConfigError, ErrorCode.INVALID_CONFIG),
+    (se.UnsupportedForMessageFormatError, ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT),
+    (UnsupportedCompressionError, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE),
+    (CorruptRecordError, ErrorCode.CORRUPT_MESSAGE),
+    (DecodeError, ErrorCode.CORRUPT_MESSAGE),
+    (OSError, ErrorCode.KAFKA_STORAGE_ERROR),
+]
+
+
+def error_code_for(exc: BaseException) -> ErrorCode:
+    for cls, code in _TABLE:
+        if isinstance(exc, cls):
+            return code
+    return ErrorCode.UNKNOWN_SERVER_ERROR

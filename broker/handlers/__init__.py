@@ -1,0 +1,1 @@
+"""One module per API; each registers its handler with ``broker.registry.handles``."""

@@ -1,0 +1,21 @@
+"""DescribeCluster (60) v0-1: this node, the cluster id, and this node as controller.
+
+v1 adds ``endpoint_type``: 1 (brokers) is served; 2 (controllers) is answered with
+MISMATCHED_ENDPOINT_TYPE as Kafka does on a broker listener.
+"""
+from broker.registry import handles
+from protocol.errors import ErrorCode
+from protocol.messages.describe_cluster import DescribeClusterResponse as R
+
+
+@handles(60)
+async def handle(ctx, req):
+    b = ctx.broker
+    if ctx.api_version >= 1 and req.endpoint_type != 1:
+        return R(throttle_time_ms=0, error_code=ErrorCode.MISMATCHED_ENDPOINT_TYPE,
+                 error_message="The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER",
+                 endpoint_type=req.endpoint_type, cluster_id=b.cluster_id, controller_id=-1, brokers=[])
+    host, port = b.advertised()
+    return R(throttle_time_ms=0, error_code=0, error_message=None, endpoint_type=1, cluster_id=b.cluster_id,
+             controller_id=b.node_id,
+             brokers=[R.DescribeClusterBroker(broker_id=b.node_id, host=host, port=port, rack=None)])

@@ -1,0 +1,121 @@
+"""Fetch (1) v0-17: raw record batches out, long-polling until ``min_bytes`` or ``max_wait_ms``.
+
+Batches are returned as stored (no re-encoding) from the one holding ``fetch_offset``;
+clients skip the records before it. v0-3 responses are down-converted to magic 0/1 message
+sets. v13+ name topics by id (UNKNOWN_TOPIC_ID). Fetch sessions (KIP-227) are declined:
+``session_id`` 0 in every answer makes clients send full fetches, which is always correct.
+A parked fetch is woken by an append to any partition it reads (``broker.waiters``), never
+by polling. Only the first partition with data may exceed its byte limits (KIP-74), so a
+batch larger than ``max_bytes`` still makes progress.
+"""
+import logging
+import time
+
+from broker.registry import handles
+from protocol.errors import ErrorCode
+from protocol.messages.fetch import FetchResponse as R
+from protocol.records.legacy import down_convert
+from storage.errors import OffsetOutOfRangeError, StorageError
+
+log = logging.getLogger(__name__)
+PD = R.PartitionData
+LEADER_EPOCH = 0
+
+
+def _resolve(b, v, topics):
+    """[(topic_response_key, name or None, topic_id, [(partition_request, log or error)])]"""
+    out = []
+    for ft in topics:
+        if v >= 13:
+            t = b.topics.by_id(ft.topic_id)
+            missing = ErrorCode.UNKNOWN_TOPIC_ID
+        else:
+            t = b.topics.get(ft.topic)
+            missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        parts = []
+        for fp in ft.partitions:
+            if t is None:
+                parts.append((fp, missing))
+            elif not 0 <= fp.partition < t.partitions:
+                parts.append((fp, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+            elif fp.current_leader_epoch > LEADER_EPOCH:
+                parts.append((fp, ErrorCode.UNKNOWN_LEADER_EPOCH))
+            elif 0 <= fp.current_leader_epoch < LEADER_EPOCH:
+                parts.append((fp, ErrorCode.FENCED_LEADER_EPOCH))
+            else:
+                plog = b.topics.log(t.name, fp.partition)
+                parts.append((fp, plog if plog is not None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+        out.append((ft, t, parts))
+    return out
+
+
+def _read_all(b, v, resolved, max_bytes: int):
+    """One pass over every partition; returns (topic responses, bytes gathered, any error)."""
+    remaining = max_bytes
+    total = 0
+    first_data = True
+    any_error = False
+    responses = []
+    for ft, t, parts in resolved:
+        presp = []
+        for fp, target in parts:
+            if isinstance(target, ErrorCode):
+                any_error = True
+                presp.append(PD(partition_index=fp.partition, error_code=target, high_watermark=-1,
+                                last_stable_offset=-1, log_start_offset=-1, records=None,
+                                aborted_transactions=[] if v >= 4 else None))
+                continue
+            plog = target
+            limit = min(fp.partition_max_bytes, remaining)
+            try:
+                res = plog.read(fp.fetch_offset, max(limit, 0), min_one=first_data)
+            except OffsetOutOfRangeError:
+                any_error = True
+                presp.append(PD(partition_index=fp.partition, error_code=ErrorCode.OFFSET_OUT_OF_RANGE,
+                                high_watermark=plog.high_watermark, last_stable_offset=plog.high_watermark,
+                                log_start_offset=plog.log_start_offset, records=None,
+                                aborted_transactions=[] if v >= 4 else None))
+                continue
+            except StorageError as exc:
+                any_error = True
+                log.warning("fetch from %s-%d failed: %s", plog.topic, plog.partition, exc)
+                presp.append(PD(partition_index=fp.partition, error_code=ErrorCode.KAFKA_STORAGE_ERROR,
+                                high_watermark=-1, last_stable_offset=-1, log_start_offset=-1, records=None,
+                                aborted_transactions=[] if v >= 4 else None))
+                continue
+            size = sum(len(c) for c in res.chunks)
+            if size:
+                first_data = False
+                remaining -= size
+                total += size
+            records = res.chunks
+            if v <= 3 and size:
+                records = down_convert(b"".join(res.chunks), 0 if v <= 1 else 1)
+            presp.append(PD(partition_index=fp.partition, error_code=0, high_watermark=res.high_watermark,
+                            last_stable_offset=res.last_stable_offset, log_start_offset=res.log_start_offset,
+                            aborted_transactions=[] if v >= 4 else None, preferred_read_replica=-1,
+                            records=records if size else b""))
+        if v >= 13:
+            responses.append(R.FetchableTopicResponse(topic_id=ft.topic_id, partitions=presp))
+        else:
+            responses.append(R.FetchableTopicResponse(topic=ft.topic, partitions=presp))
+    return responses, total, any_error
+
+
+@handles(1)
+async def handle(ctx, req):
+    b = ctx.broker
+    v = ctx.api_version
+    max_bytes = req.max_bytes if v >= 3 else 0x7FFFFFFF
+    resolved = _resolve(b, v, req.topics)
+    deadline = time.monotonic() + max(req.max_wait_ms, 0) / 1000.0
+    keys = [(t.name, fp.partition) for _ft, t, parts in resolved for fp, target in parts
+            if t is not None and not isinstance(target, ErrorCode)]
+    while True:
+        responses, total, any_error = _read_all(b, v, resolved, max_bytes)
+        left = deadline - time.monotonic()
+        if total >= req.min_bytes or any_error or left <= 0 or not keys or b._stopping:
+            break
+        await b.waiters.wait(keys, left)
+    b.metrics.bytes_out["fetch"] += total
+    return R(throttle_time_ms=0, error_code=0, session_id=0, responses=responses)

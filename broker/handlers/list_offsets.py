@@ -1,0 +1,80 @@
+"""ListOffsets (2) v0-9: offsets by timestamp, exactly as Kafka (see shared TEST-BAR rules).
+
+- T >= 0: the first record, in offset order, whose timestamp is >= T (found through the time
+  index by ``PartitionLog.offset_for_timestamp``); no match -> offset -1, timestamp -1,
+  leader epoch -1 (a real offset with a negative timestamp makes the Java client throw).
+- -1 latest (log end offset = high watermark here), -2 earliest (log start offset),
+  -3 (v7+) the record with the largest timestamp, -4 (v8+) earliest local = earliest,
+  -5 (v9+) latest tiered: no tiered storage, so no offset. A special target below the
+  version's minimum gets UNSUPPORTED_VERSION.
+- v0: up to ``max_num_offsets`` segment base offsets (newest first) from segments older than
+  T, in ``old_style_offsets``.
+- The same partition twice in one request: INVALID_REQUEST for both.
+"""
+from collections import Counter
+
+from broker.registry import handles
+from protocol.errors import ErrorCode
+from protocol.messages.list_offsets import ListOffsetsResponse as R
+
+LEADER_EPOCH = 0
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
+_MIN_VERSION = {MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, LATEST_TIERED: 9}
+PR = R.ListOffsetsPartitionResponse
+
+
+def _answer(plog, ts: int, v: int):
+    """(error, offset, timestamp, leader_epoch) for one partition."""
+    if ts == LATEST:
+        return 0, plog.high_watermark, -1, LEADER_EPOCH
+    if ts in (EARLIEST, EARLIEST_LOCAL):
+        return 0, plog.log_start_offset, -1, LEADER_EPOCH
+    if ts == LATEST_TIERED:
+        return 0, -1, -1, -1
+    # other negative targets: every stored timestamp is >= 0, so it is a search from 0
+    found = plog.offset_for_timestamp(ts if ts >= 0 or ts == MAX_TIMESTAMP else 0)
+    if found is None:
+        return 0, -1, -1, -1
+    offset, timestamp = found
+    if offset >= plog.high_watermark:  # never answer past the high watermark
+        return 0, -1, -1, -1
+    return 0, offset, timestamp, LEADER_EPOCH
+
+
+@handles(2)
+async def handle(ctx, req):
+    b = ctx.broker
+    v = ctx.api_version
+    seen = Counter((t.name, p.partition_index) for t in req.topics for p in t.partitions)
+    topics = []
+    for rt in req.topics:
+        t = b.topics.get(rt.name)
+        parts = []
+        for rp in rt.partitions:
+            idx = rp.partition_index
+            if seen[(rt.name, idx)] > 1:
+                parts.append(PR(partition_index=idx, error_code=ErrorCode.INVALID_REQUEST))
+                continue
+            if t is None or not 0 <= idx < t.partitions:
+                parts.append(PR(partition_index=idx, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                continue
+            if rp.current_leader_epoch > LEADER_EPOCH:
+                parts.append(PR(partition_index=idx, error_code=ErrorCode.UNKNOWN_LEADER_EPOCH))
+                continue
+            if 0 <= rp.current_leader_epoch < LEADER_EPOCH:
+                parts.append(PR(partition_index=idx, error_code=ErrorCode.FENCED_LEADER_EPOCH))
+                continue
+            plog = b.topics.log(t.name, idx)
+            ts = rp.timestamp
+            if v == 0:
+                offsets = plog.legacy_offsets_before(ts, rp.max_num_offsets)
+                parts.append(PR(partition_index=idx, error_code=0, old_style_offsets=offsets))
+                continue
+            if ts < 0 and _MIN_VERSION.get(ts, 0) > v:
+                parts.append(PR(partition_index=idx, error_code=ErrorCode.UNSUPPORTED_VERSION))
+                continue
+            err, offset, timestamp, epoch = _answer(plog, ts, v)
+            parts.append(PR(partition_index=idx, error_code=err, offset=offset, timestamp=timestamp,
+                            leader_epoch=epoch if v >= 4 else -1))  # not in v1-3 (not ignorable)
+        topics.append(R.ListOffsetsTopicResponse(name=rt.name, partitions=parts))
+    return R(throttle_time_ms=0, topics=topics)

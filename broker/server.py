@@ -1,0 +1,259 @@
+"""The broker process: wiring, the accept loop, background tasks and graceful shutdown.
+
+``Broker.start()`` opens the log manager (recovering unclean logs), binds the listeners
+(port 0 picks a free port), and starts the periodic tasks (retention, flush, checkpoints,
+delayed file deletion). ``Broker.stop()`` stops accepting, lets in-flight requests finish,
+flushes every log, writes the checkpoints and the clean-shutdown marker.
+
+Everything runs on one event loop; storage calls are synchronous and short (an append is
+one write), fsyncs of whole segments run in the default executor.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import socket
+import time
+from pathlib import Path
+
+from broker.cluster import ClusterMeta
+from broker.config import BrokerConfig
+from broker.connection import Connection
+from broker.metrics import Metrics
+from broker.registry import load_handlers
+from broker.topics import TopicManager
+from broker.waiters import PartitionWaiters
+from storage.clock import SystemClock
+from storage.manager import LogManager
+
+log = logging.getLogger(__name__)
+
+
+class ProducerIds:
+    """Hands out producer ids from durably reserved blocks (Kafka's ProducerIdManager)."""
+
+    def __init__(self, meta: ClusterMeta, block: int = 1000):
+        self.meta = meta
+        self.block = block
+        self.next = 0
+        self.end = 0
+
+    def allocate(self) -> int:
+        if self.next >= self.end:
+            self.next = self.meta.allocate_producer_id_block(self.block)
+            self.end = self.next + self.block
+        pid = self.next
+        self.next += 1
+        return pid
+
+
+class Broker:
+    def __init__(self, cfg: BrokerConfig, *, clock=None):
+        self.cfg = cfg
+        self.clock = clock or SystemClock()
+        self.handlers = load_handlers()
+        self.metrics = Metrics()
+        self.waiters = PartitionWaiters()
+        self.servers: list[asyncio.base_events.Server] = []
+        self.connections: set[Connection] = set()
+        self.tasks: list[asyncio.Task] = []
+        self.bound: list[tuple[str, int]] = []
+        self.started_at = time.monotonic()
+        self._stopping = False
+        self.logs: LogManager | None = None
+        self.meta: ClusterMeta | None = None
+        self.topics: TopicManager | None = None
+        self.groups = None
+        self.producer_ids: ProducerIds | None = None
+
+    # ---- identity --------------------------------------------------------------------------
+    @property
+    def node_id(self) -> int:
+        return self.cfg.node_id
+
+    @property
+    def cluster_id(self) -> str:
+        return self.meta.cluster_id
+
+    def advertised(self) -> tuple[str, int]:
+        """Host and port given to clients in Metadata/FindCoordinator/DescribeCluster."""
+        host, port = self.bound[0]
+        if self.cfg.advertised:
+            a = self.cfg.advertised[0]
+            return (a.host or host), (a.port or port)
+        lhost = self.cfg.listeners[0].host
+        if lhost in ("", "0.0.0.0", "::"):
+            lhost = "localhost" if lhost == "" else socket.gethostname()
+        return lhost, port
+
+    # ---- lifecycle -------------------------------------------------------------------------
+    def open_storage(self) -> None:
+        cfg = self.cfg
+        self.meta = ClusterMeta(cfg.log_dirs, cfg.node_id, cfg["cluster.id"])
+        t0 = time.monotonic()
+        known = self.meta.load_topics()
+        self.logs = LogManager([str(d) for d in cfg.log_dirs], cfg.topic_defaults, self.clock,
+                               topic_overrides={t.name: t.configs for t in known})
+        self.logs.load()
+        self.topics = TopicManager(self.meta, self.logs, cfg.topic_defaults,
+                                   num_partitions=cfg["num.partitions"],
+                                   auto_create=cfg["auto.create.topics.enable"])
+        self.topics.open_all()
+        self.topics.on_partition_created = self._wire_log
+        for plog in self.logs.all_logs():
+            self._wire_log(plog.topic, plog.partition, plog)
+        self.producer_ids = ProducerIds(self.meta)
+        log.info("opened %d partition log(s) in %.0f ms", len(self.logs.all_logs()),
+                 (time.monotonic() - t0) * 1000)
+
+    def _wire_log(self, topic: str, partition: int, plog) -> None:
+        waiters = self.waiters
+        key = (topic, partition)
+        plog.on_append = lambda *_a: waiters.notify(key)
+
+    async def start(self) -> None:
+        self.open_storage()
+        try:
+            from broker.groups.coordinator import GroupCoordinator
+        except ImportError:  # groups not built yet
+            GroupCoordinator = None
+        if GroupCoordinator is not None:
+            self.groups = GroupCoordinator(self)
+            await self.groups.start()
+        for lst in self.cfg.listeners:
+            host = lst.host or None
+            server = await asyncio.start_server(self._accept, host=host, port=lst.port,
+                                                reuse_address=True, limit=1 << 20, backlog=1024)
+            self.servers.append(server)
+            for sock in server.sockets:
+                addr = sock.getsockname()
+                self.bound.append((addr[0], addr[1]))
+        for h, p in self.bound:
+            log.info("listening on %s:%d (cluster id %s, node id %d)", h, p, self.cluster_id, self.node_id)
+        self.tasks.append(asyncio.create_task(self._every(self.cfg["log.retention.check.interval.ms"], self._retention)))
+        self.tasks.append(asyncio.create_task(self._every(1000, self._housekeeping)))
+        self.tasks.append(asyncio.create_task(self._every(
+            min(self.cfg["log.flush.offset.checkpoint.interval.ms"],
+                self.cfg["log.flush.start.offset.checkpoint.interval.ms"]), self._checkpoint)))
+        self.tasks.append(asyncio.create_task(self._idle_reaper()))
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._stopping or len(self.connections) >= self.cfg["max.connections"]:
+            writer.close()
+            return
+        peer = writer.get_extra_info("peername")
+        ip = peer[0] if isinstance(peer, tuple) else None
+        per_ip = self.cfg["max.connections.per.ip"]
+        if ip is not None and per_ip < 2**31 - 1:
+            if sum(1 for c in self.connections if c.peer.rsplit(":", 1)[0] == ip) >= per_ip:
+                log.warning("refusing connection from %s: max.connections.per.ip=%d reached", ip, per_ip)
+                writer.close()
+                return
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except OSError:
+                pass
+        # Bound what the transport buffers for a client that does not read (back-pressure).
+        writer.transport.set_write_buffer_limits(high=4 << 20)
+        conn = Connection(self, reader, writer)
+        self.connections.add(conn)
+        self.metrics.connections_open = len(self.connections)
+        try:
+            await conn.run()
+        finally:
+            self.connections.discard(conn)
+            self.metrics.connections_open = len(self.connections)
+
+    async def _every(self, interval_ms: int, fn) -> None:
+        interval = max(interval_ms, 10) / 1000.0
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                res = fn()
+                if asyncio.iscoroutine(res):
+                    await res
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("background task %s failed", getattr(fn, "__name__", fn))
+
+    def _retention(self) -> None:
+        n = self.logs.cleanup_expired(self.clock.now_ms())
+        if n:
+            log.info("retention deleted %d segment(s)", n)
+
+    def _housekeeping(self) -> None:
+        self.logs.flush_dirty()
+        self.logs.run_pending_deletes(self.clock.now_ms())
+
+    def _checkpoint(self) -> None:
+        self.logs.checkpoint()
+
+    async def _idle_reaper(self) -> None:
+        idle_ms = self.cfg["connections.max.idle.ms"]
+        read_ms = self.cfg["request.read.timeout.ms"]
+        period = max(0.05, min(idle_ms, read_ms) / 4000.0)
+        while True:
+            await asyncio.sleep(period)
+            now = time.monotonic()
+            for c in list(self.connections):
+                if c.frame_started is not None and (now - c.frame_started) * 1000 > read_ms:
+                    c.close(f"request frame not received whole within request.read.timeout.ms={read_ms}")
+                elif c.frame_started is None and (now - c.last_active) * 1000 > idle_ms and not c.busy:
+                    c.close(None)
+
+    async def stop(self) -> None:
+        if self._stopping:
+            return
+        self._stopping = True
+        log.info("shutting down")
+        for s in self.servers:
+            s.close()
+        for t in self.tasks:
+            t.cancel()
+        # let in-flight requests finish (bounded), then close the connections
+        deadline = time.monotonic() + 5
+        while any(c.busy for c in self.connections) and time.monotonic() < deadline:
+            self.waiters.wake_all()
+            await asyncio.sleep(0.01)
+        for c in list(self.connections):
+            c.close(None)
+        if self.groups is not None:
+            await self.groups.stop()
+        if self.logs is not None:
+            self.logs.shutdown()
+        log.info("shutdown complete")
+
+
+async def run_broker(cfg: BrokerConfig, *, ready_file: str | None = None,
+                     shutdown: asyncio.Event | None = None, on_ready=None) -> None:
+    """Run until ``shutdown`` is set (or SIGTERM/SIGINT when running as the main program)."""
+    broker = Broker(cfg)
+    shutdown = shutdown or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    installed = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, shutdown.set)
+            installed.append(sig)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+    try:
+        await broker.start()
+        host, port = broker.bound[0]
+        if ready_file:
+            tmp = ready_file + ".tmp"
+            with open(tmp, "w") as f:
+                f.write(f"{host}:{port}\n")
+            os.replace(tmp, ready_file)
+        if on_ready is not None:
+            on_ready(broker)
+        await shutdown.wait()
+    finally:
+        await broker.stop()
+        for sig in installed:
+            loop.remove_signal_handler(sig)
