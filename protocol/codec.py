@@ -299,6 +299,12 @@ class _Gen:
 
     # ---- classes --------------------------------------------------------------------------
     def _make_class(self, name: str, fields: list[Field]) -> type:
+        prev = self.classes.get(name)
+        if prev is not None:
+            # A struct type used in two places (e.g. a common struct) is one class.
+            if prev._fields != tuple(f.name for f in fields):
+                raise ValueError(f"struct {name} declared twice with different fields")
+            return prev
         slots = tuple(f.name for f in fields) + ("_unknown_tags",)
         consts: dict[str, Any] = {}
         args = ", ".join(f"{f.name}=_UNSET" for f in fields)
@@ -380,7 +386,14 @@ class _Gen:
             L.extend("    " + s for s in self._read_field(f, "o." + f.name, v, flex))
             i += 1
         for f in absent + tagged:
-            L.append(f"    o.{f.name} = {_default_src(f, consts)}")
+            d = f.default_value()
+            # Non-scalar defaults (strings, bytes, UUIDs) go through the shared per-message
+            # constant table under a unique name: nested structs share one namespace.
+            if isinstance(d, list) or d is None or isinstance(d, (bool, int, float)):
+                src = _default_src(f, consts)
+            else:
+                src = self._const(d)
+            L.append(f"    o.{f.name} = {src}")
         if flex:
             if tagged:
                 L.append("    o._unknown_tags = None")

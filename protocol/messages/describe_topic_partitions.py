@@ -1,7 +1,7 @@
 """DescribeTopicPartitions (key 75), version 0, flexible from 0.
 
-KIP-966's paginated topic description (Java admin 3.9 uses it for describeTopics and falls
-back to Metadata when unsupported).
+KIP-966's paginated topic description (the Java admin client's describeTopics uses it
+when the broker advertises it, else falls back to Metadata).
 - Empty ``topics`` means all topics. Answers at most ``response_partition_limit``
   partitions (topics sorted by name); ``next_cursor`` (null when done) says where the next
   request's ``cursor`` resumes (topic name + partition index).

@@ -1,10 +1,12 @@
 """Fetch (key 1), versions 0-17, flexible from 12.
 
 Consumers (replica_id -1) and followers read record data from partition leaders.
-- v0-3 answer with legacy message sets up-converted as needed; v4+ add ``isolation_level``
+- v0-3 clients cannot read magic-2 batches: the broker down-converts (v0-1 to magic 0,
+  v2-3 to magic 1). v4+ add ``isolation_level``
   (1 = READ_COMMITTED: read only up to the last stable offset) and, per partition,
   ``last_stable_offset`` and ``aborted_transactions`` (null allowed).
-- v3+ ``max_bytes`` (response-wide limit; the first batch is returned whole even if larger).
+- v3+ ``max_bytes`` (response-wide limit, KIP-74: the first batch of the first non-empty
+  partition is returned whole even if larger than the limits).
 - v5+ ``log_start_offset``; v7+ fetch sessions (KIP-227: ``session_id``/``session_epoch``,
   ``forgotten_topics_data``, top-level ``error_code``); v9+ ``current_leader_epoch``
   (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH); v11+ ``rack_id`` and

@@ -8,7 +8,8 @@ Idempotent and transactional producers obtain a producer id and epoch.
 - v3+ ``producer_id``/``producer_epoch`` (KIP-360: an existing producer asks for an epoch
   bump after an error; -1/-1 means a new producer; a mismatch -> PRODUCER_FENCED (v4+,
   INVALID_PRODUCER_EPOCH before)).
-- v4+ clients handle PRODUCER_FENCED; v5 (KIP-890) same layout.
+- v4+ clients handle PRODUCER_FENCED; v5 (KIP-890) clients handle TRANSACTION_ABORTABLE;
+  the layout is unchanged since v3.
 """
 from protocol.codec import compile_api
 from protocol.schema import F, api

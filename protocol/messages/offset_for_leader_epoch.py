@@ -5,8 +5,8 @@ epoch greater than it (or the log end offset if it is the latest epoch), from th
 epoch cache. Consumers use it after a leader change to detect truncation (KIP-320).
 - v1+ response ``leader_epoch`` (the largest epoch <= the one asked; -1 if none);
   v2+ request ``current_leader_epoch`` (fencing: FENCED_LEADER_EPOCH/UNKNOWN_LEADER_EPOCH)
-  and response ``throttle_time_ms``; v3+ ``replica_id`` (-1 consumer, -2 default = a
-  debugging/old client; followers send their broker id).
+  and response ``throttle_time_ms``; v3+ ``replica_id`` (-1 consumer, followers send their
+  broker id; -2, the default, is what a pre-v3 request decodes to).
 - Unknown epoch: UNDEFINED_EPOCH_OFFSET (end_offset -1, leader_epoch -1).
 """
 from protocol.codec import compile_api

@@ -3,12 +3,13 @@
 The producer appends record data to partition leaders.
 - v0-2 carry legacy message sets (magic 0/1); v3+ carry record batches (magic 2) and add
   ``transactional_id`` (null when the producer is not transactional). A v3+ request must
-  hold only magic-2 batches (else UNSUPPORTED_FOR_MESSAGE_FORMAT / INVALID_RECORD).
+  hold exactly one magic-2 batch per partition (else INVALID_RECORD); zstd needs v7+
+  (else UNSUPPORTED_COMPRESSION_TYPE).
 - ``acks`` 0 means the client expects *no response at all*: the broker must send nothing.
 - Response: v1+ ``throttle_time_ms``; v2+ ``log_append_time_ms`` (-1 unless the topic uses
   LogAppendTime); v5+ ``log_start_offset``; v8+ ``record_errors``/``error_message``
   (KIP-467); v10+ tagged ``current_leader`` and ``node_endpoints`` (KIP-951, sent with
-  NOT_LEADER_OR_FOLLOWER). v4+ clients handle KAFKA_STORAGE_ERROR; v7+ may use zstd.
+  NOT_LEADER_OR_FOLLOWER). v4+ clients handle KAFKA_STORAGE_ERROR.
 - Tagged ``current_leader`` is ``None`` when absent (Kafka's default {-1, -1} is never sent).
 """
 from protocol.codec import compile_api

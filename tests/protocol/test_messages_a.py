@@ -18,7 +18,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import kafka.protocol.old.fetch as old_fetch
@@ -57,9 +57,15 @@ from protocol.messages.list_offsets import ListOffsetsRequest, ListOffsetsRespon
 from protocol.messages.metadata import MetadataRequest, MetadataResponse
 from protocol.messages.produce import ProduceRequest, ProduceResponse
 from protocol.schema import ZERO_UUID, Field
-from test_messages_roundtrip import message_strategy
+try:  # pytest's default (rootdir-relative, no package) import mode puts this directory on sys.path
+    from test_messages_roundtrip import message_strategy
+except ImportError:  # tests/ made a package
+    from tests.protocol.test_messages_roundtrip import message_strategy
 
+# No shrink phase: with hundreds of parametrized cases, a codec bug fails many at once and
+# shrinking each costs seconds; the drawn examples are small enough to read as they are.
 SETTINGS = settings(max_examples=15, deadline=None, database=None,
+                    phases=(Phase.explicit, Phase.reuse, Phase.generate),
                     suppress_health_check=list(HealthCheck))
 
 # (our key) -> (kafka-python JSON-driven request class, response class)
@@ -456,3 +462,14 @@ def test_describe_topic_partitions_cursor_is_a_nullable_struct():
     cur = DescribeTopicPartitionsRequest.Cursor(topic_name="a", partition_index=3)
     m = DescribeTopicPartitionsRequest(topics=[], response_partition_limit=10, cursor=cur)
     assert codec.decode(codec.encode(m, 0), 0)[0].cursor == cur
+
+
+def test_fields_absent_from_a_version_decode_to_their_own_defaults():
+    """Fetch v0 lacks topic_id, replica_directory_id and rack_id: each decodes to its own
+    default (two uuids, a string), not to another field's."""
+    codec = FetchRequest._codec
+    p = FetchRequest.FetchTopic.FetchPartition(partition=0, fetch_offset=5, partition_max_bytes=100)
+    d = codec.decode(codec.encode(FetchRequest(topics=[FetchRequest.FetchTopic(topic="t", partitions=[p])]), 0), 0)[0]
+    assert d.topics[0].topic_id == ZERO_UUID
+    assert d.topics[0].partitions[0].replica_directory_id == ZERO_UUID
+    assert d.rack_id == "" and d.max_bytes == 0x7FFFFFFF and d.session_epoch == -1
