@@ -122,16 +122,26 @@ def dump_log(path, *, deep: bool = False, file_ops: FileOps | None = None) -> Lo
 
 
 def _read_entries(ops: FileOps, path: Path, fmt: str) -> list[tuple[int, int]]:
+    """Entries up to the preallocated tail: like Kafka's DumpLogSegments, an all-zero entry
+    after the first ends the index (an active segment's index is preallocated with zeros).
+    A zero first entry ends it too when more zeros follow (an empty preallocated index); a
+    real first entry is never zero in an offset index (no entry points at position 0)."""
     raw = ops.read_file(path)
     st = struct.Struct(fmt)
     n = len(raw) // st.size
-    return [st.unpack_from(raw, i * st.size) for i in range(n)]
+    zero = bytes(st.size)
+    out = []
+    for i in range(n):
+        if raw[i * st.size:(i + 1) * st.size] == zero and (i > 0 or fmt == ">ii" or n > 1):
+            break
+        out.append(st.unpack_from(raw, i * st.size))
+    return out
 
 
 def dump_index(path, *, log_path=None, file_ops: FileOps | None = None) -> IndexDump:
     """Entries of a ``.index`` or ``.timeindex`` (absolute offsets), cross-checked against the
-    segment's log when it exists. Zero entries at the end of an untrimmed (preallocated)
-    offset index are reported as entries, as Kafka does."""
+    segment's log when it exists. The zero-filled tail of an untrimmed (preallocated)
+    index is not reported (see ``_read_entries``)."""
     ops = file_ops or DEFAULT_FILE_OPS
     path = Path(path)
     name = path.name
@@ -243,5 +253,27 @@ def render(result, *, verify_only: bool = False) -> str:
     return "\n".join(lines)
 
 
+def main(files: list[str], *, verify_index_only: bool = False, print_data: bool = False,
+         out=None) -> int:
+    """``hourglass dump-log``: print each file; exit 1 if any index disagrees with its log or
+    a file cannot be read, else 0 (``--verify-index-only`` prints only the verdicts)."""
+    import sys
+    out = out or sys.stdout
+    rc = 0
+    for f in files:
+        try:
+            if verify_index_only and Path(f).name.endswith(LOG_SUFFIX):
+                continue
+            res = dump_file(f, deep=print_data)
+        except (OSError, ValueError, CorruptRecordError) as exc:
+            print(f"Dumping {f}\ncannot read {f}: {exc}", file=out)
+            rc = 1
+            continue
+        if isinstance(res, IndexDump) and res.mismatches:
+            rc = 1
+        print(render(res, verify_only=verify_index_only), file=out)
+    return rc
+
+
 __all__ = ["BatchInfo", "LogDump", "IndexDump", "dump_log", "dump_index", "dump_file",
-           "verify_index_only", "render"]
+           "verify_index_only", "render", "main"]

@@ -28,7 +28,13 @@ offset -1, timestamp -1).
 
 Retention: ``retention.plan_retention`` on segment snapshots; deleted segments are renamed
 to ``*.deleted`` and queued in ``pending_deletes`` for removal after
-``file.delete.delay.ms`` (``run_pending_deletes``; the manager drives it).
+``file.delete.delay.ms`` (``run_pending_deletes``; the manager drives it). Retention skips a
+log while the log cleaner works on it (``cleaning_in_progress``).
+
+Compaction (``storage.cleaner``): ``replace_segments`` swaps cleaned segments in for old ones
+with Kafka's crash-safe rename sequence (``.cleaned`` -> ``.swap``, old -> ``.deleted``,
+``.swap`` -> final); ``structure_version`` changes with every change of the segment set
+except a roll, so a cleaning prepared on an older set is thrown away instead of swapped.
 """
 from __future__ import annotations
 
@@ -40,7 +46,7 @@ from typing import Callable
 
 from storage.clock import Clock, SystemClock
 from storage.errors import (
-    OffsetOutOfRangeError, OutOfOrderSequenceError, RecordBatchTooLargeError, StorageError,
+    KafkaStorageError, OffsetOutOfRangeError, OutOfOrderSequenceError, RecordBatchTooLargeError, StorageError,
 )
 from storage.files import DEFAULT_FILE_OPS, FileOps
 from storage.loader import Progress, load_log, new_segment, rebuild_producer_state
@@ -128,6 +134,12 @@ class PartitionLog:
         self.pending_deletes: list[PendingDelete] = []
         self.last_flush_ms = clock.now_ms()
         self._closed = False
+        # Bumped by every change to the segment set other than a roll (truncation, retention,
+        # segment replacement, close): the log cleaner swaps only onto the version it read.
+        self.structure_version = 0
+        # Set by the log cleaner while it works on this log; retention waits (as in Kafka,
+        # where cleaning and deletion of a compacted log never overlap).
+        self.cleaning_in_progress = False
 
     # -- construction -----------------------------------------------------------------------
     @classmethod
@@ -200,7 +212,11 @@ class PartitionLog:
                               self.log_start_offset, dup.timestamp,
                               dup.last_offset - dup.first_offset + 1, duplicate=True)
 
-        segment = self._maybe_roll(vr.size, vr.max_timestamp, vr.last_offset, now)
+        try:
+            segment = self._maybe_roll(vr.size, vr.max_timestamp, vr.last_offset, now)
+        except OSError as exc:  # e.g. no space for the new segment's files; nothing was appended
+            raise KafkaStorageError(f"I/O error rolling a segment of {self.topic}-{self.partition}: {exc}") from exc
+        # all or nothing: an I/O error leaves no bytes behind and raises KafkaStorageError
         segment.append(vr.last_offset, vr.max_timestamp, vr.shallow_offset_of_max_timestamp, vr.buf, vr.batches)
         for _pos, h in vr.batches:
             if h.producer_id >= 0:
@@ -209,7 +225,10 @@ class PartitionLog:
                     h.base_offset, h.base_offset + h.last_offset_delta, h.max_timestamp)
         self._next_offset = vr.last_offset + 1
         if self._next_offset - self.recovery_point >= config.flush_messages:
-            self.flush()
+            try:
+                self.flush()
+            except OSError as exc:  # appended (and visible) but not known to be on disk
+                raise KafkaStorageError(f"fsync of {self.topic}-{self.partition} failed: {exc}") from exc
         info = AppendInfo(vr.base_offset, vr.last_offset, vr.log_append_time, self.log_start_offset,
                           vr.max_timestamp, vr.record_count)
         cb = self.on_append
@@ -274,7 +293,9 @@ class PartitionLog:
                 log.warning("newly rolled segment file %s already exists; deleting it first", p)
                 self.file_ops.remove(p)
         active.on_become_inactive()
-        active.flush()
+        # The recovery point moves to the new base offset: everything below it must be on disk,
+        # not only the old active segment (segments recovered after a crash were not fsynced).
+        self._flush_segments(min(self.recovery_point, active.base_offset), new_offset)
         new = new_segment(self.dir, new_offset, self.config, self.clock, self.file_ops, self._rng)
         self.segments.add(new)
         if self.recovery_point < new_offset:
@@ -402,6 +423,8 @@ class PartitionLog:
     def delete_old_segments(self) -> int:
         """Apply retention (log start offset, size, time); returns the number of segments deleted."""
         self._check_open()
+        if self.cleaning_in_progress:
+            return 0
         now = self.clock.now_ms()
         plan = plan_retention(self._snapshots(), now_ms=now, config=self.config,
                               log_start_offset=self.log_start_offset, high_watermark=self.high_watermark)
@@ -410,6 +433,7 @@ class PartitionLog:
         if plan.roll_first:
             self.roll()
         doomed = [self.segments.get(s.base_offset) for s in plan.to_delete]
+        self.structure_version += 1
         for seg in doomed:
             self.segments.remove(seg.base_offset)
         self._schedule_delete(doomed, now)
@@ -441,6 +465,51 @@ class PartitionLog:
         self.pending_deletes = keep
         return removed
 
+    def replace_segments(self, new_segments: list[LogSegment], old_segments: list[LogSegment]) -> list[LogSegment]:
+        """Swap cleaned segments in for old ones, crash-safely (Kafka ``LocalLog.replaceSegments``).
+
+        ``new_segments`` carry the ``.cleaned`` suffix and hold a subset of the old segments'
+        batches (same offsets). Steps, each a rename the loader knows how to finish or undo:
+        new ``.cleaned`` -> ``.swap`` (descending base offsets); new segments enter the
+        segment map; old segments leave it, their files renamed ``.deleted`` (removed after
+        ``file.delete.delay.ms``); ``.swap`` -> no suffix; directory fsynced. A crash before
+        every ``.swap`` rename is done recovers the old segments, after it the new ones.
+        Returns the old segments that no new segment replaced at the same base offset.
+        """
+        self._check_open()
+        from storage.segment import CLEANED_SUFFIX, SWAP_SUFFIX
+        new_sorted = sorted(new_segments, key=lambda s: s.base_offset)
+        old_sorted = sorted((s for s in old_segments if self.segments.get(s.base_offset) is s),
+                            key=lambda s: s.base_offset)
+        self.structure_version += 1
+        for seg in reversed(new_sorted):
+            seg.change_file_suffixes(CLEANED_SUFFIX, SWAP_SUFFIX)
+        for seg in reversed(new_sorted):
+            self.segments.add(seg)
+        new_bases = {s.base_offset for s in new_sorted}
+        now = self.clock.now_ms()
+        not_replaced = []
+        for seg in old_sorted:
+            if seg.base_offset != new_sorted[0].base_offset:
+                self.segments.remove(seg.base_offset)
+            self._schedule_delete([seg], now)
+            if seg.base_offset not in new_bases:
+                not_replaced.append(seg)
+        for seg in new_sorted:
+            seg.change_file_suffixes(SWAP_SUFFIX, "")
+        self.file_ops.fsync_dir(self.dir)
+        return not_replaced
+
+    def last_records_of_active_producers(self) -> dict[int, int]:
+        """Producer id -> offset of its last data batch's last record (what the cleaner must
+        keep so idempotent producers keep their sequence numbers)."""
+        out = {}
+        for pid in self.producer_state.producer_ids():
+            entry = self.producer_state.last_entry(pid)
+            if entry is not None and entry.last_offset >= 0:
+                out[pid] = entry.last_offset
+        return out
+
     def truncate_to(self, offset: int) -> bool:
         """Remove everything at or after ``offset`` (whole batches); True if anything changed."""
         self._check_open()
@@ -448,6 +517,7 @@ class PartitionLog:
             raise ValueError(f"cannot truncate to a negative offset ({offset})")
         if offset >= self._next_offset:
             return False
+        self.structure_version += 1
         if offset < self.segments.first_segment.base_offset:
             self.truncate_fully_and_start_at(offset)
             return True
@@ -468,6 +538,7 @@ class PartitionLog:
     def truncate_fully_and_start_at(self, new_offset: int) -> None:
         """Delete every segment and restart the log empty at ``new_offset``."""
         self._check_open()
+        self.structure_version += 1
         now = self.clock.now_ms()
         doomed = self.segments.values()
         self.segments.clear()
@@ -496,16 +567,25 @@ class PartitionLog:
         """fsync every segment holding offsets >= the recovery point; recovery point = LEO."""
         self._check_open()
         if self._next_offset > self.recovery_point:
-            for seg in self.segments.values(self.recovery_point, self._next_offset):
-                seg.flush()
+            self._flush_segments(self.recovery_point, self._next_offset)
             self.recovery_point = self._next_offset
         self.last_flush_ms = self.clock.now_ms()
+
+    def _flush_segments(self, from_offset: int, to_offset: int) -> None:
+        """fsync the segments holding ``[from, to)``, and the directory when one of them was
+        created since the last flush: its name is not durable until then (Kafka's LocalLog.flush)."""
+        segs = self.segments.values(from_offset, to_offset)
+        for seg in segs:
+            seg.flush()
+        if any(seg.base_offset >= from_offset for seg in segs):
+            self.file_ops.fsync_dir(self.dir)
 
     # -- lifecycle --------------------------------------------------------------------------
     def close(self) -> None:
         """Flush, then close every segment cleanly (indexes trimmed, roll entry written)."""
         if self._closed:
             return
+        self.structure_version += 1
         self.flush()
         for seg in self.segments.values():
             seg.close()
@@ -513,6 +593,7 @@ class PartitionLog:
 
     def delete(self) -> None:
         """Close handles and remove the whole partition directory."""
+        self.structure_version += 1
         for seg in self.segments.values():
             seg.close_handlers()
         self._closed = True

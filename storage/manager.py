@@ -64,6 +64,7 @@ class LogManager:
         self._dir_of: dict[tuple[str, int], Path] = {}
         self._pending_dir_deletes: list[tuple[int, Path]] = []
         self._loaded = False
+        self._log_deleted_listeners: list[Callable[[str, int, Path], None]] = []
 
     # -- configs ----------------------------------------------------------------------------
     def config_for(self, topic: str) -> LogConfig:
@@ -83,6 +84,11 @@ class LogManager:
         for (t, _p), lg in self._logs.items():
             lg.set_config(self.config_for(t))
 
+    def add_log_deleted_listener(self, fn: Callable[[str, int, Path], None]) -> None:
+        """``fn(topic, partition, log_dir)`` runs after a partition log is deleted (the log
+        cleaner drops its checkpoint entry and aborts a cleaning in progress)."""
+        self._log_deleted_listeners.append(fn)
+
     def _file_delete_delay_ms(self) -> int:
         return LogConfig.from_props(self.broker_defaults, {}).file_delete_delay_ms
 
@@ -93,6 +99,7 @@ class LogManager:
         now = self.clock.now_ms()
         for d in self.log_dirs:
             ops.mkdir(d)
+            ops.fsync_dir(d.parent)  # a log dir created just now must survive a power loss
             marker = d / CLEAN_SHUTDOWN_FILE
             clean = ops.exists(marker)
             try:
@@ -174,6 +181,7 @@ class LogManager:
         self.file_ops.mkdir(d)
         lg = PartitionLog.open(d / f"{topic}-{partition}", self.config_for(topic), self.clock,
                                file_ops=self.file_ops, recover=False, rng=self.rng)
+        self.file_ops.fsync_dir(d)  # the new partition directory's name must be durable too
         self._logs[tp] = lg
         self._dir_of[tp] = d
         return lg
@@ -188,10 +196,17 @@ class LogManager:
             lg = self._logs.pop(tp)
             d = self._dir_of.pop(tp)
             lg.close()
-            target = d / f"{tp[0]}-{tp[1]}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+            suffix = f"-{tp[1]}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+            # as Kafka's logDeleteDirName: cut the topic so the name fits a 255-byte file name
+            target = d / (tp[0][:255 - len(suffix)] + suffix)
             self.file_ops.rename(lg.dir, target)
             self.file_ops.fsync_dir(d)
             self._pending_dir_deletes.append((now + delay, target))
+            for fn in self._log_deleted_listeners:
+                try:
+                    fn(tp[0], tp[1], d)
+                except Exception:
+                    log.exception("log-deleted listener failed for %s-%d", tp[0], tp[1])
             n += 1
         self.topic_overrides.pop(topic, None)
         return n

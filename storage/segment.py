@@ -35,7 +35,7 @@ from protocol.records.batch import (
 )
 from protocol.records.record import iter_record_timestamps
 from storage.clock import Clock, SystemClock
-from storage.errors import StorageError
+from storage.errors import KafkaStorageError, StorageError
 from storage.files import DEFAULT_FILE_OPS, FileOps
 from storage.index import (
     INT32_MAX, InvalidOffsetError, OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset,
@@ -176,6 +176,7 @@ class LogSegment:
         self._rolling_ts: int | None = None                   # first batch's max timestamp
         self._rolling_ts_known = False
         self._next_offset: int | None = None                  # None = not computed yet
+        self._dirty_tail = False                              # a failed append left bytes past size
         self._closed = False
 
     @classmethod
@@ -287,7 +288,40 @@ class LogSegment:
         as Kafka 3.8+ does; without it the whole buffer counts as one unit keyed by
         ``largest_offset`` with ``(largest_timestamp, shallow_offset_of_max_timestamp)``.
         Raises LogSegmentOffsetOverflowError if ``largest_offset`` does not fit the indexes.
+
+        All or nothing: on an I/O error (full disk, EIO, read-only) the log is cut back to its
+        old size, the index entries added are dropped, and KafkaStorageError is raised; should
+        the cut itself fail, the next append (or close) retries it before anything else.
         """
+        if self._dirty_tail:
+            self._cut_dirty_tail()
+        saved = (self._size, self._next_offset, self._max_ts, self._rolling_ts, self._rolling_ts_known,
+                 self._bytes_since_last_index_entry, self.offset_index.entries, self.time_index.entries)
+        try:
+            self._append(largest_offset, largest_timestamp, shallow_offset_of_max_timestamp, records, batches)
+        except OSError as exc:
+            (self._size, self._next_offset, self._max_ts, self._rolling_ts, self._rolling_ts_known,
+             self._bytes_since_last_index_entry, n_offsets, n_times) = saved
+            self.offset_index._truncate_to_entries(min(n_offsets, self.offset_index.entries))
+            self.time_index._truncate_to_entries(min(n_times, self.time_index.entries))
+            self._dirty_tail = True
+            try:
+                self._cut_dirty_tail()
+            except KafkaStorageError:
+                pass
+            raise KafkaStorageError(f"I/O error appending to {self.log_path}: {exc}") from exc
+
+    def _cut_dirty_tail(self) -> None:
+        """Remove bytes a failed append left past ``size`` (KafkaStorageError if it cannot)."""
+        try:
+            if self._ops.fsize(self._fd) > self._size:
+                self._ops.truncate(self._fd, self._size)
+        except OSError as exc:
+            raise KafkaStorageError(f"cannot remove a failed append from {self.log_path}: {exc}") from exc
+        self._dirty_tail = False
+
+    def _append(self, largest_offset: int, largest_timestamp: int, shallow_offset_of_max_timestamp: int,
+                records, batches: list[tuple[int, BatchHeader]] | None) -> None:
         n = len(records)
         if n == 0:
             return
@@ -584,8 +618,11 @@ class LogSegment:
         self.time_index.maybe_append(m.timestamp, m.offset, skip_full_check=True)
         self.offset_index.trim_to_valid_size()
         self.time_index.trim_to_valid_size()
-        # Inactive segments no longer write their indexes: give the descriptors back (they
+        # Inactive segments no longer write their indexes: make them durable (a later flush of
+        # this segment cannot, the handles are gone) and give the descriptors back (they
         # reopen lazily should a truncation need them).
+        self.offset_index.flush()
+        self.time_index.flush()
         self.offset_index.close_handler()
         self.time_index.close_handler()
 
@@ -603,12 +640,18 @@ class LogSegment:
         if self._closed:
             return
         try:
+            if self._dirty_tail:
+                self._cut_dirty_tail()  # raises: no clean close, so recovery runs at the next start
             if self._max_ts is not None:
                 try:
                     self.time_index.maybe_append(self._max_ts.timestamp, self._max_ts.offset,
                                                  skip_full_check=True)
                 except (InvalidOffsetError, ValueError):
                     pass
+            # Trim before the fsync: a clean shutdown is trusted at the next start, so the
+            # trimmed index lengths must be on disk, not only in the page cache.
+            self.offset_index.trim_to_valid_size()
+            self.time_index.trim_to_valid_size()
             self.flush()
             self.offset_index.close()
             self.time_index.close()
