@@ -13,6 +13,7 @@ partition ``0 .. partitions-1`` of a live topic has an open log.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import logging
 import os
@@ -164,6 +165,8 @@ class ClusterMeta:
         self.by_id[t.topic_id] = t
 
     def _topic_path(self, name: str) -> Path:
+        if len(name) > 200:  # a legal 249-char name plus ".json" must still fit a file name
+            name = name[:200] + "-" + hashlib.sha1(name.encode()).hexdigest()
         return self.meta_dir / f"{name}.json"
 
     def save_topic(self, t: TopicInfo) -> None:

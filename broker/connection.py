@@ -78,7 +78,11 @@ class Connection:
         try:
             while not self.closed:
                 try:
-                    head = await reader.readexactly(4)
+                    head = await reader.readexactly(1)
+                    # From its first byte a frame must arrive whole within request.read.timeout.ms:
+                    # a client stalling inside the size prefix is as slow as one inside the body.
+                    self.frame_started = time.monotonic()
+                    head += await reader.readexactly(3)
                 except (asyncio.IncompleteReadError, ConnectionError):
                     return
                 (size,) = _SIZE.unpack(head)
@@ -86,7 +90,6 @@ class Connection:
                     self.close(f"request frame of {size} bytes is outside [8, socket.request.max.bytes="
                                f"{self.max_request}]")
                     return
-                self.frame_started = time.monotonic()
                 try:
                     frame = await reader.readexactly(size)
                 except (asyncio.IncompleteReadError, ConnectionError):

@@ -50,9 +50,10 @@ class ProducerIds:
 
 
 class Broker:
-    def __init__(self, cfg: BrokerConfig, *, clock=None):
+    def __init__(self, cfg: BrokerConfig, *, clock=None, file_ops=None):
         self.cfg = cfg
         self.clock = clock or SystemClock()
+        self.file_ops = file_ops  # storage.files.FileOps for the logs (None: the real OS); tests inject faults
         self.handlers = load_handlers()
         self.metrics = Metrics()
         self.waiters = PartitionWaiters()
@@ -95,7 +96,7 @@ class Broker:
         t0 = time.monotonic()
         known = self.meta.load_topics()
         self.logs = LogManager([str(d) for d in cfg.log_dirs], cfg.topic_defaults, self.clock,
-                               topic_overrides={t.name: t.configs for t in known})
+                               topic_overrides={t.name: t.configs for t in known}, file_ops=self.file_ops)
         self.logs.load()
         self.topics = TopicManager(self.meta, self.logs, cfg.topic_defaults,
                                    num_partitions=cfg["num.partitions"],
@@ -138,6 +139,11 @@ class Broker:
             min(self.cfg["log.flush.offset.checkpoint.interval.ms"],
                 self.cfg["log.flush.start.offset.checkpoint.interval.ms"]), self._checkpoint)))
         self.tasks.append(asyncio.create_task(self._idle_reaper()))
+        # Log compaction (storage/cleaner): cleaning rounds every log.cleaner.backoff.ms when idle.
+        from storage.cleaner import LogCleaner
+        self.cleaner = LogCleaner.from_broker_config(self.logs, self.cfg)
+        if self.cleaner.enabled:
+            self.tasks.append(asyncio.create_task(self.cleaner.run()))
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self._stopping or len(self.connections) >= self.cfg["max.connections"]:

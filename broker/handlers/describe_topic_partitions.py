@@ -41,7 +41,7 @@ async def handle(ctx, req):
             nid = b.node_id
             parts.append(R.DescribeTopicPartitionsResponsePartition(
                 error_code=0, partition_index=p, leader_id=nid, leader_epoch=LEADER_EPOCH, replica_nodes=[nid],
-                isr_nodes=[nid], eligible_leader_replicas=None, last_known_elr=None, offline_replicas=[]))
+                isr_nodes=[nid], eligible_leader_replicas=[], last_known_elr=[], offline_replicas=[]))
             budget -= 1
             p += 1
         out.append(R.DescribeTopicPartitionsResponseTopic(error_code=0, name=name, topic_id=t.topic_id,

@@ -62,7 +62,7 @@ def _read_all(b, v, resolved, max_bytes: int):
             if isinstance(target, ErrorCode):
                 any_error = True
                 presp.append(PD(partition_index=fp.partition, error_code=target, high_watermark=-1,
-                                last_stable_offset=-1, log_start_offset=-1, records=None,
+                                last_stable_offset=-1, log_start_offset=-1, records=b"",
                                 aborted_transactions=[] if v >= 4 else None))
                 continue
             plog = target
@@ -73,14 +73,14 @@ def _read_all(b, v, resolved, max_bytes: int):
                 any_error = True
                 presp.append(PD(partition_index=fp.partition, error_code=ErrorCode.OFFSET_OUT_OF_RANGE,
                                 high_watermark=plog.high_watermark, last_stable_offset=plog.high_watermark,
-                                log_start_offset=plog.log_start_offset, records=None,
+                                log_start_offset=plog.log_start_offset, records=b"",
                                 aborted_transactions=[] if v >= 4 else None))
                 continue
             except StorageError as exc:
                 any_error = True
                 log.warning("fetch from %s-%d failed: %s", plog.topic, plog.partition, exc)
                 presp.append(PD(partition_index=fp.partition, error_code=ErrorCode.KAFKA_STORAGE_ERROR,
-                                high_watermark=-1, last_stable_offset=-1, log_start_offset=-1, records=None,
+                                high_watermark=-1, last_stable_offset=-1, log_start_offset=-1, records=b"",
                                 aborted_transactions=[] if v >= 4 else None))
                 continue
             size = sum(len(c) for c in res.chunks)
@@ -117,5 +117,9 @@ async def handle(ctx, req):
         if total >= req.min_bytes or any_error or left <= 0 or not keys or b._stopping:
             break
         await b.waiters.wait(keys, left)
+        # the topic may have been deleted (or its partitions changed) while parked
+        resolved = _resolve(b, v, req.topics)
+        keys = [(t.name, fp.partition) for _ft, t, parts in resolved for fp, target in parts
+                if t is not None and not isinstance(target, ErrorCode)]
     b.metrics.bytes_out["fetch"] += total
     return R(throttle_time_ms=0, error_code=0, session_id=0, responses=responses)

@@ -43,6 +43,12 @@ async def handle(ctx, req):
         allow = b.cfg["auto.create.topics.enable"] and (v < 4 or req.allow_auto_topic_creation)
         for rt in req.topics:
             name = rt.name
+            if name is None and v < 12:
+                # v10-11 requests may carry a null name but their responses cannot (Kafka:
+                # InvalidRequestException, "topic names can not be null in these versions")
+                out.append(R.MetadataResponseTopic(error_code=ErrorCode.INVALID_REQUEST, name="",
+                                                   topic_id=rt.topic_id, partitions=[]))
+                continue
             if name is None:
                 t = topics_mgr.by_id(rt.topic_id) if rt.topic_id != ZERO_UUID else None
                 if t is None:

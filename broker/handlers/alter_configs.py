@@ -1,0 +1,99 @@
+"""AlterConfigs (33) v0-2: replace a topic's whole set of config overrides (the legacy API:
+keys not listed go back to their defaults), as Kafka's ControllerApis.handleLegacyAlterConfigs.
+
+- the same resource twice: INVALID_REQUEST "Duplicate resource.";
+- an unknown resource type: UNSUPPORTED_VERSION "Unknown resource type N." (Kafka's answer);
+- topic: unknown -> UNKNOWN_TOPIC_OR_PARTITION "The topic 'T' does not exist."; a null value,
+  an unknown key or a bad value -> INVALID_CONFIG naming the key; nothing is changed then;
+- broker / broker-logger resources: dynamic broker configs are not supported, answered with
+  INVALID_REQUEST and a message saying to set the key in server.properties;
+- ``validate_only``: every check, nothing changed.
+
+A change is validated, persisted (the topic's metadata file) and applied to the open logs at
+once (``TopicManager.set_configs`` -> ``LogManager.update_topic_config``): the next produce
+sees a new ``message.timestamp.type``, the next append a shorter ``segment.ms``, the next
+retention check a shorter ``retention.ms``.
+"""
+from __future__ import annotations
+
+import logging
+
+from broker.handlers.describe_configs import (
+    BROKER, BROKER_LOGGER, RESOURCE_TYPE_NAMES, TOPIC, ResourceError, check_broker_resource,
+)
+from broker.registry import handles
+from broker.topics import TopicError
+from protocol.errors import ErrorCode
+from protocol.messages.alter_configs import AlterConfigsResponse as R
+
+log = logging.getLogger(__name__)
+
+
+def refuse_broker_change(b, rtype: int, rname: str, keys) -> None:
+    """Broker resources: raise ResourceError (dynamic broker configs are not supported)."""
+    check_broker_resource(b.node_id, rname, allow_default=rtype == BROKER)
+    if rtype == BROKER_LOGGER:
+        raise ResourceError(ErrorCode.INVALID_REQUEST,
+                            "Changing broker logger levels at runtime is not supported by Hourglass; "
+                            "use --log-level when starting the broker.")
+    listed = ", ".join(sorted(keys)) or "(none)"
+    raise ResourceError(ErrorCode.INVALID_REQUEST,
+                        f"Dynamic broker configs are not supported by Hourglass: set {listed} in "
+                        "server.properties (or --override) and restart the broker.")
+
+
+def apply_topic_configs(b, name: str, new_overrides: dict, validate_only: bool) -> None:
+    """Validate, persist and apply ``new_overrides`` as the topic's complete override set."""
+    if b.topics.get(name) is None:
+        raise ResourceError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+    try:
+        b.topics.set_configs(name, new_overrides, validate_only=validate_only)
+    except TopicError as exc:
+        raise ResourceError(exc.code, exc.message) from None
+    if not validate_only:
+        log.info("configs of topic %s are now %s", name, new_overrides or "{} (all defaults)")
+
+
+def duplicate_resources(resources) -> set:
+    seen, dupes = set(), set()
+    for r in resources:
+        key = (r.resource_type, r.resource_name)
+        (dupes if key in seen else seen).add(key)
+    return dupes
+
+
+@handles(33)
+async def handle(ctx, req):
+    b = ctx.broker
+    dupes = duplicate_resources(req.resources)
+    answered = set()
+    out = []
+    for res in req.resources:
+        key = (res.resource_type, res.resource_name)
+        code, message = 0, None
+        try:
+            if key in dupes:
+                if key in answered:
+                    continue
+                answered.add(key)
+                raise ResourceError(ErrorCode.INVALID_REQUEST, "Duplicate resource.")
+            if res.resource_type == TOPIC:
+                nulls = [c.name for c in res.configs if c.value is None]
+                if nulls:
+                    raise ResourceError(ErrorCode.INVALID_CONFIG,
+                                        "Null value not supported for topic configs: " + ",".join(nulls))
+                apply_topic_configs(b, res.resource_name, {c.name: c.value for c in res.configs},
+                                    req.validate_only)
+            elif res.resource_type in (BROKER, BROKER_LOGGER):
+                refuse_broker_change(b, res.resource_type, res.resource_name, [c.name for c in res.configs])
+            elif res.resource_type in RESOURCE_TYPE_NAMES and res.resource_type != 0:
+                raise ResourceError(ErrorCode.INVALID_REQUEST,
+                                    f"Unexpected resource type {RESOURCE_TYPE_NAMES[res.resource_type]}.")
+            else:
+                raise ResourceError(ErrorCode.UNSUPPORTED_VERSION, f"Unknown resource type {res.resource_type}.")
+        except ResourceError as exc:
+            code, message = exc.code, exc.message
+        out.append(R.AlterConfigsResourceResponse(error_code=code, error_message=message,
+                                                  resource_type=res.resource_type,
+                                                  resource_name=res.resource_name))
+    return R(throttle_time_ms=0, responses=out)

@@ -1,0 +1,84 @@
+"""CreatePartitions (37) v0-3: grow a topic's partition count, never shrink it (Kafka's
+ReplicationControlManager.createPartitions messages).
+
+- a name given twice: INVALID_REQUEST "Duplicate topic name.";
+- unknown topic: UNKNOWN_TOPIC_OR_PARTITION;
+- count below the current one: INVALID_PARTITIONS "The topic T currently has N partition(s);
+  M would not be an increase."; equal: INVALID_PARTITIONS "Topic already has N partition(s).";
+- assignments (nullable) must give exactly one replica list per new partition, each naming
+  only this node: INVALID_REPLICA_ASSIGNMENT otherwise;
+- ``validate_only``: every check, nothing created.
+
+New partitions get empty logs at once and the count is persisted with the topic, so it
+survives restarts; producers see them at their next metadata refresh.
+"""
+from __future__ import annotations
+
+import logging
+
+from broker.registry import handles
+from broker.topics import TopicError
+from protocol.errors import ErrorCode
+from protocol.messages.create_partitions import CreatePartitionsResponse as R
+
+log = logging.getLogger(__name__)
+
+
+def _grow(b, ct, validate_only: bool):
+    """Returns (error code, message) for one topic."""
+    t = b.topics.get(ct.name)
+    if t is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
+    if ct.count < t.partitions:
+        return (ErrorCode.INVALID_PARTITIONS,
+                f"The topic {ct.name} currently has {t.partitions} partition(s); {ct.count} would not "
+                "be an increase.")
+    if ct.count == t.partitions:
+        return ErrorCode.INVALID_PARTITIONS, f"Topic already has {t.partitions} partition(s)."
+    additional = ct.count - t.partitions
+    if ct.assignments is not None:
+        if len(ct.assignments) != additional:
+            return (ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                    f"Attempted to add {additional} additional partition(s), but only "
+                    f"{len(ct.assignments)} assignment(s) were specified.")
+        for a in ct.assignments:
+            ids = list(a.broker_ids)
+            if not ids:
+                return (ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                        "The manual partition assignment includes an empty replica list.")
+            for bid in ids:
+                if bid != b.node_id:
+                    return (ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                            f"The manual partition assignment includes broker {bid}, but no such broker "
+                            "is registered.")
+            if len(ids) != 1:
+                return (ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                        f"The manual partition assignment includes a partition with {len(ids)} replica(s), "
+                        "but this is inconsistent with previous partitions, which have 1 replica(s).")
+    try:
+        b.topics.add_partitions(ct.name, ct.count, validate_only=validate_only)
+    except TopicError as exc:
+        return exc.code, exc.message
+    if not validate_only:
+        log.info("CreatePartitions: %s grown to %d partition(s)", ct.name, ct.count)
+    return 0, None
+
+
+@handles(37)
+async def handle(ctx, req):
+    b = ctx.broker
+    counts: dict[str, int] = {}
+    for ct in req.topics:
+        counts[ct.name] = counts.get(ct.name, 0) + 1
+    results = []
+    answered: set[str] = set()
+    for ct in req.topics:
+        if counts[ct.name] > 1:
+            if ct.name not in answered:
+                answered.add(ct.name)
+                results.append(R.CreatePartitionsTopicResult(name=ct.name, error_code=ErrorCode.INVALID_REQUEST,
+                                                             error_message="Duplicate topic name."))
+            continue
+        code, message = _grow(b, ct, req.validate_only)
+        results.append(R.CreatePartitionsTopicResult(name=ct.name, error_code=code, error_message=message))
+    return R(throttle_time_ms=0, results=results)

@@ -1,0 +1,169 @@
+"""CreateTopics (19) v0-7, as Kafka's KRaft controller (ControllerApis + ReplicationControlManager).
+
+Checks per topic, in Kafka's order, each failing only that topic:
+1. a name given twice in one request: INVALID_REQUEST "Duplicate topic name." (one answer per
+   name, none of them created); ``__cluster_metadata``: INVALID_REQUEST;
+2. illegal name (Kafka's ``Topic.validate``: empty, ``.``/``..``, > 249 chars, characters
+   other than ASCII alphanumerics ``._-``) or a name colliding with an existing topic once
+   ``.`` and ``_`` are unified: INVALID_TOPIC_EXCEPTION;
+3. already exists: TOPIC_ALREADY_EXISTS;
+4. a null config value, an unknown config key, or a value failing its type/range/one-of check:
+   INVALID_CONFIG, the message naming the key;
+5. manual assignments: replication factor and partition count must then be -1
+   (INVALID_REQUEST); partitions 0..n-1 each on exactly this node, else
+   INVALID_REPLICA_ASSIGNMENT;
+6. replication factor 0 or < -1: INVALID_REPLICATION_FACTOR; partitions 0 or < -1:
+   INVALID_PARTITIONS; a replication factor above 1 cannot be met on one node:
+   INVALID_REPLICATION_FACTOR.
+
+``validate_only`` runs every check and creates nothing. v5+ answers carry the resolved
+partition count, replication factor and every topic config (value, source, flags) sorted
+by name, as the controller's ``computeEffectiveTopicConfigs``; v7 the topic id.
+"""
+from __future__ import annotations
+
+import logging
+
+from broker.cluster import validate_topic_name
+from broker.handlers.describe_configs import created_topic_configs
+from broker.registry import handles
+from broker.topics import TopicError
+from protocol.errors import ErrorCode
+from protocol.messages.create_topics import CreateTopicsResponse as R
+from storage.log_config import CONFIG_SOURCE_IDS
+
+log = logging.getLogger(__name__)
+
+CLUSTER_METADATA_TOPIC = "__cluster_metadata"
+
+
+class _Refused(Exception):
+    def __init__(self, code: ErrorCode, message: str | None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _unify(name: str) -> str:
+    return name.replace(".", "_")
+
+
+def _check_assignments(node_id: int, assignments) -> int:
+    """Partition count of a manual assignment; raises _Refused as Kafka's
+    validateManualPartitionAssignment would on a one-node cluster."""
+    seen: dict[int, list[int]] = {}
+    rf = None
+    for a in assignments:
+        if a.partition_index in seen:
+            raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                           f"Found multiple manual partition assignments for partition {a.partition_index}")
+        ids = list(a.broker_ids)
+        if not ids:
+            raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                           "The manual partition assignment includes an empty replica list.")
+        for bid in ids:
+            if bid != node_id:
+                raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                               f"The manual partition assignment includes broker {bid}, but no such "
+                               "broker is registered.")
+        if len(set(ids)) != len(ids):
+            raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                           f"The manual partition assignment includes the broker {ids[0]} more than once.")
+        if rf is not None and len(ids) != rf:
+            raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                           f"The manual partition assignment includes a partition with {len(ids)} "
+                           f"replica(s), but this is inconsistent with previous partitions, which have "
+                           f"{rf} replica(s).")
+        rf = len(ids)
+        seen[a.partition_index] = ids
+    for i in range(len(seen)):
+        if i not in seen:
+            raise _Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                           "partitions should be a consecutive 0-based integer sequence")
+    return len(seen)
+
+
+def create_one(b, ct, validate_only: bool):
+    """Create (or just validate) one topic; returns its TopicInfo or raises _Refused."""
+    topics = b.topics
+    name = ct.name
+    if name == CLUSTER_METADATA_TOPIC:
+        raise _Refused(ErrorCode.INVALID_REQUEST, f"Creation of internal topic {name} is prohibited.")
+    err = validate_topic_name(name)
+    if err:
+        raise _Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, err)
+    if topics.get(name) is not None:
+        raise _Refused(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+    if "." in name or "_" in name:
+        for other in topics.topics:
+            if _unify(other) == _unify(name):
+                raise _Refused(ErrorCode.INVALID_TOPIC_EXCEPTION,
+                               f"Topic '{name}' collides with existing topic: {other}")
+    nulls = [c.name for c in ct.configs if c.value is None]
+    if nulls:
+        raise _Refused(ErrorCode.INVALID_CONFIG, "Null value not supported for topic configs: " + ",".join(nulls))
+    configs = {c.name: c.value for c in ct.configs}
+    try:
+        topics.validate_configs(configs)
+    except TopicError as exc:
+        raise _Refused(exc.code, exc.message) from None
+    if ct.assignments:
+        if ct.replication_factor != -1:
+            raise _Refused(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, but "
+                                                      "replication factor was not set to -1.")
+        if ct.num_partitions != -1:
+            raise _Refused(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, but "
+                                                      "numPartitions was not set to -1.")
+        partitions, replication = _check_assignments(b.node_id, ct.assignments), 1
+    else:
+        if ct.replication_factor < -1 or ct.replication_factor == 0:
+            raise _Refused(ErrorCode.INVALID_REPLICATION_FACTOR,
+                           "Replication factor must be larger than 0, or -1 to use the default value.")
+        if ct.num_partitions < -1 or ct.num_partitions == 0:
+            raise _Refused(ErrorCode.INVALID_PARTITIONS,
+                           "Number of partitions was set to an invalid non-positive value.")
+        partitions = ct.num_partitions if ct.num_partitions != -1 else b.cfg["num.partitions"]
+        replication = ct.replication_factor
+        if replication == -1:
+            replication = b.cfg["default.replication.factor"]
+    try:
+        return topics.create_topic(name, partitions, replication, configs, validate_only=validate_only)
+    except TopicError as exc:
+        raise _Refused(exc.code, exc.message) from None
+
+
+@handles(19)
+async def handle(ctx, req):
+    b = ctx.broker
+    v = ctx.api_version
+    validate_only = v >= 1 and req.validate_only
+    counts: dict[str, int] = {}
+    for ct in req.topics:
+        counts[ct.name] = counts.get(ct.name, 0) + 1
+    results = []
+    answered_dupes: set[str] = set()
+    for ct in req.topics:
+        if counts[ct.name] > 1:
+            if ct.name not in answered_dupes:
+                answered_dupes.add(ct.name)
+                results.append(R.CreatableTopicResult(name=ct.name, error_code=ErrorCode.INVALID_REQUEST,
+                                                      error_message="Duplicate topic name."))
+            continue
+        try:
+            t = create_one(b, ct, validate_only)
+        except _Refused as exc:
+            log.info("CreateTopics %s refused: %s (%s)", ct.name, exc.code.name, exc.message)
+            results.append(R.CreatableTopicResult(name=ct.name, error_code=exc.code,
+                                                  error_message=exc.message))
+            continue
+        res = R.CreatableTopicResult(name=t.name, topic_id=t.topic_id,
+                                     error_code=0, error_message=None)
+        if v >= 5:
+            res.num_partitions = t.partitions
+            res.replication_factor = 1
+            res.topic_config_error_code = 0
+            res.configs = [R.CreatableTopicConfigs(name=n, value=None if sens else val, read_only=ro,
+                                                   config_source=CONFIG_SOURCE_IDS[src], is_sensitive=sens)
+                           for n, val, src, ro, sens in created_topic_configs(b.cfg.topic_defaults, t.configs)]
+        results.append(res)
+    return R(throttle_time_ms=0, topics=results)

@@ -1,0 +1,109 @@
+"""DeleteTopics (20) v0-6: by name (v0-5 ``topic_names``, v6 ``topics[].name``) or by topic id
+(v6 ``topics[].topic_id``), as Kafka's ControllerApis.deleteTopics.
+
+- a name or id given twice: INVALID_REQUEST "Duplicate topic name." / "Duplicate topic id.";
+  v6 entries with both or neither name and id: INVALID_REQUEST;
+- unknown name: UNKNOWN_TOPIC_OR_PARTITION; unknown id: UNKNOWN_TOPIC_ID;
+- ``delete.topic.enable=false``: TOPIC_DELETION_DISABLED (INVALID_REQUEST before v3, as Kafka);
+- internal topics (``__consumer_offsets``, ``__transaction_state``) are refused with
+  INVALID_REQUEST: the group/transaction coordinators live on them.
+
+A deleted topic disappears from the metadata at once; its partition directories are renamed
+``<topic>-<p>.<uuidhex>-delete`` and removed after ``file.delete.delay.ms`` (LogManager), so
+later Produce/Fetch/ListOffsets see UNKNOWN_TOPIC_OR_PARTITION (or recreate it through
+auto-creation, as Kafka). Fetches parked on its partitions are woken so they answer now, and
+every group's committed offsets for the topic are dropped (Kafka's onPartitionsDeleted).
+v6 answers carry both the name and the id of each deleted topic.
+"""
+from __future__ import annotations
+
+import logging
+
+from broker.registry import handles
+from broker.topics import TopicError
+from protocol.errors import ErrorCode
+from protocol.messages.delete_topics import DeleteTopicsResponse as R
+from protocol.schema import ZERO_UUID
+
+log = logging.getLogger(__name__)
+
+
+def delete_topic(b, name: str):
+    """Delete one topic and wake anything parked on its partitions; returns its TopicInfo."""
+    t = b.topics.get(name)
+    if t is not None and t.internal:
+        raise TopicError(ErrorCode.INVALID_REQUEST,
+                         f"Topic {name} is an internal topic and cannot be deleted.")
+    t = b.topics.delete_topic(name)
+    for p in range(t.partitions):
+        b.waiters.notify((name, p))
+    hook = getattr(b.groups, "handle_deleted_partitions", None) if b.groups is not None else None
+    if hook is not None:  # Kafka's onPartitionsDeleted: committed offsets of the topic go too
+        try:
+            hook([(name, p) for p in range(t.partitions)])
+        except Exception:  # the topic is gone either way; stale offsets are harmless
+            log.exception("dropping committed offsets of deleted topic %s failed", name)
+    return t
+
+
+@handles(20)
+async def handle(ctx, req):
+    b = ctx.broker
+    v = ctx.api_version
+    out: list = []
+
+    def answer(name, tid, code=0, message=None):
+        out.append(R.DeletableTopicResult(name=name, topic_id=tid, error_code=code, error_message=message))
+
+    # (name or None, id or None) in request order
+    if v >= 6:
+        wanted = []
+        for st in req.topics:
+            has_id = st.topic_id != ZERO_UUID
+            if st.name is not None and has_id:
+                answer(st.name, st.topic_id, ErrorCode.INVALID_REQUEST,
+                       "You may not specify both topic name and topic id.")
+            elif st.name is None and not has_id:
+                answer(None, ZERO_UUID, ErrorCode.INVALID_REQUEST, "Neither topic name nor id were specified.")
+            else:
+                wanted.append((st.name, st.topic_id if has_id else None))
+    else:
+        wanted = [(n, None) for n in req.topic_names]
+    name_counts: dict[str, int] = {}
+    id_counts: dict[bytes, int] = {}
+    for n, i in wanted:
+        if i is None:
+            name_counts[n] = name_counts.get(n, 0) + 1
+        else:
+            id_counts[i] = id_counts.get(i, 0) + 1
+    done_dupes: set = set()
+    for n, i in wanted:
+        if i is None and name_counts[n] > 1:
+            if ("n", n) not in done_dupes:
+                done_dupes.add(("n", n))
+                answer(n, ZERO_UUID, ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
+            continue
+        if i is not None and id_counts[i] > 1:
+            if ("i", i) not in done_dupes:
+                done_dupes.add(("i", i))
+                answer(None, i, ErrorCode.INVALID_REQUEST, "Duplicate topic id.")
+            continue
+        if i is not None:
+            t = b.topics.by_id(i)
+            if t is None:
+                answer(None, i, ErrorCode.UNKNOWN_TOPIC_ID, "This server does not host this topic ID.")
+                continue
+            n = t.name
+        if not b.cfg["delete.topic.enable"]:
+            code = ErrorCode.TOPIC_DELETION_DISABLED if v >= 3 else ErrorCode.INVALID_REQUEST
+            answer(n, i or ZERO_UUID, code, "Topic deletion is disabled.")
+            continue
+        try:
+            t = delete_topic(b, n)
+        except TopicError as exc:
+            answer(n, i or ZERO_UUID, exc.code, exc.message if exc.code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                   else "This server does not host this topic-partition.")
+            continue
+        log.info("DeleteTopics: deleted %s (%d partition(s)) for client %r", n, t.partitions, ctx.client_id)
+        answer(t.name, t.topic_id)
+    return R(throttle_time_ms=0, responses=out)

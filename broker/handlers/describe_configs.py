@@ -1,0 +1,233 @@
+"""DescribeConfigs (32) v0-4: topic, broker and broker-logger configs, as Kafka's ConfigHelper.
+
+Topic resource (type 2): every topic config (not only the overrides: librdkafka's tests and
+``kafka-configs --describe --all`` expect the full set), each with its resolved value, source,
+read-only/sensitive flags, synonyms (v1+, when ``include_synonyms``), type and documentation
+(v3+, documentation only when ``include_documentation``). Synonyms follow Kafka's
+``configSynonyms``: the topic override first, then the broker synonyms grouped by source
+(static ``server.properties``, then Kafka's default of each broker key), *and then everything
+before the first entry named after the config's primary broker synonym is dropped*
+(``allSynonyms.dropWhile(_.name != name)``). So, exactly as Kafka reports it, ``retention.ms``
+has no synonyms (and source DEFAULT_CONFIG) unless ``log.retention.ms`` itself is set, even
+when ``log.retention.hours`` is; ``segment.bytes`` shows ``log.segment.bytes``.
+The source is the first remaining synonym's source, DEFAULT_CONFIG when none remain; v0's
+``is_default`` is ``source == DEFAULT_CONFIG``.
+
+Broker resource (type 4): resource name ``""`` is the cluster-wide dynamic default (we have
+none: empty list); this node's id lists every broker key we accept (``broker.config.BROKER_KEYS``
+and ``storage.log_config.BROKER_LOG_DEFAULTS``) with STATIC_BROKER_CONFIG when set in the
+config file/overrides, else DEFAULT_CONFIG; all read-only (no dynamic broker configs). Another
+id or a non-integer name: INVALID_REQUEST with Kafka's message.
+
+Broker-logger resource (type 8): the Python loggers of this process and their levels
+(source DYNAMIC_BROKER_LOGGER_CONFIG), as Kafka lists its log4j loggers.
+
+An empty or null ``configuration_keys`` means all keys. Unknown topics: UNKNOWN_TOPIC_OR_PARTITION
+(no message, as Kafka); illegal topic names: INVALID_TOPIC_EXCEPTION.
+"""
+from __future__ import annotations
+
+import logging
+
+from broker.cluster import validate_topic_name
+from broker.registry import handles
+from protocol.errors import ErrorCode
+from protocol.messages.describe_configs import DescribeConfigsResponse as R
+from storage import log_config as lc
+
+TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
+RESOURCE_TYPE_NAMES = {0: "UNKNOWN", TOPIC: "TOPIC", BROKER: "BROKER", BROKER_LOGGER: "BROKER_LOGGER",
+                       CLIENT_METRICS: "CLIENT_METRICS", GROUP: "GROUP"}
+
+SRC = lc.CONFIG_SOURCE_IDS
+TYPES = lc.CONFIG_TYPE_IDS
+
+
+class ResourceError(Exception):
+    """A per-resource failure: answered with ``code`` and ``message`` for that resource only."""
+
+    def __init__(self, code: ErrorCode, message: str | None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+# ---- topic configs --------------------------------------------------------------------------
+
+def kafka_topic_synonyms(name: str, synonyms) -> list:
+    """Apply Kafka's ``dropWhile(_.name != primaryBrokerSynonym)`` to the broker part of a
+    topic config's synonyms (the topic override, if any, stays first)."""
+    topic_part = [s for s in synonyms if s.source == lc.SOURCE_TOPIC]
+    broker_part = [s for s in synonyms if s.source != lc.SOURCE_TOPIC]
+    primary = lc.TOPIC_CONFIGS[name].broker_synonym
+    i = 0
+    while i < len(broker_part) and broker_part[i].name != primary:
+        i += 1
+    return topic_part + broker_part[i:]
+
+
+def topic_config_entries(broker_defaults: dict, overrides: dict, names=None):
+    """[(name, value, source_name, read_only, sensitive, synonyms, type, documentation)] for
+    DescribeConfigs of a topic, sorted by name, with Kafka's synonym and source rules."""
+    out = []
+    for d in lc.describe(broker_defaults, overrides, names=names):
+        syns = kafka_topic_synonyms(d.name, d.synonyms)
+        source = syns[0].source if syns else lc.SOURCE_DEFAULT
+        out.append((d.name, d.value, source, d.read_only, d.sensitive, syns, d.type, d.documentation))
+    return out
+
+
+def created_topic_configs(broker_defaults: dict, overrides: dict):
+    """Config entries echoed by CreateTopics v5+: Kafka's controller resolves each topic config
+    through its synonyms in order (``resolveEffectiveTopicConfigs``), without ConfigHelper's
+    drop; so the source is simply the first synonym's (topic, static broker, default)."""
+    return [(d.name, d.value, d.source, d.read_only, d.sensitive)
+            for d in lc.describe(broker_defaults, overrides)]
+
+
+# ---- broker configs -------------------------------------------------------------------------
+
+# Kafka's DynamicBrokerConfig.brokerConfigSynonyms: keys that stand for one another.
+_BROKER_SYNONYM_GROUPS = [
+    ["log.roll.ms", "log.roll.hours"],
+    ["log.roll.jitter.ms", "log.roll.jitter.hours"],
+    ["log.retention.ms", "log.retention.minutes", "log.retention.hours"],
+]
+
+
+def _broker_synonym_names(name: str) -> list[str]:
+    if name == "log.flush.interval.ms":
+        return ["log.flush.interval.ms", "log.flush.scheduler.interval.ms"]
+    for group in _BROKER_SYNONYM_GROUPS:
+        if name in group:
+            return group
+    return [name]
+
+
+_PARSE_TYPES = {"_int": "int", "_bool": "boolean", "_str": "string", "_list": "list", "_float": "double"}
+
+
+def _broker_key_table() -> dict[str, tuple[str, str | None, str]]:
+    """name -> (type, default string or None, documentation) of every broker key we accept.
+    Keys the broker itself owns (BROKER_KEYS) keep the broker's default."""
+    from broker.config import BROKER_KEYS
+    table: dict[str, tuple[str, str | None, str]] = {}
+    for name, d in lc.BROKER_LOG_DEFAULTS.items():
+        table[name] = (d.type, lc.value_to_string(d.type, d.default), d.documentation)
+    for name, k in BROKER_KEYS.items():
+        typ = table[name][0] if name in table else _PARSE_TYPES.get(getattr(k.parse, "__name__", ""), "string")
+        table[name] = (typ, k.default, k.doc)
+    return table
+
+
+def broker_config_entries(raw: dict[str, str], names=None):
+    """[(name, value, source_name, read_only, sensitive, synonyms, type, documentation)] for this
+    node's broker resource: value = the static setting if any, else the default."""
+    table = _broker_key_table()
+    wanted = sorted(table) if names is None else [n for n in names if n in table]
+    out = []
+    for name in wanted:
+        typ, default, doc = table[name]
+        syns = []
+        group = _broker_synonym_names(name)
+        for s in group:
+            if s in raw:
+                syns.append(lc.ConfigSynonymEntry(s, raw[s], lc.SOURCE_STATIC_BROKER))
+        for s in group:
+            if s in table and table[s][1] is not None:
+                syns.append(lc.ConfigSynonymEntry(s, table[s][1], lc.SOURCE_DEFAULT))
+        while syns and syns[0].name != name:  # Kafka's dropWhile(_.name != name)
+            syns.pop(0)
+        value = raw[name] if name in raw else default
+        source = syns[0].source if syns else lc.SOURCE_DEFAULT
+        out.append((name, value, source, True, typ == "password", syns, typ, doc))
+    return out
+
+
+def check_broker_resource(node_id: int, resource_name: str | None, *, allow_default: bool) -> bool:
+    """True for this node's id, False for the cluster-default resource ``""``; raises
+    ResourceError (INVALID_REQUEST, Kafka's messages) otherwise."""
+    if not resource_name:
+        if allow_default:
+            return False
+        raise ResourceError(ErrorCode.INVALID_REQUEST, "Broker id must not be empty")
+    try:
+        bid = int(resource_name)
+    except ValueError:
+        raise ResourceError(ErrorCode.INVALID_REQUEST,
+                            f"Broker id must be an integer, but it is: {resource_name}") from None
+    if bid != node_id:
+        expected = f"{node_id} or empty string" if allow_default else f"{node_id}"
+        raise ResourceError(ErrorCode.INVALID_REQUEST,
+                            f"Unexpected broker id, expected {expected}, but received {resource_name}")
+    return True
+
+
+def logger_entries(names=None):
+    """This process's loggers (root and our packages) with their effective levels."""
+    mgr = logging.root.manager
+    loggers = {"root": logging.getLogger()}
+    for n, lg in list(mgr.loggerDict.items()):
+        if isinstance(lg, logging.Logger) and n.split(".")[0] in ("broker", "storage", "protocol", "hourglass"):
+            loggers[n] = lg
+    wanted = sorted(loggers) if names is None else [n for n in names if n in loggers]
+    out = []
+    for n in wanted:
+        level = logging.getLevelName(loggers[n].getEffectiveLevel())
+        level = {"WARNING": "WARN", "CRITICAL": "FATAL"}.get(level, level)
+        out.append((n, level, "DYNAMIC_BROKER_LOGGER_CONFIG", False, False, [], "string", None))
+    return out
+
+
+# ---- handler ----------------------------------------------------------------------------------
+
+def _entries_for(b, rtype: int, rname: str, names):
+    if rtype == TOPIC:
+        err = validate_topic_name(rname or "")
+        if err:
+            raise ResourceError(ErrorCode.INVALID_TOPIC_EXCEPTION, err)
+        t = b.topics.get(rname)
+        if t is None:
+            raise ResourceError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
+        return topic_config_entries(b.cfg.topic_defaults, t.configs, names)
+    if rtype == BROKER:
+        if not check_broker_resource(b.node_id, rname, allow_default=True):
+            return []  # no dynamic cluster-default configs
+        return broker_config_entries(b.cfg.raw, names)
+    if rtype == BROKER_LOGGER:
+        check_broker_resource(b.node_id, rname, allow_default=False)
+        return logger_entries(names)
+    raise ResourceError(ErrorCode.INVALID_REQUEST,
+                        f"Unsupported resource type: {RESOURCE_TYPE_NAMES.get(rtype, rtype)}")
+
+
+@handles(32)
+async def handle(ctx, req):
+    b = ctx.broker
+    v = ctx.api_version
+    syn_on = v >= 1 and req.include_synonyms
+    doc_on = v >= 3 and req.include_documentation
+    results = []
+    for res in req.resources:
+        names = res.configuration_keys or None  # null or empty: all
+        try:
+            entries = _entries_for(b, res.resource_type, res.resource_name, names)
+        except ResourceError as exc:
+            results.append(R.DescribeConfigsResult(error_code=exc.code, error_message=exc.message,
+                                                   resource_type=res.resource_type,
+                                                   resource_name=res.resource_name, configs=[]))
+            continue
+        configs = []
+        for name, value, source, read_only, sensitive, syns, typ, doc in entries:
+            configs.append(R.DescribeConfigsResourceResult(
+                name=name, value=None if sensitive else value, read_only=read_only,
+                config_source=SRC[source],
+                is_default=v == 0 and source == lc.SOURCE_DEFAULT,  # a v0-only field
+                is_sensitive=sensitive,
+                synonyms=[R.DescribeConfigsSynonym(name=s.name, value=None if sensitive else s.value,
+                                                   source=SRC[s.source]) for s in syns] if syn_on else [],
+                config_type=TYPES.get(typ, 0), documentation=doc if doc_on else None))
+        results.append(R.DescribeConfigsResult(error_code=0, error_message=None,
+                                               resource_type=res.resource_type,
+                                               resource_name=res.resource_name, configs=configs))
+    return R(throttle_time_ms=0, results=results)

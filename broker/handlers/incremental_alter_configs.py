@@ -1,0 +1,101 @@
+"""IncrementalAlterConfigs (44) v0-1: change some of a topic's config overrides, as Kafka's
+ConfigurationControlManager.incrementalAlterConfigResource.
+
+Operations: SET (0) sets the override; DELETE (1) removes it (back to the broker default);
+APPEND (2) / SUBTRACT (3), only for list-typed keys (``cleanup.policy``,
+``*.replication.throttled.replicas``), add/remove comma-separated items to/from the current
+override, or the key's built-in default when there is no override (Kafka's ``getParts``).
+An APPEND or SUBTRACT on any other key: INVALID_CONFIG "Can't APPEND to key K because its
+type is not LIST."; an unknown operation: INVALID_REQUEST; a null value for anything but
+DELETE or the same key twice: INVALID_REQUEST. The resulting override set is validated as a
+whole (INVALID_CONFIG naming the key), persisted and applied live, or left untouched with
+``validate_only``. Resource-level rules are those of AlterConfigs.
+"""
+from __future__ import annotations
+
+from broker.handlers.alter_configs import apply_topic_configs, duplicate_resources, refuse_broker_change
+from broker.handlers.describe_configs import BROKER, BROKER_LOGGER, RESOURCE_TYPE_NAMES, TOPIC, ResourceError
+from broker.registry import handles
+from protocol.errors import ErrorCode
+from protocol.messages.incremental_alter_configs import IncrementalAlterConfigsResponse as R
+from storage.log_config import TOPIC_CONFIGS, value_to_string
+
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
+
+
+def _parts(value: str | None, key: str) -> list[str]:
+    if value is None:
+        d = TOPIC_CONFIGS[key]
+        value = value_to_string(d.type, d.default) or ""
+    return [p.strip() for p in value.split(",") if p.strip()]
+
+
+def apply_ops(current: dict[str, str], ops) -> dict[str, str]:
+    """New override set from ``current`` and [(key, op, value)]; pure. Raises ResourceError."""
+    keys = [k for k, _op, _v in ops]
+    if len(set(keys)) != len(keys):
+        raise ResourceError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+    nulls = [k for k, op, v in ops if op != DELETE and v is None]
+    if nulls:
+        raise ResourceError(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ",".join(nulls))
+    new = dict(current)
+    for key, op, value in ops:
+        if op not in OP_NAMES:
+            raise ResourceError(ErrorCode.INVALID_REQUEST, f"Unknown operations type {op}")
+        if op == SET:
+            new[key] = value
+        elif op == DELETE:
+            new.pop(key, None)
+        else:
+            d = TOPIC_CONFIGS.get(key)
+            if d is None or d.type != "list":
+                raise ResourceError(ErrorCode.INVALID_CONFIG,
+                                    f"Can't {OP_NAMES[op]} to key {key} because its type is not LIST.")
+            items = _parts(new.get(key), key)
+            for item in value.split(","):
+                item = item.strip()
+                if op == APPEND and item and item not in items:
+                    items.append(item)
+                elif op == SUBTRACT and item in items:
+                    items.remove(item)
+            new[key] = ",".join(items)
+    return new
+
+
+@handles(44)
+async def handle(ctx, req):
+    b = ctx.broker
+    dupes = duplicate_resources(req.resources)
+    answered = set()
+    out = []
+    for res in req.resources:
+        key = (res.resource_type, res.resource_name)
+        code, message = 0, None
+        try:
+            if key in dupes:
+                if key in answered:
+                    continue
+                answered.add(key)
+                raise ResourceError(ErrorCode.INVALID_REQUEST, "Duplicate resource.")
+            ops = [(c.name, c.config_operation, c.value) for c in res.configs]
+            if res.resource_type == TOPIC:
+                t = b.topics.get(res.resource_name)
+                if t is None:
+                    raise ResourceError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                        f"The topic '{res.resource_name}' does not exist.")
+                new = apply_ops(t.configs, ops)
+                apply_topic_configs(b, res.resource_name, new, req.validate_only)
+            elif res.resource_type in (BROKER, BROKER_LOGGER):
+                refuse_broker_change(b, res.resource_type, res.resource_name, [k for k, _o, _v in ops])
+            elif res.resource_type in RESOURCE_TYPE_NAMES and res.resource_type != 0:
+                raise ResourceError(ErrorCode.INVALID_REQUEST,
+                                    f"Unexpected resource type {RESOURCE_TYPE_NAMES[res.resource_type]}.")
+            else:
+                raise ResourceError(ErrorCode.UNSUPPORTED_VERSION, f"Unknown resource type {res.resource_type}.")
+        except ResourceError as exc:
+            code, message = exc.code, exc.message
+        out.append(R.AlterConfigsResourceResponse(error_code=code, error_message=message,
+                                                  resource_type=res.resource_type,
+                                                  resource_name=res.resource_name))
+    return R(throttle_time_ms=0, responses=out)
