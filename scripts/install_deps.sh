@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Install the Debian packages the tests need, only when a tool is missing (a no-op otherwise):
+#   kcat                  -> kcat
+#   java (runtime)        -> default-jre-headless
+#   javac (compiler)      -> default-jdk-headless
+# Runs `apt-get update` once, then `apt-get install -y`. Works as root (no sudo needed);
+# as another user it uses sudo when there is one.
+set -euo pipefail
+
+missing=()
+command -v kcat  >/dev/null 2>&1 || missing+=(kcat)
+command -v java  >/dev/null 2>&1 || missing+=(default-jre-headless)
+command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+  SUDO=()
+elif command -v sudo >/dev/null 2>&1; then
+  SUDO=(sudo -n)
+else
+  echo "install_deps: need root (or sudo) to install: ${missing[*]}" >&2
+  exit 1
+fi
+
+echo "install_deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" apt-get update -q
+"${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+
+for tool in kcat java javac; do
+  command -v "$tool" >/dev/null 2>&1 || { echo "install_deps: $tool still missing after install" >&2; exit 1; }
+done

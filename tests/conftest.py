@@ -1,0 +1,80 @@
+"""Shared fixtures: a fresh broker per test, and the client tools integration tests rely on.
+
+- ``broker``: a started ``BrokerProcess`` with default settings and its own temp data dir.
+- ``broker_factory(overrides=None, **kwargs)``: start more brokers, or brokers with config
+  overrides (``{"log.message.timestamp.type": "LogAppendTime"}``); kwargs go to
+  ``BrokerProcess`` (``config=``, ``ready_timeout=``, ...).
+- ``client_tools``: kcat, java, javac and the kafka-clients jars are present and the Java harness
+  compiles. Missing tools fail the tests that need them (run ``make deps jars``); they are never
+  skipped.
+
+Every broker a test started is SIGTERMed at teardown and must exit 0; a broker that died
+on its own during the test fails it. When a test fails, the log of each of its brokers is
+attached to the report.
+
+``$HOURGLASS_TEST_BROKER_CMD`` replaces ``python -m broker`` as the command prefix (see
+``tests/helpers/broker.py``).
+"""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tests.helpers.broker import BrokerProcess
+from tests.helpers.java import ensure_compiled, missing_jars
+
+_BROKERS = pytest.StashKey[list]()
+
+
+@pytest.fixture(scope="session")
+def client_tools() -> None:
+    problems = [f"`{t}` not on PATH" for t in ("kcat", "java", "javac") if shutil.which(t) is None]
+    problems += [f"missing jar {j}" for j in missing_jars()]
+    if problems:
+        pytest.fail("integration test tools missing (run `make deps jars java-harness`): "
+                    + "; ".join(problems), pytrace=False)
+    try:
+        ensure_compiled()
+    except Exception as exc:  # a compile error must be seen, not skipped
+        pytest.fail(f"Java harness does not compile: {exc}\n{getattr(exc, 'stderr', '')}", pytrace=False)
+
+
+@pytest.fixture
+def broker_factory(request, tmp_path_factory, client_tools):
+    started: list[BrokerProcess] = []
+    request.node.stash[_BROKERS] = started
+
+    def make(overrides=None, **kwargs) -> BrokerProcess:
+        base = tmp_path_factory.mktemp("broker")
+        b = BrokerProcess(base / "data", overrides, **kwargs)
+        started.append(b)
+        return b.start()
+
+    yield make
+
+    problems = []
+    for b in started:
+        if b.proc is not None and b.proc.poll() is not None:
+            rc = b.stop()
+            problems.append(f"broker {b.data_dir} died during the test (exit {rc})\n{b.log_tail()}")
+        elif b.running:
+            rc = b.stop()
+            if rc != 0:
+                problems.append(f"broker {b.data_dir} exited {rc} on SIGTERM\n{b.log_tail()}")
+    if problems:
+        pytest.fail("\n\n".join(problems), pytrace=False)
+
+
+@pytest.fixture
+def broker(broker_factory) -> BrokerProcess:
+    return broker_factory()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and report.when in ("call", "setup"):
+        for i, b in enumerate(item.stash.get(_BROKERS, [])):
+            report.sections.append((f"broker {i} log", b.log_tail(20000)))

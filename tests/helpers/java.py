@@ -1,0 +1,91 @@
+"""Run the Java client harness (``tests/java/ClientHarness.java`` over kafka-clients 3.9.1).
+
+``run_java(["produce", "--bootstrap", b, "--topic", "t", "--count", "10"])`` returns the JSON
+lines the harness printed, as dicts. A non-zero exit raises ``JavaHarnessError`` (carrying
+those lines and stderr) unless ``check=False``; error lines look like
+``{"error": "InvalidTimestampException", "class": "org.apache...", "message": "..."}``.
+
+Jars: ``$HOURGLASS_JARS`` or ``~/.cache/hourglass/jars`` (filled by ``make jars``). Classes:
+``tests/java/classes`` (``make java-harness``); compiled here on demand when missing or older
+than the source, under a file lock so parallel test workers compile once.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+JAVA_DIR = Path(__file__).resolve().parents[1] / "java"
+CLASSES_DIR = JAVA_DIR / "classes"
+MAIN_CLASS = "ClientHarness"
+JAR_NAMES = ["kafka-clients.jar", "slf4j-api.jar", "lz4-java.jar", "snappy-java.jar", "zstd-jni.jar"]
+JAVA_OPTS = ["-Xms64m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto"]
+
+
+class JavaHarnessError(RuntimeError):
+    def __init__(self, args: list[str], returncode: int, lines: list[dict], stderr: str):
+        self.returncode = returncode
+        self.lines = lines
+        self.stderr = stderr
+        errors = [l for l in lines if "error" in l]
+        super().__init__(f"java harness {args[:1]} exited {returncode}: {errors or lines[-3:]}\n"
+                         f"stderr tail:\n{stderr[-3000:]}")
+
+
+def jar_dir() -> Path:
+    env = os.environ.get("HOURGLASS_JARS")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "hourglass" / "jars"
+
+
+def missing_jars() -> list[str]:
+    d = jar_dir()
+    return [str(d / j) for j in JAR_NAMES if not (d / j).is_file()]
+
+
+def classpath() -> str:
+    return os.pathsep.join([str(CLASSES_DIR)] + [str(jar_dir() / j) for j in JAR_NAMES])
+
+
+def _stale() -> bool:
+    cls = CLASSES_DIR / f"{MAIN_CLASS}.class"
+    if not cls.exists():
+        return True
+    built = cls.stat().st_mtime
+    return any(src.stat().st_mtime > built for src in JAVA_DIR.glob("*.java"))
+
+
+def ensure_compiled() -> None:
+    """Compile the harness if its classes are missing or older than the sources."""
+    if not _stale():
+        return
+    if shutil.which("javac") is None:
+        raise RuntimeError("javac not found: run `make deps`")
+    if missing_jars():
+        raise RuntimeError(f"missing jars {missing_jars()}: run `make jars`")
+    CLASSES_DIR.mkdir(parents=True, exist_ok=True)
+    with open(CLASSES_DIR / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _stale():
+            jars = os.pathsep.join(str(jar_dir() / j) for j in JAR_NAMES)
+            subprocess.run(["javac", "-nowarn", "-encoding", "UTF-8", "--release", "17", "-cp", jars,
+                            "-d", str(CLASSES_DIR), *map(str, sorted(JAVA_DIR.glob("*.java")))],
+                           check=True, capture_output=True, text=True)
+
+
+def run_java(cmd_args: list[str], *, check: bool = True, timeout: float = 90.0) -> list[dict]:
+    """Run one harness command; returns its JSON lines (non-JSON stdout lines are ignored)."""
+    ensure_compiled()
+    args = [str(a) for a in cmd_args]
+    proc = subprocess.run(["java", *JAVA_OPTS, "-cp", classpath(), MAIN_CLASS, *args],
+                          capture_output=True, text=True, timeout=timeout)
+    lines = []
+    for raw in proc.stdout.splitlines():
+        raw = raw.strip()
+        if raw.startswith("{"):
+            lines.append(json.loads(raw))
+    if check and proc.returncode != 0:
+        raise JavaHarnessError(args, proc.returncode, lines, proc.stderr)
+    return lines

@@ -1,0 +1,515 @@
+// Test harness over the stock Java client (kafka-clients 3.9.1): one command per call, results
+// as JSON lines on stdout, so integration tests can check exactly what a Java user would see.
+//
+//   produce                --bootstrap B --topic T --count N [--partition P] [--acks all|1|0]
+//                          [--compression none|gzip|snappy|lz4|zstd] [--timestamps t1,t2,..]
+//                          [--idempotence true|false] [--key-prefix k] [--value-prefix v]
+//                          -> per record, in send order: {"index","partition","offset","timestamp"}
+//                             (what RecordMetadata says), or {"index","error","class","message"}
+//   consume                --bootstrap B --topic T --partition P --from-offset O|earliest|latest
+//                          --count N [--timeout-ms MS] [--isolation read_committed|read_uncommitted]
+//                          -> per record: {"partition","offset","timestamp","timestampType","key",
+//                             "value","headers"}
+//   offsets-for-times      --bootstrap B --topic T --partition P --ts t1,t2,..
+//                          -> per target: {"target","offset","timestamp","leaderEpoch"} (null when none)
+//   list-offsets           --bootstrap B --topic T --spec earliest|latest|max-timestamp|ts:N [--partition P]
+//                          -> per partition: {"partition","offset","timestamp","leaderEpoch"}
+//   admin-create           --bootstrap B --topic T --partitions N [--replication-factor R] [--config k=v,..]
+//   admin-describe-configs --bootstrap B (--topic T | --broker ID)
+//   admin-describe-cluster --bootstrap B
+//   admin-describe-topics  --bootstrap B --topic T
+//   group-consume          --bootstrap B --group G --topic T --count N [--timeout-ms MS]
+//                          -> per record as consume, then {"committed":{"<partition>":offset,..}}
+//
+// Every command also takes --props k=v,k=v (extra client properties) and --timeout-ms (default
+// 20000). Any failure prints {"error":SimpleClassName,"class":FullName,"message":..} and exits 1.
+// Keys and values are UTF-8 strings (null stays null). Plain Java 17, no dependency beyond the
+// client jars.
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.CreateTopicsResult;
+import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.DescribeConfigsOptions;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+public final class ClientHarness {
+    private static final Map<String, String> OPTS = new HashMap<>();
+
+    public static void main(String[] args) {
+        int rc;
+        try {
+            if (args.length < 1) throw new IllegalArgumentException("missing command");
+            String cmd = args[0];
+            for (int i = 1; i < args.length; i++) {
+                String a = args[i];
+                if (!a.startsWith("--")) throw new IllegalArgumentException("unexpected argument " + a);
+                String k = a.substring(2);
+                int eq = k.indexOf('=');
+                if (eq >= 0) {
+                    OPTS.put(k.substring(0, eq), k.substring(eq + 1));
+                } else {
+                    if (i + 1 >= args.length) throw new IllegalArgumentException("missing value for " + a);
+                    OPTS.put(k, args[++i]);
+                }
+            }
+            switch (cmd) {
+                case "produce": rc = produce(); break;
+                case "consume": rc = consume(); break;
+                case "offsets-for-times": rc = offsetsForTimes(); break;
+                case "list-offsets": rc = listOffsets(); break;
+                case "admin-create": rc = adminCreate(); break;
+                case "admin-describe-configs": rc = adminDescribeConfigs(); break;
+                case "admin-describe-cluster": rc = adminDescribeCluster(); break;
+                case "admin-describe-topics": rc = adminDescribeTopics(); break;
+                case "group-consume": rc = groupConsume(); break;
+                default: throw new IllegalArgumentException("unknown command " + cmd);
+            }
+        } catch (Throwable t) {
+            emit(error(t));
+            rc = 1;
+        }
+        System.out.flush();
+        // Client threads are closed already; exit explicitly so nothing left over can hang us.
+        Runtime.getRuntime().halt(rc);
+    }
+
+    // ---------------------------------------------------------------- commands
+
+    private static int produce() throws Exception {
+        String topic = req("topic");
+        List<Long> timestamps = OPTS.containsKey("timestamps") ? longs(OPTS.get("timestamps")) : null;
+        int count = OPTS.containsKey("count") ? Integer.parseInt(OPTS.get("count"))
+                : (timestamps != null ? timestamps.size() : -1);
+        if (count < 0) throw new IllegalArgumentException("missing --count");
+        if (timestamps != null && timestamps.size() != count)
+            throw new IllegalArgumentException("--timestamps has " + timestamps.size() + " values, --count is " + count);
+        Integer partition = OPTS.containsKey("partition") ? Integer.valueOf(OPTS.get("partition")) : null;
+        String keyPrefix = OPTS.get("key-prefix");
+        String valuePrefix = opt("value-prefix", "value-");
+
+        Properties p = common();
+        p.put(ProducerConfig.ACKS_CONFIG, opt("acks", "all"));
+        p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, opt("compression", "none"));
+        if (OPTS.containsKey("idempotence")) p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, OPTS.get("idempotence"));
+        p.put(ProducerConfig.LINGER_MS_CONFIG, opt("linger-ms", "5"));
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        int timeout = timeoutMs();
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, String.valueOf(timeout));
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, String.valueOf(Math.min(timeout, 15000)));
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, String.valueOf(Math.max(timeout, 15000 + 5 + 1)));
+        extraProps(p);
+
+        boolean failed = false;
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
+            List<Future<RecordMetadata>> futures = new ArrayList<>(count);
+            for (int i = 0; i < count; i++) {
+                byte[] key = keyPrefix == null ? null : utf8(keyPrefix + i);
+                byte[] value = utf8(valuePrefix + i);
+                Long ts = timestamps == null ? null : timestamps.get(i);
+                futures.add(producer.send(new ProducerRecord<>(topic, partition, ts, key, value)));
+            }
+            producer.flush();
+            for (int i = 0; i < count; i++) {
+                Json line = new Json().put("index", i);
+                try {
+                    RecordMetadata md = futures.get(i).get(timeout, TimeUnit.MILLISECONDS);
+                    line.put("partition", md.partition()).put("offset", md.offset()).put("timestamp", md.timestamp());
+                } catch (ExecutionException e) {
+                    failed = true;
+                    line.putAll(error(e));
+                }
+                emit(line);
+            }
+        }
+        return failed ? 1 : 0;
+    }
+
+    private static int consume() throws Exception {
+        String topic = req("topic");
+        TopicPartition tp = new TopicPartition(topic, Integer.parseInt(req("partition")));
+        String from = req("from-offset");
+        int count = Integer.parseInt(req("count"));
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerProps(null))) {
+            consumer.assign(Collections.singletonList(tp));
+            if (from.equals("earliest")) consumer.seekToBeginning(Collections.singletonList(tp));
+            else if (from.equals("latest")) consumer.seekToEnd(Collections.singletonList(tp));
+            else consumer.seek(tp, Long.parseLong(from));
+            int got = pollRecords(consumer, count);
+            if (got < count) throw new java.util.concurrent.TimeoutException(
+                    "consumed " + got + " of " + count + " records within " + timeoutMs() + " ms");
+        }
+        return 0;
+    }
+
+    private static int groupConsume() throws Exception {
+        String topic = req("topic");
+        int count = Integer.parseInt(req("count"));
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerProps(req("group")))) {
+            consumer.subscribe(Collections.singletonList(topic));
+            int got = pollRecords(consumer, count);
+            if (got < count) throw new java.util.concurrent.TimeoutException(
+                    "consumed " + got + " of " + count + " records within " + timeoutMs() + " ms");
+            consumer.commitSync(Duration.ofMillis(timeoutMs()));
+            Set<TopicPartition> assigned = consumer.assignment();
+            Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(assigned, Duration.ofMillis(timeoutMs()));
+            Json c = new Json();
+            for (TopicPartition tp : sorted(committed.keySet())) {
+                OffsetAndMetadata om = committed.get(tp);
+                c.put(String.valueOf(tp.partition()), om == null ? null : om.offset());
+            }
+            emit(new Json().put("committed", c));
+        }
+        return 0;
+    }
+
+    private static int offsetsForTimes() throws Exception {
+        TopicPartition tp = new TopicPartition(req("topic"), Integer.parseInt(req("partition")));
+        List<Long> targets = longs(req("ts"));
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerProps(null))) {
+            for (long target : targets) {
+                // One lookup per target: a map can hold only one target per partition.
+                Map<TopicPartition, OffsetAndTimestamp> res =
+                        consumer.offsetsForTimes(Collections.singletonMap(tp, target), Duration.ofMillis(timeoutMs()));
+                OffsetAndTimestamp ot = res.get(tp);
+                Json line = new Json().put("target", target);
+                if (ot == null) {
+                    line.put("offset", null).put("timestamp", null).put("leaderEpoch", null);
+                } else {
+                    line.put("offset", ot.offset()).put("timestamp", ot.timestamp())
+                        .put("leaderEpoch", ot.leaderEpoch().orElse(null));
+                }
+                emit(line);
+            }
+        }
+        return 0;
+    }
+
+    private static int listOffsets() throws Exception {
+        String topic = req("topic");
+        String spec = req("spec");
+        OffsetSpec os;
+        if (spec.equals("earliest")) os = OffsetSpec.earliest();
+        else if (spec.equals("latest")) os = OffsetSpec.latest();
+        else if (spec.equals("max-timestamp")) os = OffsetSpec.maxTimestamp();
+        else if (spec.startsWith("ts:")) os = OffsetSpec.forTimestamp(Long.parseLong(spec.substring(3)));
+        else throw new IllegalArgumentException("bad --spec " + spec);
+        try (Admin admin = Admin.create(adminProps())) {
+            List<Integer> partitions = new ArrayList<>();
+            if (OPTS.containsKey("partition")) {
+                partitions.add(Integer.parseInt(OPTS.get("partition")));
+            } else {
+                TopicDescription td = admin.describeTopics(Collections.singletonList(topic))
+                        .allTopicNames().get(timeoutMs(), TimeUnit.MILLISECONDS).get(topic);
+                for (TopicPartitionInfo pi : td.partitions()) partitions.add(pi.partition());
+            }
+            Map<TopicPartition, OffsetSpec> q = new LinkedHashMap<>();
+            for (int part : partitions) q.put(new TopicPartition(topic, part), os);
+            ListOffsetsOptions lo = new ListOffsetsOptions(
+                    opt("isolation", "read_uncommitted").equals("read_committed")
+                            ? IsolationLevel.READ_COMMITTED : IsolationLevel.READ_UNCOMMITTED);
+            Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> res =
+                    admin.listOffsets(q, lo).all().get(timeoutMs(), TimeUnit.MILLISECONDS);
+            for (TopicPartition tp : sorted(res.keySet())) {
+                ListOffsetsResult.ListOffsetsResultInfo info = res.get(tp);
+                emit(new Json().put("partition", tp.partition()).put("offset", info.offset())
+                        .put("timestamp", info.timestamp()).put("leaderEpoch", info.leaderEpoch().orElse(null)));
+            }
+        }
+        return 0;
+    }
+
+    private static int adminCreate() throws Exception {
+        String topic = req("topic");
+        Optional<Integer> partitions = OPTS.containsKey("partitions")
+                ? Optional.of(Integer.parseInt(OPTS.get("partitions"))) : Optional.empty();
+        Optional<Short> rf = OPTS.containsKey("replication-factor")
+                ? Optional.of(Short.parseShort(OPTS.get("replication-factor"))) : Optional.empty();
+        NewTopic nt = new NewTopic(topic, partitions, rf);
+        if (OPTS.containsKey("config")) nt.configs(kv(OPTS.get("config")));
+        try (Admin admin = Admin.create(adminProps())) {
+            CreateTopicsResult r = admin.createTopics(Collections.singletonList(nt));
+            r.all().get(timeoutMs(), TimeUnit.MILLISECONDS);
+            Json line = new Json().put("topic", topic).put("created", true);
+            // These come from CreateTopics v5+ responses; older answers leave them unknown.
+            try { line.put("topicId", String.valueOf(r.topicId(topic).get())); } catch (ExecutionException e) { line.put("topicId", null); }
+            try { line.put("partitions", r.numPartitions(topic).get()); } catch (ExecutionException e) { line.put("partitions", null); }
+            try { line.put("replicationFactor", r.replicationFactor(topic).get()); } catch (ExecutionException e) { line.put("replicationFactor", null); }
+            emit(line);
+        }
+        return 0;
+    }
+
+    private static int adminDescribeConfigs() throws Exception {
+        ConfigResource res = OPTS.containsKey("broker")
+                ? new ConfigResource(ConfigResource.Type.BROKER, OPTS.get("broker"))
+                : new ConfigResource(ConfigResource.Type.TOPIC, req("topic"));
+        try (Admin admin = Admin.create(adminProps())) {
+            Map<ConfigResource, Config> all = admin.describeConfigs(Collections.singletonList(res),
+                    new DescribeConfigsOptions().includeSynonyms(true))
+                    .all().get(timeoutMs(), TimeUnit.MILLISECONDS);
+            List<ConfigEntry> entries = new ArrayList<>(all.get(res).entries());
+            entries.sort((a, b) -> a.name().compareTo(b.name()));
+            for (ConfigEntry e : entries) {
+                List<Object> syn = new ArrayList<>();
+                for (ConfigEntry.ConfigSynonym s : e.synonyms())
+                    syn.add(new Json().put("name", s.name()).put("value", s.value()).put("source", s.source().name()));
+                emit(new Json().put("name", e.name()).put("value", e.value()).put("source", e.source().name())
+                        .put("isDefault", e.isDefault()).put("isReadOnly", e.isReadOnly())
+                        .put("isSensitive", e.isSensitive()).put("synonyms", syn));
+            }
+        }
+        return 0;
+    }
+
+    private static int adminDescribeCluster() throws Exception {
+        try (Admin admin = Admin.create(adminProps())) {
+            DescribeClusterResult r = admin.describeCluster();
+            long t = timeoutMs();
+            List<Object> nodes = new ArrayList<>();
+            for (Node n : r.nodes().get(t, TimeUnit.MILLISECONDS)) nodes.add(node(n));
+            emit(new Json().put("clusterId", r.clusterId().get(t, TimeUnit.MILLISECONDS))
+                    .put("controller", node(r.controller().get(t, TimeUnit.MILLISECONDS)))
+                    .put("nodes", nodes));
+        }
+        return 0;
+    }
+
+    private static int adminDescribeTopics() throws Exception {
+        String topic = req("topic");
+        try (Admin admin = Admin.create(adminProps())) {
+            TopicDescription td = admin.describeTopics(Collections.singletonList(topic))
+                    .allTopicNames().get(timeoutMs(), TimeUnit.MILLISECONDS).get(topic);
+            List<Object> parts = new ArrayList<>();
+            for (TopicPartitionInfo pi : td.partitions()) {
+                List<Object> replicas = new ArrayList<>();
+                for (Node n : pi.replicas()) replicas.add(n.id());
+                List<Object> isr = new ArrayList<>();
+                for (Node n : pi.isr()) isr.add(n.id());
+                parts.add(new Json().put("partition", pi.partition())
+                        .put("leader", pi.leader() == null ? null : pi.leader().id())
+                        .put("replicas", replicas).put("isr", isr));
+            }
+            emit(new Json().put("name", td.name()).put("topicId", String.valueOf(td.topicId()))
+                    .put("internal", td.isInternal()).put("partitions", parts));
+        }
+        return 0;
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private static int pollRecords(KafkaConsumer<byte[], byte[]> consumer, int count) {
+        long deadline = System.currentTimeMillis() + timeoutMs();
+        int got = 0;
+        while (got < count && System.currentTimeMillis() < deadline) {
+            for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+                if (got >= count) break;
+                Json h = new Json();
+                for (Header hd : r.headers()) h.put(hd.key(), str(hd.value()));
+                emit(new Json().put("partition", r.partition()).put("offset", r.offset())
+                        .put("timestamp", r.timestamp()).put("timestampType", r.timestampType().toString())
+                        .put("key", str(r.key())).put("value", str(r.value())).put("headers", h));
+                got++;
+            }
+        }
+        return got;
+    }
+
+    private static Properties common() {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", req("bootstrap"));
+        p.put("client.id", opt("client-id", "hourglass-harness"));
+        return p;
+    }
+
+    private static Properties consumerProps(String group) {
+        Properties p = common();
+        if (group != null) p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, opt("auto-offset-reset", "earliest"));
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, opt("isolation", "read_uncommitted"));
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, String.valueOf(timeoutMs()));
+        p.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, String.valueOf(Math.min(timeoutMs(), 15000)));
+        extraProps(p);
+        return p;
+    }
+
+    private static Properties adminProps() {
+        Properties p = common();
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, String.valueOf(timeoutMs()));
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, String.valueOf(Math.min(timeoutMs(), 15000)));
+        extraProps(p);
+        return p;
+    }
+
+    private static void extraProps(Properties p) {
+        if (OPTS.containsKey("props")) p.putAll(kv(OPTS.get("props")));
+    }
+
+    private static int timeoutMs() {
+        return Integer.parseInt(opt("timeout-ms", "20000"));
+    }
+
+    private static Json node(Node n) {
+        if (n == null) return null;
+        return new Json().put("id", n.id()).put("host", n.host()).put("port", n.port()).put("rack", n.rack());
+    }
+
+    private static Json error(Throwable t) {
+        // Futures wrap the client's own exception; report that one.
+        while ((t instanceof ExecutionException || t instanceof java.util.concurrent.CompletionException)
+                && t.getCause() != null) t = t.getCause();
+        Json j = new Json().put("error", t.getClass().getSimpleName()).put("class", t.getClass().getName())
+                .put("message", t.getMessage());
+        if (t.getCause() != null) j.put("cause", t.getCause().getClass().getName() + ": " + t.getCause().getMessage());
+        return j;
+    }
+
+    private static List<TopicPartition> sorted(Set<TopicPartition> s) {
+        List<TopicPartition> l = new ArrayList<>(s);
+        l.sort((a, b) -> a.topic().equals(b.topic()) ? Integer.compare(a.partition(), b.partition()) : a.topic().compareTo(b.topic()));
+        return l;
+    }
+
+    private static String req(String k) {
+        String v = OPTS.get(k);
+        if (v == null) throw new IllegalArgumentException("missing --" + k);
+        return v;
+    }
+
+    private static String opt(String k, String dflt) {
+        return OPTS.getOrDefault(k, dflt);
+    }
+
+    private static List<Long> longs(String csv) {
+        List<Long> out = new ArrayList<>();
+        for (String s : csv.split(",")) if (!s.isBlank()) out.add(Long.parseLong(s.trim()));
+        return out;
+    }
+
+    private static Map<String, String> kv(String csv) {
+        Map<String, String> out = new TreeMap<>();
+        for (String s : csv.split(",")) {
+            if (s.isBlank()) continue;
+            int eq = s.indexOf('=');
+            if (eq < 0) throw new IllegalArgumentException("expected key=value, got " + s);
+            out.put(s.substring(0, eq).trim(), s.substring(eq + 1).trim());
+        }
+        return out;
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static String str(byte[] b) {
+        return b == null ? null : new String(b, StandardCharsets.UTF_8);
+    }
+
+    private static void emit(Json j) {
+        System.out.println(j.toString());
+    }
+
+    /** An ordered JSON object; values are null, Boolean, Number, String, Json or List. */
+    static final class Json {
+        private final LinkedHashMap<String, Object> m = new LinkedHashMap<>();
+
+        Json put(String k, Object v) { m.put(k, v); return this; }
+
+        Json putAll(Json o) { m.putAll(o.m); return this; }
+
+        @Override public String toString() {
+            StringBuilder sb = new StringBuilder();
+            write(sb, this);
+            return sb.toString();
+        }
+
+        private static void write(StringBuilder sb, Object v) {
+            if (v == null) sb.append("null");
+            else if (v instanceof Boolean || v instanceof Integer || v instanceof Long || v instanceof Short) sb.append(v);
+            else if (v instanceof Number) sb.append(v.toString());
+            else if (v instanceof Json) {
+                sb.append('{');
+                boolean first = true;
+                for (Map.Entry<String, Object> e : ((Json) v).m.entrySet()) {
+                    if (!first) sb.append(',');
+                    first = false;
+                    quote(sb, e.getKey());
+                    sb.append(':');
+                    write(sb, e.getValue());
+                }
+                sb.append('}');
+            } else if (v instanceof List) {
+                sb.append('[');
+                boolean first = true;
+                for (Object o : (List<?>) v) {
+                    if (!first) sb.append(',');
+                    first = false;
+                    write(sb, o);
+                }
+                sb.append(']');
+            } else quote(sb, v.toString());
+        }
+
+        private static void quote(StringBuilder sb, String s) {
+            sb.append('"');
+            for (int i = 0; i < s.length(); i++) {
+                char c = s.charAt(i);
+                switch (c) {
+                    case '"': sb.append("\\\""); break;
+                    case '\\': sb.append("\\\\"); break;
+                    case '\n': sb.append("\\n"); break;
+                    case '\r': sb.append("\\r"); break;
+                    case '\t': sb.append("\\t"); break;
+                    default:
+                        if (c < 0x20) sb.append(String.format("\\u%04x", (int) c));
+                        else sb.append(c);
+                }
+            }
+            sb.append('"');
+        }
+    }
+}
