@@ -1,0 +1,219 @@
+"""Durable group state: the internal compacted topic ``__consumer_offsets``.
+
+Layout as in Kafka: ``offsets.topic.num.partitions`` partitions (an existing topic keeps its
+own count), ``cleanup.policy=compact``; group ``g`` lives in partition
+``abs(javaStringHashCode(g)) % partitions`` (Kafka's ``Utils.abs``: Integer.MIN_VALUE maps
+to 0). Records use Kafka's own key/value schemas (``broker.groups.schemas``); every
+OffsetCommit request becomes one batch (its partitions are committed atomically), every
+group metadata change one record.
+
+Appends are synchronous (``PartitionLog.append(..., from_client=False)``): once a write
+returns, the record is in the segment file, so it survives a crash of the process (kill -9);
+like Kafka, we do not fsync per commit.
+
+Replay (``load``) reads every partition from its log start offset in offset order; for each
+key the last record wins and a null value (tombstone) deletes it. Control and transactional
+batches are skipped (transactional offset commits are not written yet).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Optional
+
+from broker.groups.group import OffsetAndMetadata
+from broker.groups.schemas import (
+    GROUP_METADATA_VALUE_VERSION, OFFSET_COMMIT_VALUE_VERSION, OFFSET_COMMIT_VALUE_VERSION_EXPIRE,
+    GroupMetadataValue, OffsetCommitValue, decode_key, decode_value, encode_versioned,
+    group_metadata_key, offset_commit_key,
+)
+from protocol.errors import CorruptRecordError, DecodeError
+from protocol.records.batch import iter_batch_positions
+from protocol.records.record import build_batch, decode_batch
+
+log = logging.getLogger(__name__)
+
+GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
+# Kafka's offsets topic configs (GroupCoordinator.offsetsTopicConfigs, segment bytes default)
+OFFSETS_TOPIC_CONFIGS = {
+    "cleanup.policy": "compact",
+    "segment.bytes": "104857600",
+    "compression.type": "producer",
+}
+_READ_CHUNK = 1 << 20
+
+
+def java_string_hash(s: str) -> int:
+    """Java's ``String.hashCode`` (over UTF-16 code units, 32-bit wrap-around)."""
+    h = 0
+    data = s.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= (1 << 31) else h
+
+
+def partition_for(group_id: str, num_partitions: int) -> int:
+    h = java_string_hash(group_id)
+    return (0 if h == -(1 << 31) else abs(h)) % num_partitions
+
+
+@dataclass
+class LoadedState:
+    """Replayed contents: the latest group metadata and offsets per group."""
+    groups: dict[str, object] = field(default_factory=dict)              # group -> GroupMetadataValue
+    offsets: dict[str, dict[tuple[str, int], OffsetAndMetadata]] = field(default_factory=dict)
+    records: int = 0
+
+
+def offset_value(om: OffsetAndMetadata) -> bytes:
+    if om.expire_timestamp is not None:
+        v = OffsetCommitValue(offset=om.offset, metadata=om.metadata, commit_timestamp=om.commit_timestamp,
+                              expire_timestamp=om.expire_timestamp)
+        return encode_versioned(OffsetCommitValue, v, OFFSET_COMMIT_VALUE_VERSION_EXPIRE)
+    v = OffsetCommitValue(offset=om.offset, leader_epoch=om.leader_epoch, metadata=om.metadata,
+                          commit_timestamp=om.commit_timestamp)
+    return encode_versioned(OffsetCommitValue, v, OFFSET_COMMIT_VALUE_VERSION)
+
+
+def offset_from_value(value) -> OffsetAndMetadata:
+    version, v = decode_value(OffsetCommitValue, value)
+    expire = v.expire_timestamp if version == 1 and v.expire_timestamp >= 0 else None
+    return OffsetAndMetadata(v.offset, v.leader_epoch if version >= 3 else -1, v.metadata or "",
+                             v.commit_timestamp, expire)
+
+
+def group_value(group, assignment: dict[str, bytes]) -> bytes:
+    """Kafka's groupMetadataValue (v3): members carry their metadata for the selected protocol."""
+    M = GroupMetadataValue.MemberMetadata
+    members = []
+    for m in group.members.values():
+        members.append(M(member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
+                         client_host=m.client_host, rebalance_timeout=m.rebalance_timeout_ms,
+                         session_timeout=m.session_timeout_ms,
+                         subscription=m.metadata(group.protocol_name) if group.protocol_name is not None else b"",
+                         assignment=bytes(assignment.get(m.member_id, b""))))
+    ts = group.current_state_timestamp
+    v = GroupMetadataValue(protocol_type=group.protocol_type or "", generation=group.generation_id,
+                           protocol=group.protocol_name, leader=group.leader_id,
+                           current_state_timestamp=ts if ts is not None else -1, members=members)
+    return encode_versioned(GroupMetadataValue, v, GROUP_METADATA_VALUE_VERSION)
+
+
+class OffsetsLog:
+    """Reads and writes group records through the partition logs of ``__consumer_offsets``."""
+
+    def __init__(self, topics, num_partitions: int, clock):
+        self.topics = topics            # broker.topics.TopicManager
+        self.num_partitions = num_partitions
+        self.clock = clock
+
+    def ensure_topic(self) -> None:
+        """Create the topic on first use (as Kafka does on the first FindCoordinator), so a
+        broker that never sees a group has no offsets topic."""
+        t = self.topics.get(GROUP_METADATA_TOPIC_NAME)
+        if t is None:
+            t = self.topics.create_topic(GROUP_METADATA_TOPIC_NAME, self.num_partitions, 1,
+                                         dict(OFFSETS_TOPIC_CONFIGS))
+            log.info("created %s with %d partitions", GROUP_METADATA_TOPIC_NAME, t.partitions)
+        self.num_partitions = t.partitions
+
+    def partition_for(self, group_id: str) -> int:
+        return partition_for(group_id, self.num_partitions)
+
+    def _log(self, group_id: str):
+        self.ensure_topic()
+        plog = self.topics.log(GROUP_METADATA_TOPIC_NAME, self.partition_for(group_id))
+        if plog is None:
+            raise RuntimeError(f"{GROUP_METADATA_TOPIC_NAME} partition for group {group_id} is not open")
+        return plog
+
+    def _append(self, group_id: str, records: list[tuple[bytes, Optional[bytes]]]) -> None:
+        if not records:
+            return
+        now = self.clock.now_ms()
+        data = build_batch([(k, v, now) for k, v in records])
+        self._log(group_id).append(data, from_client=False)
+
+    # ---- writes (raise storage errors; the coordinator maps them) -------------------------------
+    def write_offsets(self, group_id: str, offsets: dict[tuple[str, int], Optional[OffsetAndMetadata]]) -> None:
+        """One batch: a value per committed partition, a tombstone per None."""
+        self._append(group_id, [(offset_commit_key(group_id, t, p), None if om is None else offset_value(om))
+                                for (t, p), om in offsets.items()])
+
+    def write_group(self, group, assignment: dict[str, bytes]) -> None:
+        self._append(group.group_id, [(group_metadata_key(group.group_id), group_value(group, assignment))])
+
+    def write_tombstones(self, group_id: str, offsets=(), *, group_record: bool = False) -> None:
+        """One batch of tombstones: for the given offsets and, with ``group_record``, for the
+        group's metadata (a deleted or expired group)."""
+        recs = [(offset_commit_key(group_id, t, p), None) for t, p in offsets]
+        if group_record:
+            recs.append((group_metadata_key(group_id), None))
+        self._append(group_id, recs)
+
+    # ---- replay ---------------------------------------------------------------------------------
+    def load(self) -> LoadedState:
+        state = LoadedState()
+        t = self.topics.get(GROUP_METADATA_TOPIC_NAME)
+        if t is None:
+            return state
+        self.num_partitions = t.partitions  # an existing topic keeps its own partition count
+        for p in range(self.num_partitions):
+            plog = self.topics.log(GROUP_METADATA_TOPIC_NAME, p)
+            if plog is not None:
+                self._load_partition(plog, state)
+        # groups whose metadata was deleted and which have no offsets left are gone
+        for g in [g for g, v in state.groups.items() if v is None]:
+            del state.groups[g]
+        for g in [g for g, o in state.offsets.items() if not o]:
+            del state.offsets[g]
+        return state
+
+    def _load_partition(self, plog, state: LoadedState) -> None:
+        offset = plog.log_start_offset
+        end = plog.log_end_offset
+        while offset < end:
+            res = plog.read(offset, _READ_CHUNK, min_one=True, max_offset=end)
+            data = res.data
+            if not data:
+                break
+            progressed = False
+            for pos, h in iter_batch_positions(data):
+                if h.next_offset <= offset:
+                    continue
+                progressed = True
+                offset = h.next_offset
+                if h.is_control or h.is_transactional:
+                    continue
+                try:
+                    _, records = decode_batch(data, pos)
+                except CorruptRecordError as exc:
+                    log.error("skipping corrupt batch at offset %d of %s-%d: %s", h.base_offset,
+                              plog.topic, plog.partition, exc)
+                    continue
+                for r in records:
+                    self._apply(r.key, r.value, state, plog)
+            if not progressed:
+                break
+
+    def _apply(self, key, value, state: LoadedState, plog) -> None:
+        if key is None:
+            return
+        try:
+            version, k = decode_key(key)
+            state.records += 1
+            if version in (0, 1):
+                tp = (k.topic, k.partition)
+                offsets = state.offsets.setdefault(k.group, {})
+                if value is None:
+                    offsets.pop(tp, None)
+                else:
+                    offsets[tp] = offset_from_value(value)
+            else:
+                if value is None:
+                    state.groups[k.group] = None
+                    # Kafka keeps offsets written after a deletion; those before were tombstoned
+                else:
+                    state.groups[k.group] = decode_value(GroupMetadataValue, value)[1]
+        except DecodeError as exc:
+            log.error("skipping undecodable record in %s-%d: %s", plog.topic, plog.partition, exc)

@@ -1,0 +1,22 @@
+"""DescribeGroups (15) v0-5: state, protocol and members of each group.
+
+Member metadata and assignments are shown only for a Stable group (as Kafka); an unknown group
+is described as Dead with no error.
+"""
+from broker.registry import handles
+from protocol.messages.describe_groups import DescribeGroupsResponse as R
+
+
+@handles(15)
+async def handle(ctx, req):
+    out = []
+    for gid in req.groups:
+        err, s = ctx.broker.groups.handle_describe_group(gid)
+        out.append(R.DescribedGroup(
+            error_code=err, group_id=gid, group_state=s.state, protocol_type=s.protocol_type,
+            protocol_data=s.protocol, authorized_operations=-2147483648,
+            members=[R.DescribedGroupMember(member_id=m.member_id, group_instance_id=m.group_instance_id,
+                                            client_id=m.client_id, client_host=m.client_host,
+                                            member_metadata=m.metadata, member_assignment=m.assignment)
+                     for m in s.members]))
+    return R(throttle_time_ms=0, groups=out)

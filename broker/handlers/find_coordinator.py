@@ -1,0 +1,52 @@
+"""FindCoordinator (10) v0-6: this node coordinates every group.
+
+v0 has no key type (groups only); v4+ batch several keys (``coordinator_keys``) and answer one
+``Coordinator`` each. Key type 0 (group) answers this node and creates ``__consumer_offsets``
+on first use, as Kafka does. Key type 1 (transaction) is refused with a clear message:
+Hourglass does not coordinate transactions (InitProducerId with a transactional id is refused
+too), so transactional producers fail fast instead of retrying forever.
+"""
+import logging
+
+from broker.registry import handles
+from protocol.errors import ErrorCode
+from protocol.messages.find_coordinator import FindCoordinatorResponse as R
+
+log = logging.getLogger(__name__)
+GROUP, TRANSACTION = 0, 1
+
+
+def _lookup(b, key: str, key_type: int) -> tuple[int, str | None]:
+    """(error code, error message) for one coordinator key."""
+    if key_type == TRANSACTION:
+        return ErrorCode.INVALID_REQUEST, "Hourglass does not coordinate transactions"
+    if key_type != GROUP:
+        return ErrorCode.INVALID_REQUEST, f"Invalid coordinator type {key_type}"
+    if b.groups is None or not b.groups.active:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available."
+    try:
+        b.groups.ensure_offsets_topic()
+    except Exception as exc:  # e.g. a failing disk: the client retries later
+        log.warning("cannot create the offsets topic: %r", exc)
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available."
+    return 0, None
+
+
+@handles(10)
+async def handle(ctx, req):
+    b = ctx.broker
+    v = ctx.api_version
+    host, port = b.advertised()
+    key_type = req.key_type if v >= 1 else GROUP
+    if v >= 4:
+        coordinators = []
+        for key in req.coordinator_keys:
+            err, msg = _lookup(b, key, key_type)
+            coordinators.append(R.Coordinator(
+                key=key, node_id=b.node_id if not err else -1, host=host if not err else "",
+                port=port if not err else -1, error_code=err, error_message=msg))
+        return R(throttle_time_ms=0, coordinators=coordinators)
+    err, msg = _lookup(b, req.key, key_type)
+    if err:
+        return R(throttle_time_ms=0, error_code=err, error_message=msg, node_id=-1, host="", port=-1)
+    return R(throttle_time_ms=0, error_code=0, error_message=None, node_id=b.node_id, host=host, port=port)

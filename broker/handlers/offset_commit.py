@@ -1,0 +1,48 @@
+"""OffsetCommit (8) v0-9: committed offsets, written to ``__consumer_offsets`` before the answer.
+
+- v0 has no generation or member (a simple commit); v1 carries a per-partition commit
+  timestamp; v2-4 an explicit retention time (then the offset expires at commit time +
+  retention, Kafka's old expiry semantics); v5+ neither (``offsets.retention.minutes`` after
+  the group empties).
+- Partitions of unknown topics get UNKNOWN_TOPIC_OR_PARTITION; metadata over
+  ``offset.metadata.max.bytes`` gets OFFSET_METADATA_TOO_LARGE; the rest are stored together.
+"""
+from broker.groups.group import OffsetAndMetadata
+from broker.registry import handles
+from protocol.errors import ErrorCode
+from protocol.messages.offset_commit import OffsetCommitResponse as R
+
+
+@handles(8)
+async def handle(ctx, req):
+    b = ctx.broker
+    v = ctx.api_version
+    now = b.clock.now_ms()
+    retention = req.retention_time_ms if 2 <= v <= 4 else -1
+    offsets = {}
+    errors = {}
+    for t in req.topics:
+        info = b.topics.get(t.name)
+        for p in t.partitions:
+            tp = (t.name, p.partition_index)
+            if info is None or not 0 <= p.partition_index < info.partitions:
+                errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                continue
+            commit_ts = p.commit_timestamp if v == 1 and p.commit_timestamp >= 0 else now
+            offsets[tp] = OffsetAndMetadata(
+                offset=p.committed_offset,
+                leader_epoch=p.committed_leader_epoch if v >= 6 else -1,
+                metadata=p.committed_metadata or "",
+                commit_timestamp=commit_ts,
+                expire_timestamp=commit_ts + retention if retention >= 0 else None)
+    if offsets:
+        errors.update(b.groups.handle_commit_offsets(
+            req.group_id, req.member_id if v >= 1 else "",
+            req.group_instance_id if v >= 7 else None,
+            req.generation_id_or_member_epoch if v >= 1 else -1, offsets))
+    return R(throttle_time_ms=0, topics=[
+        R.OffsetCommitResponseTopic(name=t.name, partitions=[
+            R.OffsetCommitResponsePartition(partition_index=p.partition_index,
+                                            error_code=errors[(t.name, p.partition_index)])
+            for p in t.partitions])
+        for t in req.topics])
