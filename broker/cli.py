@@ -59,6 +59,42 @@ def _serve(args) -> int:
     return 0
 
 
+def _client_command(args) -> int:
+    from broker import cli_client
+    try:
+        if args.cmd == "offsets":
+            return cli_client.run_offsets(args)
+        if args.cmd == "produce":
+            return cli_client.run_produce(args)
+        if args.cmd == "consume":
+            return cli_client.run_consume(args)
+        return _inspect(args)
+    except cli_client.UsageError as exc:
+        print(f"hourglass {args.cmd}: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # broker unreachable, unknown topic, ...: one clear line
+        print(f"hourglass {args.cmd}: {exc}", file=sys.stderr)
+        return 1
+
+
+def _inspect(args) -> int:
+    from broker.config import BrokerConfig
+    from broker.inspect import inspect_topic, render, to_json
+    cfg = BrokerConfig.load(args.config, [f"log.dirs={args.data_dir}"] if args.data_dir else [])
+    data_dir = cfg.log_dirs[0]
+    now = int(time.time() * 1000)
+    view = inspect_topic(data_dir, args.topic, cfg.topic_defaults, now, show_progress=sys.stderr.isatty())
+    if not view.partitions:
+        print(f"hourglass inspect: no partition of {args.topic!r} in {data_dir}", file=sys.stderr)
+        return 1
+    if args.plot:
+        from broker.plot import plot_topic
+        plot_topic(view, args.plot, now)
+        print(f"wrote {args.plot}", file=sys.stderr)
+    print(to_json(view) if args.json else render(view, entries=args.entries))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     p = argparse.ArgumentParser(prog="hourglass", description="Hourglass: a Kafka-compatible broker with Kafka's time semantics.")
@@ -76,10 +112,24 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("files", nargs="+")
     d.add_argument("--verify-index-only", action="store_true")
     d.add_argument("--print-data", action="store_true", help="print record keys and values")
+    from broker import admin_cli, cli_client
+    admin_cli.add_parser(sub)
+    cli_client.add_parsers(sub)
+    i = sub.add_parser("inspect", help="a topic's partitions and segments in time, read from a data dir")
+    i.add_argument("topic")
+    i.add_argument("--data-dir", help="the broker's log dir (default: log.dirs of --config)")
+    i.add_argument("--config", default=None, help="server.properties (for log.dirs and the log.* defaults)")
+    i.add_argument("--entries", action="store_true", help="list every time index entry")
+    i.add_argument("--json", action="store_true")
+    i.add_argument("--plot", metavar="FILE", help="draw it: .png, .svg or .html (needs hourglass[plot])")
     args = p.parse_args(argv)
     setup_logging(args.log_level, args.log_format)
     if args.cmd == "serve":
         return _serve(args)
+    if args.cmd == "topics":
+        return admin_cli.run(args)
+    if args.cmd in ("offsets", "produce", "consume", "inspect"):
+        return _client_command(args)
     if args.cmd == "dump-log":
         from storage.dump import main as dump_main
         return dump_main(args.files, verify_index_only=args.verify_index_only, print_data=args.print_data)

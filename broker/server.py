@@ -219,8 +219,12 @@ class Broker:
         log.info("shutting down")
         for s in self.servers:
             s.close()
+        if getattr(self, "cleaner", None) is not None:
+            self.cleaner.shutdown()  # a cleaning in progress stops at its next check
         for t in self.tasks:
             t.cancel()
+        # background tasks end before the logs close (the cleaner's thread must not outlive them)
+        await asyncio.gather(*self.tasks, return_exceptions=True)
         # let in-flight requests finish (bounded), then close the connections
         deadline = time.monotonic() + 5
         while any(c.busy for c in self.connections) and time.monotonic() < deadline:

@@ -276,7 +276,9 @@ class LogCleaner:
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
-            self._executor.shutdown(wait=False, cancel_futures=True)
+            # wait for a cleaning already in its thread: it stops at its next check, and the
+            # logs must not be closed under it
+            self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None
 
     async def _worker(self, i: int, run) -> None:

@@ -1,0 +1,4 @@
+"""Hourglass for embedding: ``EmbeddedBroker`` and the pytest plugin (``hourglass.testing``)."""
+from hourglass.embedded import EmbeddedBroker
+
+__all__ = ["EmbeddedBroker"]

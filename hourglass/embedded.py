@@ -1,0 +1,145 @@
+"""A broker inside your program, for tests and notebooks.
+
+    with EmbeddedBroker({"log.message.timestamp.type": "LogAppendTime"}) as b:
+        producer = KafkaProducer(bootstrap_servers=b.bootstrap_servers)
+
+``mode="thread"`` (default) runs the same server as ``hourglass serve`` on its own event loop
+in a daemon thread of this process; ``mode="subprocess"`` runs ``python -m broker serve`` (a
+separate process: its own GIL, killable). Either way it listens on 127.0.0.1, port 0 unless
+given, with a temporary data dir removed at exit unless ``data_dir`` is given, and
+``__enter__`` returns once the broker answers requests.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Mapping
+
+# Test-friendly defaults a caller can override: no 3 s wait before the first rebalance.
+DEFAULTS = {"group.initial.rebalance.delay.ms": "0"}
+
+
+def _value(v) -> str:
+    return ("true" if v else "false") if isinstance(v, bool) else str(v)
+
+
+class EmbeddedBroker:
+    def __init__(self, overrides: Mapping[str, object] | None = None, *, data_dir: str | os.PathLike | None = None,
+                 mode: str = "thread", port: int = 0, host: str = "127.0.0.1", start_timeout: float = 20.0):
+        if mode not in ("thread", "subprocess"):
+            raise ValueError("mode must be 'thread' or 'subprocess'")
+        self.overrides = {**DEFAULTS, **{k: _value(v) for k, v in (overrides or {}).items()}}
+        self.mode, self.port, self.host, self.start_timeout = mode, port, host, start_timeout
+        self._own_dir = data_dir is None
+        self.data_dir = Path(data_dir) if data_dir is not None else None
+        self.bootstrap_servers: str | None = None
+        self.broker = None  # the in-process Broker (thread mode)
+        self.startup_seconds: float | None = None
+        self._thread = self._loop = self._shutdown = self._proc = None
+        self._error: BaseException | None = None
+
+    # ---- lifecycle --------------------------------------------------------------------------------
+    def start(self) -> "EmbeddedBroker":
+        if self.data_dir is None:
+            self.data_dir = Path(tempfile.mkdtemp(prefix="hourglass-")) / "data"
+        t0 = time.perf_counter()
+        (self._start_thread if self.mode == "thread" else self._start_subprocess)()
+        self.startup_seconds = time.perf_counter() - t0
+        return self
+
+    def _overrides(self) -> list[str]:
+        return [f"listeners=PLAINTEXT://{self.host}:{self.port}", f"log.dirs={self.data_dir}",
+                *(f"{k}={v}" for k, v in self.overrides.items())]
+
+    def _start_thread(self) -> None:
+        from broker.config import BrokerConfig
+        from broker.server import run_broker
+        cfg = BrokerConfig.load(None, self._overrides())  # a bad key raises ConfigError here
+        ready = threading.Event()
+
+        def on_ready(broker):
+            self.broker = broker
+            host, port = broker.bound[0]
+            self.bootstrap_servers = f"{host}:{port}"
+            ready.set()
+
+        def run():
+            try:
+                import uvloop
+                loop = uvloop.new_event_loop()
+            except ImportError:  # pragma: no cover
+                loop = asyncio.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+            self._shutdown = asyncio.Event()
+            try:
+                loop.run_until_complete(run_broker(cfg, shutdown=self._shutdown, on_ready=on_ready))
+            except BaseException as exc:  # surfaced to the caller of start()
+                self._error = exc
+                ready.set()
+            finally:
+                loop.close()
+
+        self._thread = threading.Thread(target=run, name="hourglass-broker", daemon=True)
+        self._thread.start()
+        if not ready.wait(self.start_timeout) or self._error is not None:
+            raise RuntimeError(f"embedded broker did not start: {self._error!r}")
+
+    def _start_subprocess(self) -> None:
+        ready_file = self.data_dir.parent / (self.data_dir.name + ".ready")
+        ready_file.unlink(missing_ok=True)
+        cmd = [sys.executable, "-m", "broker", "serve", "--ready-file", str(ready_file)]
+        for o in self._overrides():
+            cmd += ["--override", o]
+        self._log = open(self.data_dir.parent / (self.data_dir.name + ".broker.log"), "ab")
+        self._proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if ready_file.exists() and ready_file.read_text().strip():
+                self.bootstrap_servers = ready_file.read_text().strip()
+                return
+            if self._proc.poll() is not None:
+                break
+            time.sleep(0.005)
+        self.stop()
+        raise RuntimeError(f"broker subprocess did not start (exit {self._proc.returncode}); "
+                           f"see {self._log.name}")
+
+    def stop(self) -> None:
+        """Clean shutdown (checkpoints and the clean-shutdown marker are written)."""
+        if self._thread is not None:
+            if self._loop is not None and self._shutdown is not None and not self._loop.is_closed():
+                try:
+                    self._loop.call_soon_threadsafe(self._shutdown.set)
+                except RuntimeError:
+                    pass
+            self._thread.join(30)
+            self._thread = None
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                self._proc.terminate()
+                try:
+                    self._proc.wait(30)
+                except subprocess.TimeoutExpired:
+                    self._proc.kill()
+                    self._proc.wait()
+            self._log.close()
+            self._proc = None
+        if self._own_dir and self.data_dir is not None:
+            shutil.rmtree(self.data_dir.parent, ignore_errors=True)
+
+    def __enter__(self) -> "EmbeddedBroker":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"<EmbeddedBroker {self.mode} {self.bootstrap_servers or 'stopped'} data={self.data_dir}>"
