@@ -45,7 +45,17 @@ class RequestContext:
 
 
 class CloseConnection(Exception):
-    """Raised by the frame loop to drop the connection after logging why."""
+    """Raised by the frame loop to drop the connection after logging why; ``kind`` is the
+    reason's category (a metrics label and the log rate-limit key)."""
+
+    def __init__(self, message: str, kind: str = "malformed_request"):
+        super().__init__(message)
+        self.kind = kind
+
+
+# A misbehaving client reconnecting in a loop must not flood the log: one line per
+# (client id, reason kind) per interval, with the count of the lines held back.
+REJECT_LOG_INTERVAL_S = 60.0
 
 
 class Connection:
@@ -62,16 +72,29 @@ class Connection:
         self.busy = False  # a request is being handled (shutdown waits for it)
         self.max_request = broker.cfg["socket.request.max.bytes"]
 
-    def close(self, reason: str | None = None) -> None:
+    def close(self, reason: str | None = None, kind: str = "malformed_request") -> None:
         if self.closed:
             return
         self.closed = True
         if reason:
-            log.warning("closing connection from %s (client id %r): %s", self.peer, self.client_id, reason)
+            self.broker.metrics.rejected[kind] += 1
+            self._log_rejection(reason, kind)
         try:
             self.writer.close()
         except Exception:  # already gone
             pass
+
+    def _log_rejection(self, reason: str, kind: str) -> None:
+        seen = self.broker.rejections_logged
+        key = (self.client_id, kind)
+        now = time.monotonic()
+        last, held = seen.get(key, (None, 0))
+        if last is not None and now - last < REJECT_LOG_INTERVAL_S:
+            seen[key] = (last, held + 1)
+            return
+        seen[key] = (now, 0)
+        more = f" ({held} more like it in the last {REJECT_LOG_INTERVAL_S:.0f} s)" if held else ""
+        log.warning("closing connection from %s (client id %r): %s%s", self.peer, self.client_id, reason, more)
 
     async def run(self) -> None:
         reader = self.reader
@@ -88,7 +111,7 @@ class Connection:
                 (size,) = _SIZE.unpack(head)
                 if size < 8 or size > self.max_request:
                     self.close(f"request frame of {size} bytes is outside [8, socket.request.max.bytes="
-                               f"{self.max_request}]")
+                               f"{self.max_request}]", "oversized_request")
                     return
                 try:
                     frame = await reader.readexactly(size)
@@ -102,7 +125,7 @@ class Connection:
                 try:
                     parts = await self.handle_frame(frame)
                 except CloseConnection as exc:
-                    self.close(str(exc))
+                    self.close(str(exc), exc.kind)
                     return
                 finally:
                     self.busy = False
@@ -122,13 +145,13 @@ class Connection:
         spec = APIS.get(api_key)
         handler = self.broker.handlers.get(api_key)
         if spec is None or handler is None:
-            raise CloseConnection(f"unknown API key {api_key} (version {api_version})")
+            raise CloseConnection(f"unknown API key {api_key} (version {api_version})", "unknown_api")
         if not handler.min_version <= api_version <= handler.max_version:
             if api_key == API_VERSIONS:
                 return self._unsupported_api_versions(correlation_id)
             raise CloseConnection(
                 f"unsupported version {api_version} of API {spec.name} ({api_key}); "
-                f"we serve {handler.min_version}-{handler.max_version}")
+                f"we serve {handler.min_version}-{handler.max_version}", "unsupported_version")
         flexible = spec.flexible(api_version)
         try:
             header, pos = decode_request_header(buf, 2 if flexible else 1)
@@ -148,7 +171,9 @@ class Connection:
             raise
         except Exception as exc:
             log.exception("%s v%d handler failed for client %r", spec.name, api_version, self.client_id)
-            raise CloseConnection(f"internal error handling {spec.name} v{api_version}: {exc!r}") from None
+            self.broker.metrics.failed[(api_key, api_version)] += 1
+            raise CloseConnection(f"internal error handling {spec.name} v{api_version}: {exc!r}",
+                                  "internal_error") from None
         finally:
             self.broker.metrics.request_done(api_key, api_version, time.perf_counter() - t0)
         if response is None:
@@ -162,7 +187,7 @@ class Connection:
             spec.response.encode_parts(response, api_version, parts)
         except EncodeError as exc:
             log.error("cannot encode %s v%d: %s", spec.name, api_version, exc)
-            raise CloseConnection(f"internal error encoding {spec.name} v{api_version}") from None
+            raise CloseConnection(f"internal error encoding {spec.name} v{api_version}", "internal_error") from None
         parts[0] = _SIZE.pack(sum(map(len, parts)))
         return parts
 

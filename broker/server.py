@@ -57,6 +57,8 @@ class Broker:
         self.handlers = load_handlers()
         self.metrics = Metrics()
         self.waiters = PartitionWaiters()
+        self.rejections_logged: dict = {}  # (client id, kind) -> (last logged, held back); see connection.py
+        self.metrics_server = None
         self.servers: list[asyncio.base_events.Server] = []
         self.connections: set[Connection] = set()
         self.tasks: list[asyncio.Task] = []
@@ -133,6 +135,10 @@ class Broker:
                 self.bound.append((addr[0], addr[1]))
         for h, p in self.bound:
             log.info("listening on %s:%d (cluster id %s, node id %d)", h, p, self.cluster_id, self.node_id)
+        if self.cfg["metrics.port"] >= 0:
+            from broker.metrics import MetricsServer
+            self.metrics_server = MetricsServer(self, self.cfg["metrics.host"], self.cfg["metrics.port"])
+            await self.metrics_server.start()
         self.tasks.append(asyncio.create_task(self._every(self.cfg["log.retention.check.interval.ms"], self._retention)))
         self.tasks.append(asyncio.create_task(self._every(1000, self._housekeeping)))
         self.tasks.append(asyncio.create_task(self._every(
@@ -168,6 +174,7 @@ class Broker:
         conn = Connection(self, reader, writer)
         self.connections.add(conn)
         self.metrics.connections_open = len(self.connections)
+        self.metrics.connections_total += 1
         try:
             await conn.run()
         finally:
@@ -208,7 +215,7 @@ class Broker:
             now = time.monotonic()
             for c in list(self.connections):
                 if c.frame_started is not None and (now - c.frame_started) * 1000 > read_ms:
-                    c.close(f"request frame not received whole within request.read.timeout.ms={read_ms}")
+                    c.close(f"request frame not received whole within request.read.timeout.ms={read_ms}", "slow_request")
                 elif c.frame_started is None and (now - c.last_active) * 1000 > idle_ms and not c.busy:
                     c.close(None)
 
@@ -219,6 +226,8 @@ class Broker:
         log.info("shutting down")
         for s in self.servers:
             s.close()
+        if self.metrics_server is not None:
+            self.metrics_server.close()
         if getattr(self, "cleaner", None) is not None:
             self.cleaner.shutdown()  # a cleaning in progress stops at its next check
         for t in self.tasks:

@@ -137,6 +137,9 @@ class PartitionLog:
         # Bumped by every change to the segment set other than a roll (truncation, retention,
         # segment replacement, close): the log cleaner swaps only onto the version it read.
         self.structure_version = 0
+        # lifetime counters, read by the broker's metrics at scrape time
+        self.segments_rolled = 0
+        self.segments_deleted = 0
         # Set by the log cleaner while it works on this log; retention waits (as in Kafka,
         # where cleaning and deletion of a compacted log never overlap).
         self.cleaning_in_progress = False
@@ -298,6 +301,7 @@ class PartitionLog:
         self._flush_segments(min(self.recovery_point, active.base_offset), new_offset)
         new = new_segment(self.dir, new_offset, self.config, self.clock, self.file_ops, self._rng)
         self.segments.add(new)
+        self.segments_rolled += 1
         if self.recovery_point < new_offset:
             self.recovery_point = new_offset
             self.last_flush_ms = self.clock.now_ms()
@@ -437,6 +441,7 @@ class PartitionLog:
         for seg in doomed:
             self.segments.remove(seg.base_offset)
         self._schedule_delete(doomed, now)
+        self.segments_deleted += len(doomed)
         first = self.segments.first_segment
         if first.base_offset > self.log_start_offset:
             self.log_start_offset = first.base_offset

@@ -108,6 +108,7 @@ class GroupCoordinator:
         self.active = False
         self._pending_timers: dict[tuple[str, str], object] = {}
         self._expiry_timer = None
+        self.rebalances = 0  # lifetime count, for the broker's metrics
 
     def now(self) -> int:
         return self.clock.now_ms()
@@ -394,6 +395,7 @@ class GroupCoordinator:
         self._remove_sync_expiration(group)
         from_empty = group.is_(S.EMPTY)
         group.transition_to(S.PREPARING_REBALANCE, self.now())
+        self.rebalances += 1
         log.info("preparing to rebalance group %s with old generation %d (%s-%d) (reason: %s)", group.group_id,
                  group.generation_id, "__consumer_offsets", self.partition_for(group.group_id), reason)
         if from_empty:

@@ -14,6 +14,7 @@ import time
 from broker.registry import handles
 from protocol.errors import ErrorCode
 from protocol.messages.fetch import FetchResponse as R
+from protocol.records.batch import iter_batch_positions
 from protocol.records.legacy import down_convert
 from storage.errors import OffsetOutOfRangeError, StorageError
 
@@ -51,6 +52,7 @@ def _resolve(b, v, topics):
 
 def _read_all(b, v, resolved, max_bytes: int):
     """One pass over every partition; returns (topic responses, bytes gathered, any error)."""
+    metrics = b.metrics
     remaining = max_bytes
     total = 0
     first_data = True
@@ -88,6 +90,10 @@ def _read_all(b, v, resolved, max_bytes: int):
                 first_data = False
                 remaining -= size
                 total += size
+                metrics.bytes_out[plog.topic] += size
+                # records counted from batch headers (O(batches), no record is decoded)
+                metrics.records_out[plog.topic] += sum(h.records_count for c in res.chunks
+                                                       for _, h in iter_batch_positions(c))
             records = res.chunks
             if v <= 3 and size:
                 records = down_convert(b"".join(res.chunks), 0 if v <= 1 else 1)
@@ -121,5 +127,4 @@ async def handle(ctx, req):
         resolved = _resolve(b, v, req.topics)
         keys = [(t.name, fp.partition) for _ft, t, parts in resolved for fp, target in parts
                 if t is not None and not isinstance(target, ErrorCode)]
-    b.metrics.bytes_out["fetch"] += total
     return R(throttle_time_ms=0, error_code=0, session_id=0, responses=responses)

@@ -73,6 +73,8 @@ class LogCleaner:
         self._stopping = False
         self.last_stats: CleanerStats | None = None
         self.rounds = 0
+        self.logs_cleaned = 0     # lifetime counters for the broker's metrics
+        self.bytes_reclaimed = 0
         logs.add_log_deleted_listener(self._on_log_deleted)
 
     @classmethod
@@ -210,6 +212,8 @@ class LogCleaner:
                 end_offset, stats = await cleaner.clean_async(plog, ltc, self.clock.now_ms(), run=run,
                                                               check_done=self._check_done(tp))
             self.last_stats = stats
+            self.logs_cleaned += 1
+            self.bytes_reclaimed += max(stats.bytes_read - stats.bytes_written, 0)
             self._log_stats(plog, ltc, end_offset, stats, cleaner.id)
             return True
         except CleaningAbortedError as e:

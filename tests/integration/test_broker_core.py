@@ -197,8 +197,9 @@ def test_fetch_returns_stored_batches_byte_for_byte(broker):
     """Fetch moves stored record batches as bytes (no re-encoding)."""
     from protocol.messages.fetch import FetchRequest
     p = Producer({"bootstrap.servers": broker.bootstrap, "compression.type": "gzip", "linger.ms": 20})
+    now = int(time.time() * 1000)  # recent: 1970 timestamps would be due for retention at once
     for i in range(50):
-        p.produce("raw", value=b"value-%d" % i, timestamp=5000 + i)
+        p.produce("raw", value=b"value-%d" % i, timestamp=now + i)
     p.flush(10)
     c = RawClient(broker.bootstrap)
     req = FetchRequest(replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=1 << 20, isolation_level=0, topics=[
