@@ -115,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     from broker import admin_cli, cli_client
     admin_cli.add_parser(sub)
     cli_client.add_parsers(sub)
+    pr = sub.add_parser("probe", help="exit 0 when a broker answers ApiVersions (health checks)")
+    pr.add_argument("-b", "--bootstrap-server", default="localhost:9092")
+    pr.add_argument("--timeout", type=float, default=3.0)
     i = sub.add_parser("inspect", help="a topic's partitions and segments in time, read from a data dir")
     i.add_argument("topic")
     i.add_argument("--data-dir", help="the broker's log dir (default: log.dirs of --config)")
@@ -126,6 +129,9 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging(args.log_level, args.log_format)
     if args.cmd == "serve":
         return _serve(args)
+    if args.cmd == "probe":
+        from broker.probe import main as probe_main
+        return probe_main(args.bootstrap_server, args.timeout)
     if args.cmd == "topics":
         return admin_cli.run(args)
     if args.cmd in ("offsets", "produce", "consume", "inspect"):

@@ -1,0 +1,79 @@
+"""What can be checked of docker/ without Docker (it cannot run on these machines): the
+entrypoint's command line from the environment (and that the broker starts with it), the
+healthcheck probe against a live broker, and the image and compose files' contents."""
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _entrypoint():
+    spec = importlib.util.spec_from_file_location("hourglass_entrypoint", ROOT / "docker" / "entrypoint.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_entrypoint_maps_env_to_overrides():
+    ep = _entrypoint()
+    assert ep.key_from_env("LOG_RETENTION_MS") == "log.retention.ms"
+    assert ep.key_from_env("MESSAGE_TIMESTAMP__TYPE") == "message.timestamp_type"
+    cmd = ep.command_from_env({"HOSTNAME": "hg1", "KAFKA_LOG_RETENTION_MS": "1000",
+                               "HOURGLASS_CFG_NUM_PARTITIONS": "3", "HOURGLASS_CONFIG": str(ROOT / "config/server.properties"),
+                               "PATH": "/bin"}, ["--log-format", "json"])
+    assert cmd[:4] == ["hourglass", "serve", "--config", str(ROOT / "config/server.properties")]
+    pairs = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--override"]
+    assert pairs == ["log.dirs=/var/lib/hourglass", "listeners=PLAINTEXT://0.0.0.0:9092",
+                     "advertised.listeners=PLAINTEXT://hg1:9092", "num.partitions=3", "log.retention.ms=1000"]
+    assert cmd[-2:] == ["--log-format", "json"]
+
+
+def test_entrypoint_command_starts_a_broker_that_passes_the_probe(tmp_path):
+    ep = _entrypoint()
+    cmd = ep.command_from_env({"HOURGLASS_CONFIG": str(ROOT / "config/server.properties"),
+                               "KAFKA_LOG_DIRS": str(tmp_path / "data"),
+                               "KAFKA_LISTENERS": "PLAINTEXT://127.0.0.1:0",
+                               "KAFKA_ADVERTISED_LISTENERS": "PLAINTEXT://127.0.0.1:0"}, [])
+    ready = tmp_path / "ready"
+    cmd = [sys.executable, "-m", "broker", *cmd[1:], "--ready-file", str(ready)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 20
+        while not (ready.exists() and ready.read_text().strip()) and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            time.sleep(0.05)
+        bootstrap = ready.read_text().strip()
+        r = subprocess.run([sys.executable, "-m", "broker", "probe", "-b", bootstrap], capture_output=True, cwd=ROOT)
+        assert r.returncode == 0 and b"answers" in r.stdout, r.stderr
+    finally:
+        proc.terminate()
+        assert proc.wait(20) == 0
+    r = subprocess.run([sys.executable, "-m", "broker", "probe", "-b", bootstrap, "--timeout", "1"],
+                       capture_output=True, cwd=ROOT)
+    assert r.returncode == 1 and b"cannot reach" in r.stderr
+
+
+def test_image_and_compose_files():
+    df = (ROOT / "docker" / "Dockerfile").read_text()
+    assert "FROM python:3.11-slim" in df and "USER hourglass" in df and 'VOLUME ["/var/lib/hourglass"]' in df
+    assert 'CMD ["hourglass", "probe", "-b", "127.0.0.1:9092"]' in df
+    for line in df.splitlines():  # everything the image copies exists
+        if line.startswith("COPY "):
+            for src in line.split()[1:-1]:
+                assert (ROOT / src).exists(), src
+    compose = yaml.safe_load((ROOT / "docker" / "compose.yaml").read_text())
+    svc = compose["services"]
+    assert set(svc) == {"broker", "demo-producer", "spark-job"}
+    assert svc["broker"]["ports"] == ["9092:9092"]
+    assert svc["broker"]["healthcheck"]["test"][1:3] == ["hourglass", "probe"]
+    assert svc["demo-producer"]["depends_on"]["broker"]["condition"] == "service_healthy"
+    job = svc["spark-job"]["command"]
+    assert "spark-submit" in job[0] and any(a.startswith("org.apache.spark:spark-sql-kafka-0-10_2.13:") for a in job)
+    assert job[job.index("--source") + 1] == "kafka" and "/app/pipeline/job.py" in job
