@@ -21,7 +21,7 @@ JAVA_STAMP := $(JAVA_CLASSES)/.stamp
 
 PYTEST_ARGS ?= -q -n 2
 
-.PHONY: venv deps jars java-harness run test crash-test fuzz
+.PHONY: venv deps jars java-harness run test crash-test fuzz bench
 
 venv: $(VENV_STAMP)
 
@@ -61,3 +61,10 @@ crash-test: venv
 
 fuzz: venv
 	$(VPY) scripts/fuzz_broker.py --seconds $(FUZZ_SECONDS)
+
+# Benchmarks (never part of `make test`): figures as `name value unit` lines, saved under
+# bench/results/ and compared with the last run.  BENCH_ARGS="--peer --quick" adds Tansu
+# side by side (ratios Hourglass/Tansu), --quick shortens every step.
+BENCH_ARGS ?= --peer
+bench: venv jars
+	$(VPY) bench/run.py $(BENCH_ARGS)

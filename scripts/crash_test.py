@@ -122,6 +122,8 @@ class Stats:
         self.duplicates = 0
         self.resumes = 0
         self.retried_batches = 0
+        self.commits = 0
+        self.group_resumes = 0
 
     def violation(self, msg: str) -> None:
         with self.lock:
@@ -314,6 +316,74 @@ class Consumer(Worker):
                     self.position = r.offset + 1
 
 
+class Committer(Consumer):
+    """A consumer that also commits its position for a group after each fetch (OffsetCommit,
+    waiting for the answer) and, after a restart, resumes from the group's committed offset,
+    as a group consumer does: the committed offset must be the last one acknowledged (or one
+    in flight at the kill), and the first record read after resuming must be exactly there."""
+
+    GROUP = "crash-group"
+
+    def __init__(self, name, bp, gate, stats, book: PartitionBook):
+        super().__init__(name, bp, gate, stats, book)
+        self.acked_commit = -1
+        self.inflight_commit = -1
+
+    def run(self):
+        from protocol.errors import ErrorCode
+        from protocol.records.batch import iter_batch_positions
+        from protocol.records.record import decode_batch
+        while self.gate.wait_open():
+            if self.client is None:
+                if self.connect() is None:
+                    return
+                try:
+                    committed = self.client.committed_offset(self.GROUP, self.book.topic, self.book.partition)
+                except (OSError, ConnectionError, RuntimeError, AssertionError, ValueError):
+                    self.drop()
+                    time.sleep(0.02)
+                    continue
+                if committed not in (self.acked_commit, self.inflight_commit) or committed < self.acked_commit:
+                    self.stats.violation(f"{self.name}: committed offset {committed} after restart, "
+                                         f"last acknowledged commit {self.acked_commit}")
+                self.stats.group_resumes += 1
+                self.acked_commit = max(self.acked_commit, committed)
+                self.position = max(committed, 0)
+            try:
+                p = self.client.fetch(self.book.topic, self.book.partition, self.position, max_bytes=64 << 10,
+                                      max_wait_ms=100)
+            except (OSError, ConnectionError, AssertionError, ValueError):
+                self.drop()
+                continue
+            if p.error_code:
+                if p.error_code != ErrorCode.OFFSET_OUT_OF_RANGE:
+                    self.stats.error(f"group-fetch:{p.error_code}")
+                else:
+                    self.stats.violation(f"{self.name}: committed position {self.position} out of range")
+                time.sleep(0.05)
+                continue
+            data = bytes(p.records or b"")
+            for pos, _h in iter_batch_positions(data):
+                for r in decode_batch(data, pos)[1]:
+                    if r.offset < self.position:
+                        continue
+                    if r.offset != self.position:
+                        self.stats.violation(f"{self.name}: expected offset {self.position}, got {r.offset}")
+                    self.position = r.offset + 1
+            if self.position > max(self.acked_commit, 0):
+                self.inflight_commit = self.position
+                try:
+                    err = self.client.commit_offset(self.GROUP, self.book.topic, self.book.partition, self.position)
+                except (OSError, ConnectionError, AssertionError, ValueError):
+                    self.drop()
+                    continue
+                if err == 0:
+                    self.acked_commit = self.position
+                    self.stats.commits += 1
+                else:
+                    self.stats.error(f"commit:{err}")
+
+
 # ------------------------------------------------------------------------------- verification
 
 def verify(bp, books: list[PartitionBook], stats: Stats, round_no: int) -> tuple[int, int]:
@@ -399,7 +469,7 @@ def run(rounds: int, seconds: float, seed: int, data_dir: Path | None, keep: boo
     books = [PartitionBook("crash", p) for p in range(4)] + [PartitionBook("churn", 0, retention=True)]
     specs = [(books[0], 1, False), (books[1], -1, False), (books[2], -1, True), (books[3], 1, True),
              (books[4], -1, True)]
-    n_workers = len(specs) + len(books)
+    n_workers = len(specs) + len(books) + 1  # + the committing group consumer
     gate = Gate(n_workers)
     workers: list[Worker] = []
     for i, (book, acks, idem) in enumerate(specs):
@@ -407,6 +477,7 @@ def run(rounds: int, seconds: float, seed: int, data_dir: Path | None, keep: boo
         workers.append(Producer(name, bp, gate, stats, book, acks, idem, random.Random(rng.random())))
     for book in books:
         workers.append(Consumer(f"c-{book.topic}-{book.partition}", bp, gate, stats, book))
+    workers.append(Committer("g-crash-1", bp, gate, stats, books[1]))
     for w in workers:
         w.start()
 
@@ -466,7 +537,8 @@ def run(rounds: int, seconds: float, seed: int, data_dir: Path | None, keep: boo
     consumed = sum(len(b.consumed) for b in books)
     print(f"crash-test: rounds={rounds} acked={acked} lost={stats.lost} duplicates={stats.duplicates} "
           f"unacknowledged={unknown} consumed={consumed} consumer_resumes={stats.resumes} "
-          f"idempotent_retries={stats.retried_batches} index_files_checked={index_files} "
+          f"idempotent_retries={stats.retried_batches} group_commits={stats.commits} "
+          f"group_resumes={stats.group_resumes} index_files_checked={index_files} "
           f"violations={len(stats.violations)} seconds={time.monotonic() - t0:.0f} seed={seed}")
     if stats.errors and not quiet:
         print("client-visible errors (expected around crashes):", dict(sorted(stats.errors.items())))

@@ -13,6 +13,8 @@ from protocol.messages.fetch import FetchRequest
 from protocol.messages.init_producer_id import InitProducerIdRequest
 from protocol.messages.list_offsets import ListOffsetsRequest
 from protocol.messages.metadata import MetadataRequest
+from protocol.messages.offset_commit import OffsetCommitRequest
+from protocol.messages.offset_fetch import OffsetFetchRequest
 from protocol.messages.produce import ProduceRequest
 from protocol.records.batch import iter_batch_positions
 from protocol.records.record import build_batch, decode_batch
@@ -65,6 +67,24 @@ class Wire(RawClient):
                             producer_epoch=producer_epoch, base_sequence=base_sequence)
         return self.produce_raw(topic, partition, batch, acks)
 
+    def commit_offset(self, group: str, topic: str, partition: int, offset: int) -> int:
+        """A simple (no member) OffsetCommit v8; returns the partition's error code."""
+        req = OffsetCommitRequest(group_id=group, generation_id_or_member_epoch=-1, member_id="",
+                                  group_instance_id=None, topics=[OffsetCommitRequest.OffsetCommitRequestTopic(
+                                      name=topic, partitions=[OffsetCommitRequest.OffsetCommitRequestPartition(
+                                          partition_index=partition, committed_offset=offset,
+                                          committed_leader_epoch=-1, committed_metadata="")])])
+        return self.request(8, 8, req).topics[0].partitions[0].error_code
+
+    def committed_offset(self, group: str, topic: str, partition: int) -> int:
+        """OffsetFetch v7: the group's committed offset (-1 when none)."""
+        req = OffsetFetchRequest(group_id=group, topics=[OffsetFetchRequest.OffsetFetchRequestTopic(
+            name=topic, partition_indexes=[partition])], require_stable=False)
+        p = self.request(9, 7, req).topics[0].partitions[0]
+        if p.error_code:
+            raise RuntimeError(f"OffsetFetch error {p.error_code}")
+        return p.committed_offset
+
     def fetch(self, topic: str, partition: int, offset: int, max_bytes: int = 1 << 20, max_wait_ms: int = 0):
         """One Fetch; returns the partition response."""
         req = FetchRequest(replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=0, max_bytes=max_bytes,
@@ -81,6 +101,11 @@ class Wire(RawClient):
         out: list[tuple[int, bytes]] = []
         while True:
             p = self.fetch(topic, partition, pos)
+            if p.error_code == 1 and start is None and p.log_start_offset > pos:
+                # retention moved the log start while we read: continue from the new start
+                lso = pos = p.log_start_offset
+                out = [(o, v) for o, v in out if o >= lso]
+                continue
             if p.error_code:
                 raise AssertionError(f"fetch {topic}-{partition}@{pos}: error {p.error_code}")
             hwm = p.high_watermark

