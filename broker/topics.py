@@ -111,8 +111,20 @@ class TopicManager:
         if validate_only:
             return t
         self.meta.save_topic(t)
-        for p in range(partitions):
-            self._open_partition(t, p)
+        try:
+            for p in range(partitions):
+                self._open_partition(t, p)
+        except OSError as exc:
+            # e.g. EMFILE (each partition keeps its segment and index files open) or ENOSPC:
+            # undo the half-created topic so the name stays usable, and say why
+            log.error("creating topic %s failed at a partition: %s; removing it again", name, exc)
+            try:
+                self.meta.remove_topic(name)
+                self.logs.delete_topic(name)
+            except OSError as undo:
+                log.error("could not fully remove the half-created topic %s: %s", name, undo)
+            raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR,
+                             f"Creating the partitions of {name} failed: {exc.strerror or exc}") from None
         log.info("created topic %s with %d partition(s)%s", name, partitions,
                  f" and configs {clean}" if clean else "")
         return t
