@@ -21,7 +21,7 @@ JAVA_STAMP := $(JAVA_CLASSES)/.stamp
 
 PYTEST_ARGS ?= -q -n 2
 
-.PHONY: venv deps jars java-harness run test crash-test fuzz bench
+.PHONY: venv deps jars java-harness run test crash-test fuzz bench soak load-limits
 
 venv: $(VENV_STAMP)
 
@@ -68,3 +68,12 @@ fuzz: venv
 BENCH_ARGS ?= --peer
 bench: venv jars
 	$(VPY) bench/run.py $(BENCH_ARGS)
+
+# Soak (default 30 min): RSS, fds and threads sampled under mixed load; CSV in soak.csv.
+SOAK_SECONDS ?= 1800
+soak: venv
+	$(VPY) scripts/soak.py --seconds $(SOAK_SECONDS) --csv soak.csv
+
+# 1000 connections, many partitions, 100 producers at once (figures on stdout).
+load-limits: venv
+	$(VPY) scripts/load_limits.py
