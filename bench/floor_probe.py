@@ -67,7 +67,6 @@ def measure(total_mib: int = 512, frame_kib: int = 1024) -> float:
 
 
 def serve(path: str) -> None:
-    import sys
     import uvloop
     ready, port_box = threading.Event(), []
 

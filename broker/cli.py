@@ -96,7 +96,7 @@ def _inspect(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    t0 = time.monotonic()
+
     p = argparse.ArgumentParser(prog="hourglass", description="Hourglass: a Kafka-compatible broker with Kafka's time semantics.")
     p.add_argument("--log-level", default="INFO")
     p.add_argument("--log-format", choices=["text", "json"], default="text")

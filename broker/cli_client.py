@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import sys
-import time
 from datetime import datetime, timezone
 
 DEFAULT_BOOTSTRAP = "localhost:9092"

@@ -14,7 +14,6 @@ timestamp when absent).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 

@@ -107,7 +107,8 @@ async def producer(bootstrap, topic, partition, batches, per_batch) -> int:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--connections", type=int, default=1000)
-    ap.add_argument("--partitions", type=int, default=10000)
+    # 3 open files per partition (segment, offset index, time index): 10000 needs ulimit -n > 30000
+    ap.add_argument("--partitions", type=int, default=5000)
     ap.add_argument("--producers", type=int, default=100)
     a = ap.parse_args(argv)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -115,7 +116,7 @@ def main(argv=None) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="hourglass-load-"))
     try:
         hg = Hourglass(tmp / "data", "max.connections=100000", "max.connections.per.ip=100000",
-                       f"num.partitions=1")
+                       "num.partitions=1")
         hg.start()
         ok, secs, rss, fds = asyncio.run(many_connections(hg.bootstrap, a.connections, hg.proc.pid))
         emit(f"connections_{a.connections}_served", ok, "connections")

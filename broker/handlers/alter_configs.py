@@ -62,13 +62,15 @@ def duplicate_resources(resources) -> set:
     return dupes
 
 
-@handles(33)
-async def handle(ctx, req):
-    b = ctx.broker
-    dupes = duplicate_resources(req.resources)
+def answer_resources(b, resources, alter_topic, broker_keys) -> list[tuple]:
+    """The per-resource loop AlterConfigs and IncrementalAlterConfigs share, as Kafka answers:
+    a resource named twice gets one INVALID_REQUEST; a topic goes to ``alter_topic(res)``;
+    broker and broker-logger resources are refused by ``refuse_broker_change`` with
+    ``broker_keys(res)``; other types are refused. Returns (error, message, type, name)."""
+    dupes = duplicate_resources(resources)
     answered = set()
     out = []
-    for res in req.resources:
+    for res in resources:
         key = (res.resource_type, res.resource_name)
         code, message = 0, None
         try:
@@ -78,14 +80,9 @@ async def handle(ctx, req):
                 answered.add(key)
                 raise ResourceError(ErrorCode.INVALID_REQUEST, "Duplicate resource.")
             if res.resource_type == TOPIC:
-                nulls = [c.name for c in res.configs if c.value is None]
-                if nulls:
-                    raise ResourceError(ErrorCode.INVALID_CONFIG,
-                                        "Null value not supported for topic configs: " + ",".join(nulls))
-                apply_topic_configs(b, res.resource_name, {c.name: c.value for c in res.configs},
-                                    req.validate_only)
+                alter_topic(res)
             elif res.resource_type in (BROKER, BROKER_LOGGER):
-                refuse_broker_change(b, res.resource_type, res.resource_name, [c.name for c in res.configs])
+                refuse_broker_change(b, res.resource_type, res.resource_name, broker_keys(res))
             elif res.resource_type in RESOURCE_TYPE_NAMES and res.resource_type != 0:
                 raise ResourceError(ErrorCode.INVALID_REQUEST,
                                     f"Unexpected resource type {RESOURCE_TYPE_NAMES[res.resource_type]}.")
@@ -93,7 +90,22 @@ async def handle(ctx, req):
                 raise ResourceError(ErrorCode.UNSUPPORTED_VERSION, f"Unknown resource type {res.resource_type}.")
         except ResourceError as exc:
             code, message = exc.code, exc.message
-        out.append(R.AlterConfigsResourceResponse(error_code=code, error_message=message,
-                                                  resource_type=res.resource_type,
-                                                  resource_name=res.resource_name))
-    return R(throttle_time_ms=0, responses=out)
+        out.append((code, message, res.resource_type, res.resource_name))
+    return out
+
+
+@handles(33)
+async def handle(ctx, req):
+    b = ctx.broker
+
+    def alter_topic(res):
+        nulls = [c.name for c in res.configs if c.value is None]
+        if nulls:
+            raise ResourceError(ErrorCode.INVALID_CONFIG,
+                                "Null value not supported for topic configs: " + ",".join(nulls))
+        apply_topic_configs(b, res.resource_name, {c.name: c.value for c in res.configs}, req.validate_only)
+
+    results = answer_resources(b, req.resources, alter_topic, lambda res: [c.name for c in res.configs])
+    return R(throttle_time_ms=0, responses=[
+        R.AlterConfigsResourceResponse(error_code=code, error_message=msg, resource_type=rtype, resource_name=name)
+        for code, msg, rtype, name in results])

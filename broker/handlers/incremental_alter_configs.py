@@ -13,8 +13,8 @@ whole (INVALID_CONFIG naming the key), persisted and applied live, or left untou
 """
 from __future__ import annotations
 
-from broker.handlers.alter_configs import apply_topic_configs, duplicate_resources, refuse_broker_change
-from broker.handlers.describe_configs import BROKER, BROKER_LOGGER, RESOURCE_TYPE_NAMES, TOPIC, ResourceError
+from broker.handlers.alter_configs import answer_resources, apply_topic_configs
+from broker.handlers.describe_configs import ResourceError
 from broker.registry import handles
 from protocol.errors import ErrorCode
 from protocol.messages.incremental_alter_configs import IncrementalAlterConfigsResponse as R
@@ -66,36 +66,16 @@ def apply_ops(current: dict[str, str], ops) -> dict[str, str]:
 @handles(44)
 async def handle(ctx, req):
     b = ctx.broker
-    dupes = duplicate_resources(req.resources)
-    answered = set()
-    out = []
-    for res in req.resources:
-        key = (res.resource_type, res.resource_name)
-        code, message = 0, None
-        try:
-            if key in dupes:
-                if key in answered:
-                    continue
-                answered.add(key)
-                raise ResourceError(ErrorCode.INVALID_REQUEST, "Duplicate resource.")
-            ops = [(c.name, c.config_operation, c.value) for c in res.configs]
-            if res.resource_type == TOPIC:
-                t = b.topics.get(res.resource_name)
-                if t is None:
-                    raise ResourceError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                                        f"The topic '{res.resource_name}' does not exist.")
-                new = apply_ops(t.configs, ops)
-                apply_topic_configs(b, res.resource_name, new, req.validate_only)
-            elif res.resource_type in (BROKER, BROKER_LOGGER):
-                refuse_broker_change(b, res.resource_type, res.resource_name, [k for k, _o, _v in ops])
-            elif res.resource_type in RESOURCE_TYPE_NAMES and res.resource_type != 0:
-                raise ResourceError(ErrorCode.INVALID_REQUEST,
-                                    f"Unexpected resource type {RESOURCE_TYPE_NAMES[res.resource_type]}.")
-            else:
-                raise ResourceError(ErrorCode.UNSUPPORTED_VERSION, f"Unknown resource type {res.resource_type}.")
-        except ResourceError as exc:
-            code, message = exc.code, exc.message
-        out.append(R.AlterConfigsResourceResponse(error_code=code, error_message=message,
-                                                  resource_type=res.resource_type,
-                                                  resource_name=res.resource_name))
-    return R(throttle_time_ms=0, responses=out)
+
+    def alter_topic(res):
+        t = b.topics.get(res.resource_name)
+        if t is None:
+            raise ResourceError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                f"The topic '{res.resource_name}' does not exist.")
+        new = apply_ops(t.configs, [(c.name, c.config_operation, c.value) for c in res.configs])
+        apply_topic_configs(b, res.resource_name, new, req.validate_only)
+
+    results = answer_resources(b, req.resources, alter_topic, lambda res: [c.name for c in res.configs])
+    return R(throttle_time_ms=0, responses=[
+        R.AlterConfigsResourceResponse(error_code=code, error_message=msg, resource_type=rtype, resource_name=name)
+        for code, msg, rtype, name in results])
