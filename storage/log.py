@@ -363,7 +363,7 @@ class PartitionLog:
             raise ValueError(f"unsupported target timestamp {ts}")
         start = self.log_start_offset
         hwm = self.high_watermark
-        for seg in self.segments.values():
+        for seg in self.segments.from_first_reaching(ts):
             if seg.largest_timestamp < ts:
                 continue
             nxt = self.segments.next_base_offset_after(seg)

@@ -17,11 +17,15 @@ class LogSegments:
     def __init__(self) -> None:
         self._bases: list[int] = []
         self._by_base: dict[int, LogSegment] = {}
+        # running max of largest_timestamp over all segments but the active one (which still
+        # grows); rebuilt lazily after any change of the set. Non-decreasing, so bisectable.
+        self._prefix_max_ts: list[int] | None = None
 
     # -- mutation --
     def add(self, segment: LogSegment) -> LogSegment | None:
         """Add (or replace) the segment at its base offset; returns the replaced one."""
         base = segment.base_offset
+        self._prefix_max_ts = None
         old = self._by_base.get(base)
         if old is None:
             if not self._bases or base > self._bases[-1]:
@@ -32,6 +36,7 @@ class LogSegments:
         return old
 
     def remove(self, base_offset: int) -> LogSegment | None:
+        self._prefix_max_ts = None
         seg = self._by_base.pop(base_offset, None)
         if seg is not None:
             i = bisect_left(self._bases, base_offset)
@@ -39,6 +44,7 @@ class LogSegments:
         return seg
 
     def clear(self) -> None:
+        self._prefix_max_ts = None
         self._bases.clear()
         self._by_base.clear()
 
@@ -65,6 +71,23 @@ class LogSegments:
 
     def base_offsets(self) -> list[int]:
         return list(self._bases)
+
+    def from_first_reaching(self, ts: int) -> Iterator[LogSegment]:
+        """Segments in order from the first whose largest timestamp is >= ``ts`` (KIP-33's
+        starting point for a time lookup), found by bisecting the running max of largest
+        timestamps: O(log n) in the number of segments, not a scan."""
+        n = len(self._bases)
+        if n == 0:
+            return iter(())
+        pm = self._prefix_max_ts
+        if pm is None:
+            pm, run = [], -(1 << 63)
+            for b in self._bases[:-1]:
+                run = max(run, self._by_base[b].largest_timestamp)
+                pm.append(run)
+            self._prefix_max_ts = pm
+        i = bisect_left(pm, ts)  # == n - 1 when only the active segment can qualify
+        return (self._by_base[b] for b in self._bases[i:])
 
     def values(self, from_offset: int | None = None, to_offset: int | None = None) -> list[LogSegment]:
         """All segments ascending, or those that may hold offsets in ``[from, to)``: the floor
