@@ -84,7 +84,10 @@ class Hourglass:
         for o in self.overrides:
             cmd += ["--override", o]
         t0 = time.perf_counter()
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # as installed software runs: with byte-code caches (some sandboxes set
+        # PYTHONDONTWRITEBYTECODE, which makes every start compile every module)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         while True:
             ok, _ = probe("127.0.0.1", port, 0.5)
             if ok:
