@@ -59,6 +59,7 @@ class LogManager:
         self.file_ops = file_ops or DEFAULT_FILE_OPS
         self.rng = rng or random.Random()
         self.topic_overrides: dict[str, dict[str, str]] = {t: dict(o) for t, o in (topic_overrides or {}).items()}
+        self._config_cache: dict[tuple, LogConfig] = {}
         self.progress = progress
         self._logs: dict[tuple[str, int], PartitionLog] = {}
         self._dir_of: dict[tuple[str, int], Path] = {}
@@ -68,7 +69,16 @@ class LogManager:
 
     # -- configs ----------------------------------------------------------------------------
     def config_for(self, topic: str) -> LogConfig:
-        return LogConfig.from_props(self.broker_defaults, self.topic_overrides.get(topic, {}))
+        overrides = self.topic_overrides.get(topic, {})
+        # LogConfig is frozen: partitions of a topic share one, resolved once per distinct
+        # (broker defaults, overrides) pair (start-up opens thousands of partitions)
+        key = (tuple(sorted(self.broker_defaults.items())), tuple(sorted(overrides.items())))
+        cfg = self._config_cache.get(key)
+        if cfg is None:
+            if len(self._config_cache) > 1024:
+                self._config_cache.clear()
+            cfg = self._config_cache[key] = LogConfig.from_props(self.broker_defaults, overrides)
+        return cfg
 
     def update_topic_config(self, topic: str, overrides: Mapping[str, str]) -> LogConfig:
         """New overrides for a topic: every open partition log gets the new config live."""
