@@ -7,6 +7,8 @@ saved to ``bench/results/<timestamp>.json`` and compared with the last saved run
 Steps:
 - ``suite``: ../shared/bench/run.sh (Java and librdkafka producers/consumers, offsets-for-times,
   end-to-end latency) against each broker, ``--rounds`` times, alternating brokers;
+- ``ofs``: offsetsForTimes through the Java client on a topic of many segments (1M records,
+  200k with ``--quick``), p50/p99, interleaved like the suite;
 - ``ingest``: 1 MiB record batches, one connection, acks=1, pipelined (our raw client), next
   to the ``floor_probe`` (a bare uvloop server appending frames to a file) measured now;
   ``serve``: the same bytes fetched back; broker CPU-seconds per GB in and out (/proc);
@@ -14,7 +16,9 @@ Steps:
   partitions after a clean shutdown, and idle RSS;
 - ``lookup``: broker-side offsets-for-times cost on storage (10k, 100k, 1M records over many
   segments; 10M with ``--big``), to show it grows as O(log n);
-- ``micro``: bench/micro_records.py and bench/micro_codec.py.
+- ``micro``: bench/micro_records.py, bench/micro_codec.py and bench/micro_storage.py.
+
+Profiles of the hot paths under the same loads: ``bench/profile.py`` (py-spy).
 
 The regression check flags a figure that moved the wrong way by more than ``--noise`` (15 %
 by default; throughput down, latency/time up) against the last results file.
@@ -178,6 +182,40 @@ def step_suite(brokers: dict, rounds: int, quick: bool) -> None:
                     emit(f"ratio.{k}", statistics.median(runs["hourglass"][k]) / t, "hourglass/tansu")
 
 
+def step_ofs_many(brokers: dict, rounds: int, quick: bool) -> None:
+    """offsetsForTimes through the Java client on a topic of many segments (the shared
+    suite's topic has ~10): N records (acks=all, timestamps 10 ms apart), segment.bytes
+    300 KB (the Java producer's 256 KiB batches must fit a segment), then 1000 timed random
+    lookups, each checked. Interleaved like the suite; Hourglass's segment count is read
+    from its data dir."""
+    n = 200_000 if quick else 1_000_000
+    k = str(SHARED / "java" / "kbench.sh")
+    env = dict(os.environ, BENCH_HOME=subprocess.run([str(SHARED / "setup.sh")], capture_output=True, text=True,
+                                                      check=True).stdout.strip())
+    runs: dict[str, dict[str, list[float]]] = {name: {} for name in brokers}
+    for i in range(rounds):
+        for name, b in brokers.items():
+            topic = f"ofs-many-{os.getpid()}-{i}"
+            log(f"offsets-for-times on many segments, round {i + 1}/{rounds} against {name}")
+            r = subprocess.run([k, "offsets-for-times", "--bootstrap", b.bootstrap, "--topic", topic, "--records",
+                                str(n), "--record-size", "100", "--lookups", "1000", "--segment-bytes", "300000",
+                                "--name", "ofs"], capture_output=True, text=True, env=env, timeout=900)
+            for line in r.stdout.splitlines():
+                parts = line.split()
+                if len(parts) >= 2 and parts[0] in ("ofs_lat_p50", "ofs_lat_p99", "ofs_wrong", "ofs_load_rps"):
+                    runs[name].setdefault(parts[0][4:], []).append(float(parts[1]))
+            if isinstance(b, Hourglass):
+                segs = len(list((b.data_dir / f"{topic}-0").glob("*.log")))
+                runs[name].setdefault("segments", []).append(segs)
+    for name, per in runs.items():
+        for key, vs in sorted(per.items()):
+            unit = "ms" if key.startswith("lat") else ("records/s" if key.endswith("rps") else "count")
+            emit(f"{name}.offsets_for_times_{n}_records_{key}", statistics.median(vs), unit)
+            if key.startswith("lat") and len(vs) > 1:
+                emit(f"{name}.offsets_for_times_{n}_records_{key}.spread",
+                     (max(vs) - min(vs)) / (statistics.median(vs) or 1), "rel")
+
+
 def step_ingest(hg: Hourglass, quick: bool) -> None:
     from bench.floor_probe import measure
     from bench.rawclient import RawClient
@@ -290,7 +328,7 @@ def step_lookup(tmp: Path, big: bool) -> None:
 
 
 def step_micro() -> None:
-    for script in ("micro_records.py", "micro_codec.py"):
+    for script in ("micro_records.py", "micro_codec.py", "micro_storage.py"):
         r = subprocess.run([sys.executable, str(ROOT / "bench" / script)], capture_output=True, text=True, cwd=ROOT)
         for line in r.stdout.splitlines():
             name, value, unit = line.split(maxsplit=2)
@@ -300,6 +338,7 @@ def step_micro() -> None:
 # ---------------------------------------------------------------------------------- results
 LOWER_IS_BETTER = ("lat", "latency", "startup", "rss", "cpu", "lookup", "_us", "e2e", "micro.produce", "micro.metadata",
                    "micro.peek")
+LOWER_IS_BETTER_UNITS = ("ns", "us", "ms", "s", "MiB", "cpu-s/GB")
 
 
 def compare(prev: dict, noise: float) -> list[str]:
@@ -311,7 +350,8 @@ def compare(prev: dict, noise: float) -> list[str]:
         if not old:
             continue
         change = (value - old) / abs(old)
-        worse = change > noise if any(k in name for k in LOWER_IS_BETTER) else change < -noise
+        lower = unit in LOWER_IS_BETTER_UNITS or any(k in name for k in LOWER_IS_BETTER)
+        worse = change > noise if lower else change < -noise
         if worse:
             out.append(f"REGRESSION {name}: {old:.4g} -> {value:.4g} {unit} ({change:+.0%})")
     return out
@@ -322,7 +362,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--peer", action="store_true", help="also run the suite against Tansu, interleaved")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", default="suite,ingest,startup,lookup,micro")
+    ap.add_argument("--only", default="suite,ofs,ingest,startup,lookup,micro")
     ap.add_argument("--big", action="store_true", help="add the 10M-record lookup")
     ap.add_argument("--noise", type=float, default=0.15)
     a = ap.parse_args(argv)
@@ -330,7 +370,7 @@ def main(argv=None) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="hourglass-bench-"))
     load0 = os.getloadavg()[0]
     try:
-        if "suite" in steps or "ingest" in steps:
+        if steps & {"suite", "ofs", "ingest"}:
             hg = Hourglass(tmp / "suite")
             hg.start()
             brokers = {"hourglass": hg}
@@ -341,6 +381,8 @@ def main(argv=None) -> int:
             try:
                 if "suite" in steps:
                     step_suite(brokers, a.rounds, a.quick)
+                if "ofs" in steps:
+                    step_ofs_many(brokers, a.rounds, a.quick)
                 if "ingest" in steps:
                     step_ingest(hg, a.quick)
             finally:

@@ -33,7 +33,7 @@ from protocol.records.batch import (
     HEADER_SIZE, LOG_OVERHEAD, MIN_BATCH_LENGTH, BatchHeader, compute_crc, iter_batch_positions,
     read_header,
 )
-from protocol.records.record import iter_record_timestamps
+from protocol.records.record import first_record_reaching, iter_record_timestamps
 from storage.clock import Clock, SystemClock
 from storage.errors import KafkaStorageError, StorageError
 from storage.files import DEFAULT_FILE_OPS, FileOps
@@ -124,14 +124,15 @@ class TimestampAndOffset(NamedTuple):
 class SegmentRead:
     """Raw bytes of whole batches read from one segment.
 
-    ``position`` is where the batch holding the requested offset starts; ``data`` holds
+    ``position`` is where the batch holding the requested offset starts; ``data`` (bytes, or a
+    read-only memoryview of them when the read was cut back to a batch boundary) holds
     whole batches only (empty when ``max_size`` cannot fit the first batch and
     ``min_one`` is false); ``first_batch_size`` is that first batch's size.
     """
 
     start_offset: int
     position: int
-    data: bytes
+    data: bytes | memoryview
     first_batch_size: int
 
     @property
@@ -389,7 +390,10 @@ class LogSegment:
         for pos, h in iter_batch_positions(data):
             end = pos + h.batch_length + LOG_OVERHEAD
         if end != len(data):
-            data = data[:end]
+            # Whole batches only. A read usually ends inside a batch; a memoryview drops that
+            # tail without copying the rest (bytes slicing copied up to max_size per fetch:
+            # a quarter of the broker's CPU when serving).
+            data = memoryview(data)[:end]
         return SegmentRead(start_offset, start, data, tp.size)
 
     def position_of(self, offset: int) -> int:
@@ -424,10 +428,10 @@ class LogSegment:
         for pos, h in self.iter_headers(position):
             if h.max_timestamp >= timestamp and h.base_offset + h.last_offset_delta >= starting_offset:
                 data = self._ops.pread(self._fd, h.batch_length + LOG_OVERHEAD, pos)
-                for off, ts in iter_record_timestamps(data):
-                    if ts >= timestamp and off >= starting_offset:
-                        epoch = h.partition_leader_epoch
-                        return TimestampAndOffset(ts, off, epoch if epoch >= 0 else -1)
+                hit = first_record_reaching(data, 0, timestamp, starting_offset)
+                if hit is not None:
+                    epoch = h.partition_leader_epoch
+                    return TimestampAndOffset(hit[1], hit[0], epoch if epoch >= 0 else -1)
         return None
 
     def offset_of_max_timestamp(self) -> TimestampAndOffset | None:

@@ -256,8 +256,11 @@ def validate_and_assign_offsets(data, *, next_offset: int, now_ms: int, config,
                 fixed_max = rec_max
         plans.append((records if recompress else None, fixed_max))
 
-    # Pass 2: assign offsets, timestamps, re-encode where asked.
-    out = bytearray()
+    # Pass 2: assign offsets, timestamps, re-encode where asked. Without re-encoding every
+    # batch keeps its size and position, so ``buf`` (already our own copy) is patched in
+    # place: no per-batch slice and re-join, two fewer copies of every produced byte.
+    in_place = all(to_recompress is None for to_recompress, _ in plans)
+    out = buf if in_place else bytearray()
     batches: list[tuple[int, BatchHeader]] = []
     offset = next_offset
     max_ts = NO_TIMESTAMP
@@ -265,6 +268,22 @@ def validate_and_assign_offsets(data, *, next_offset: int, now_ms: int, config,
     record_count = 0
     for (pos, size), h, (to_recompress, fixed_max) in zip(frames, headers, plans):
         base = offset
+        if in_place:
+            _b.set_base_offset(buf, pos, base)
+            if partition_leader_epoch is not None:
+                _b.set_partition_leader_epoch(buf, pos, partition_leader_epoch)
+            if log_append_time:
+                _b.set_log_append_time(buf, pos, now_ms)
+            elif fixed_max is not None:
+                _I64.pack_into(buf, pos + _MAX_TIMESTAMP_OFFSET, fixed_max)
+                _b.rewrite_crc(buf, pos)
+            nh = _b.read_header(buf, pos)
+            batches.append((pos, nh))
+            offset = base + nh.last_offset_delta + 1
+            record_count += nh.records_count
+            if nh.max_timestamp > max_ts:
+                max_ts = nh.max_timestamp
+            continue
         if to_recompress is not None:     # re-encode with the topic codec
             from protocol.records.record import Record, build_batch
             recs = [Record(base + i, r.timestamp, r.key, r.value, r.headers, r.attributes)
