@@ -21,6 +21,7 @@ import logging
 from broker.handlers.describe_configs import (
     BROKER, BROKER_LOGGER, RESOURCE_TYPE_NAMES, TOPIC, ResourceError, check_broker_resource,
 )
+from broker.handlers import once_per_key
 from broker.registry import handles
 from broker.topics import TopicError
 from protocol.errors import ErrorCode
@@ -54,30 +55,16 @@ def apply_topic_configs(b, name: str, new_overrides: dict, validate_only: bool) 
         log.info("configs of topic %s are now %s", name, new_overrides or "{} (all defaults)")
 
 
-def duplicate_resources(resources) -> set:
-    seen, dupes = set(), set()
-    for r in resources:
-        key = (r.resource_type, r.resource_name)
-        (dupes if key in seen else seen).add(key)
-    return dupes
-
-
 def answer_resources(b, resources, alter_topic, broker_keys) -> list[tuple]:
     """The per-resource loop AlterConfigs and IncrementalAlterConfigs share, as Kafka answers:
     a resource named twice gets one INVALID_REQUEST; a topic goes to ``alter_topic(res)``;
     broker and broker-logger resources are refused by ``refuse_broker_change`` with
     ``broker_keys(res)``; other types are refused. Returns (error, message, type, name)."""
-    dupes = duplicate_resources(resources)
-    answered = set()
     out = []
-    for res in resources:
-        key = (res.resource_type, res.resource_name)
+    for res, duplicated in once_per_key(resources, lambda r: (r.resource_type, r.resource_name)):
         code, message = 0, None
         try:
-            if key in dupes:
-                if key in answered:
-                    continue
-                answered.add(key)
+            if duplicated:
                 raise ResourceError(ErrorCode.INVALID_REQUEST, "Duplicate resource.")
             if res.resource_type == TOPIC:
                 alter_topic(res)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 
+from broker.handlers import once_per_key
 from broker.registry import handles
 from broker.topics import TopicError
 from protocol.errors import ErrorCode
@@ -67,17 +68,11 @@ def _grow(b, ct, validate_only: bool):
 @handles(37)
 async def handle(ctx, req):
     b = ctx.broker
-    counts: dict[str, int] = {}
-    for ct in req.topics:
-        counts[ct.name] = counts.get(ct.name, 0) + 1
     results = []
-    answered: set[str] = set()
-    for ct in req.topics:
-        if counts[ct.name] > 1:
-            if ct.name not in answered:
-                answered.add(ct.name)
-                results.append(R.CreatePartitionsTopicResult(name=ct.name, error_code=ErrorCode.INVALID_REQUEST,
-                                                             error_message="Duplicate topic name."))
+    for ct, duplicated in once_per_key(req.topics, lambda ct: ct.name):
+        if duplicated:
+            results.append(R.CreatePartitionsTopicResult(name=ct.name, error_code=ErrorCode.INVALID_REQUEST,
+                                                         error_message="Duplicate topic name."))
             continue
         code, message = _grow(b, ct, req.validate_only)
         results.append(R.CreatePartitionsTopicResult(name=ct.name, error_code=code, error_message=message))

@@ -26,6 +26,7 @@ import logging
 
 from broker.cluster import validate_topic_name
 from broker.handlers.describe_configs import created_topic_configs
+from broker.handlers import once_per_key
 from broker.registry import handles
 from broker.topics import TopicError
 from protocol.errors import ErrorCode
@@ -137,17 +138,11 @@ async def handle(ctx, req):
     b = ctx.broker
     v = ctx.api_version
     validate_only = v >= 1 and req.validate_only
-    counts: dict[str, int] = {}
-    for ct in req.topics:
-        counts[ct.name] = counts.get(ct.name, 0) + 1
     results = []
-    answered_dupes: set[str] = set()
-    for ct in req.topics:
-        if counts[ct.name] > 1:
-            if ct.name not in answered_dupes:
-                answered_dupes.add(ct.name)
-                results.append(R.CreatableTopicResult(name=ct.name, error_code=ErrorCode.INVALID_REQUEST,
-                                                      error_message="Duplicate topic name."))
+    for ct, duplicated in once_per_key(req.topics, lambda ct: ct.name):
+        if duplicated:
+            results.append(R.CreatableTopicResult(name=ct.name, error_code=ErrorCode.INVALID_REQUEST,
+                                                  error_message="Duplicate topic name."))
             continue
         try:
             t = create_one(b, ct, validate_only)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 
+from broker.handlers import once_per_key
 from broker.registry import handles
 from broker.topics import TopicError
 from protocol.errors import ErrorCode
@@ -69,23 +70,11 @@ async def handle(ctx, req):
                 wanted.append((st.name, st.topic_id if has_id else None))
     else:
         wanted = [(n, None) for n in req.topic_names]
-    name_counts: dict[str, int] = {}
-    id_counts: dict[bytes, int] = {}
-    for n, i in wanted:
-        if i is None:
-            name_counts[n] = name_counts.get(n, 0) + 1
-        else:
-            id_counts[i] = id_counts.get(i, 0) + 1
-    done_dupes: set = set()
-    for n, i in wanted:
-        if i is None and name_counts[n] > 1:
-            if ("n", n) not in done_dupes:
-                done_dupes.add(("n", n))
+    for (n, i), duplicated in once_per_key(wanted, lambda w: ("n", w[0]) if w[1] is None else ("i", w[1])):
+        if duplicated:
+            if i is None:
                 answer(n, ZERO_UUID, ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
-            continue
-        if i is not None and id_counts[i] > 1:
-            if ("i", i) not in done_dupes:
-                done_dupes.add(("i", i))
+            else:
                 answer(None, i, ErrorCode.INVALID_REQUEST, "Duplicate topic id.")
             continue
         if i is not None:
