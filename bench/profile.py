@@ -62,9 +62,8 @@ def workload_cmd(name: str, bootstrap: str, topic: str, records: int, env: dict)
 def raw_ingest_and_serve(bootstrap: str, which: str, mib: int, topic: str) -> None:
     """1 MiB batches in (acks=1, 4 in flight), or all of them fetched back 32 MiB at a time."""
     from bench.rawclient import RawClient
-    from protocol.messages.fetch import FetchRequest as FR
     from protocol.messages.produce import ProduceRequest as PR
-    from protocol.records import build_batch, iter_batch_positions
+    from protocol.records import build_batch
     c = RawClient(bootstrap)
     if which == "ingest":
         batch = build_batch([(None, os.urandom(1024), int(time.time() * 1000))] * 1000)
@@ -80,18 +79,8 @@ def raw_ingest_and_serve(bootstrap: str, which: str, mib: int, topic: str) -> No
         for _ in range(inflight):
             c.recv(0, 9)
     else:
-        offset = 0
-        while True:
-            f = c.request(1, 12, FR(replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=32 << 20, isolation_level=0,
-                                    session_id=0, session_epoch=-1, topics=[FR.FetchTopic(topic=topic, partitions=[
-                                        FR.FetchPartition(partition=0, current_leader_epoch=-1, fetch_offset=offset,
-                                                          log_start_offset=-1, partition_max_bytes=32 << 20)])],
-                                    forgotten_topics_data=[], rack_id=""))
-            data = bytes(f.responses[0].partitions[0].records)
-            if not data:
-                break
-            for _, h in iter_batch_positions(data):
-                offset = h.next_offset
+        for _ in c.read_partition(topic):
+            pass
     c.close()
 
 

@@ -39,6 +39,25 @@ class RawClient:
         self.send(api_key, version, body)
         return self.recv(api_key, version)
 
+    def read_partition(self, topic: str, partition: int = 0, max_bytes: int = 32 << 20):
+        """Yield the raw record bytes of one partition from offset 0, ``max_bytes`` per Fetch
+        (v12), until a fetch returns nothing."""
+        from protocol.messages.fetch import FetchRequest as FR
+        from protocol.records import iter_batch_positions
+        offset = 0
+        while True:
+            f = self.request(1, 12, FR(
+                replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=max_bytes, isolation_level=0, session_id=0,
+                session_epoch=-1, topics=[FR.FetchTopic(topic=topic, partitions=[FR.FetchPartition(
+                    partition=partition, current_leader_epoch=-1, fetch_offset=offset, log_start_offset=-1,
+                    partition_max_bytes=max_bytes)])], forgotten_topics_data=[], rack_id=""))
+            data = bytes(f.responses[0].partitions[0].records)
+            if not data:
+                return
+            yield data
+            for _, h in iter_batch_positions(data):
+                offset = h.next_offset
+
     def _exact(self, n: int) -> bytes:
         buf = bytearray(n)
         view = memoryview(buf)

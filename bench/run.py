@@ -219,7 +219,6 @@ def step_ofs_many(brokers: dict, rounds: int, quick: bool) -> None:
 def step_ingest(hg: Hourglass, quick: bool) -> None:
     from bench.floor_probe import measure
     from bench.rawclient import RawClient
-    from protocol.messages.fetch import FetchRequest as FR
     from protocol.messages.produce import ProduceRequest as PR
     from protocol.records import build_batch
     total_mib = 256 if quick else 1024
@@ -250,23 +249,8 @@ def step_ingest(hg: Hourglass, quick: bool) -> None:
     emit("ingest_1MiB_batches_acks1", mb / dt, "MB/s")
     emit("ingest_ratio_to_floor", mb / dt / floor, "ratio")
     emit("broker_cpu_per_GB_ingested", cpu / (mb / 1000), "cpu-s/GB")
-    offset, got = 0, 0
     cpu0, t0 = cpu_seconds(hg.proc.pid), time.perf_counter()
-    while got < n * len(batch):
-        f = c.request(1, 12, FR(replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=32 << 20, isolation_level=0,
-                                session_id=0, session_epoch=-1, topics=[FR.FetchTopic(topic=topic, partitions=[
-                                    FR.FetchPartition(partition=0, current_leader_epoch=-1, fetch_offset=offset,
-                                                      log_start_offset=-1, partition_max_bytes=32 << 20)])],
-                                forgotten_topics_data=[], rack_id=""))
-        data = bytes(f.responses[0].partitions[0].records)
-        if not data:
-            break
-        got += len(data)
-        from protocol.records import iter_batch_positions
-        last = None
-        for _, h in iter_batch_positions(data):
-            last = h
-        offset = last.next_offset
+    got = sum(len(data) for data in c.read_partition(topic))
     dt, cpu = time.perf_counter() - t0, cpu_seconds(hg.proc.pid) - cpu0
     emit("serve_fetch_32MiB", got / 1e6 / dt, "MB/s")
     emit("broker_cpu_per_GB_served", cpu / (got / 1e9), "cpu-s/GB")
