@@ -18,7 +18,6 @@ import json
 import logging
 import os
 import re
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,7 +54,11 @@ def base64_to_uuid(s: str) -> bytes:
 def new_uuid() -> bytes:
     """A random v4 UUID that Kafka accepts (not zero, not the reserved sentinels)."""
     while True:
-        u = uuid.uuid4().bytes
+        # what uuid.uuid4() does, without importing uuid (and platform) at start-up
+        b = bytearray(os.urandom(16))
+        b[6] = (b[6] & 0x0F) | 0x40   # version 4
+        b[8] = (b[8] & 0x3F) | 0x80   # RFC 4122 variant
+        u = bytes(b)
         if u != bytes(16) and u != bytes(15) + b"\x01":
             return u
 
@@ -143,15 +146,16 @@ class ClusterMeta:
         found: dict[str, int] = {}
         ids: dict[str, bytes] = {}
         for d in self.log_dirs:
-            for child in d.iterdir():
-                m = re.match(r"^(.+)-(\d+)$", child.name)
-                if not child.is_dir() or not m or child.name.endswith("-delete"):
+            with os.scandir(d) as entries:  # d_type: no stat per partition dir at start-up
+                children = [(e.name, e.path) for e in entries if e.is_dir()]
+            for name, path in children:
+                topic, _, part = name.rpartition("-")
+                if not topic or not part.isdigit() or topic in self.topics or name.endswith("-delete"):
                     continue
-                topic, part = m.group(1), int(m.group(2))
-                if topic in self.topics or validate_topic_name(topic):
+                if validate_topic_name(topic):
                     continue
-                found[topic] = max(found.get(topic, 0), part + 1)
-                pm = child / "partition.metadata"
+                found[topic] = max(found.get(topic, 0), int(part) + 1)
+                pm = Path(path) / "partition.metadata"
                 if pm.exists():
                     for line in pm.read_text().splitlines():
                         if line.startswith("topic_id:"):
@@ -187,9 +191,9 @@ class ClusterMeta:
 
     @staticmethod
     def write_partition_metadata(partition_dir: Path, topic_id: bytes) -> None:
-        p = partition_dir / "partition.metadata"
-        if not p.exists():
-            atomic_write(p, f"version: 0\ntopic_id: {uuid_to_base64(topic_id)}\n".encode())
+        p = os.path.join(partition_dir, "partition.metadata")
+        if not os.path.exists(p):  # once per partition at every start: a plain stat
+            atomic_write(Path(p), f"version: 0\ntopic_id: {uuid_to_base64(topic_id)}\n".encode())
 
     # ---- producer ids -----------------------------------------------------------------------
     def allocate_producer_id_block(self, size: int = 1000) -> int:

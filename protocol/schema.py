@@ -32,6 +32,14 @@ class Versions:
 
     @classmethod
     def parse(cls, text: str | None) -> "Versions":
+        # ~1300 parses of a dozen distinct strings at import: ranges are immutable, share them
+        hit = _PARSED.get(text)
+        if hit is None:
+            hit = _PARSED[text] = cls._parse(text)
+        return hit
+
+    @classmethod
+    def _parse(cls, text: str | None) -> "Versions":
         if text is None or text == "none" or text == "":
             return cls(1, 0)  # empty
         text = text.strip()
@@ -48,6 +56,9 @@ class Versions:
     @property
     def empty(self) -> bool:
         return self.hi is not None and self.hi < self.lo
+
+
+_PARSED: dict[str | None, Versions] = {}
 
 
 @dataclass

@@ -390,6 +390,12 @@ class FaultyFileOps(FileOps):
     def listdir(self, path: PathLike) -> list[str]:
         return self.inner.listdir(path)
 
+    def list_files(self, path: PathLike) -> list[str]:
+        return self.inner.list_files(path)
+
+    def list_dirs(self, path: PathLike) -> list[str]:
+        return self.inner.list_dirs(path)
+
     def mkdir(self, path: PathLike, exist_ok: bool = True) -> None:
         p = os.path.abspath(str(path))
         if os.path.isdir(p):

@@ -81,6 +81,14 @@ class FileOps:
     def listdir(self, path: PathLike) -> list[str]:
         raise NotImplementedError
 
+    def list_files(self, path: PathLike) -> list[str]:
+        """Names of the regular files in a directory."""
+        return [n for n in self.listdir(path) if self.is_file(os.path.join(path, n))]
+
+    def list_dirs(self, path: PathLike) -> list[str]:
+        """Names of the subdirectories of a directory."""
+        return [n for n in self.listdir(path) if self.is_dir(os.path.join(path, n))]
+
     def mkdir(self, path: PathLike, exist_ok: bool = True) -> None:
         raise NotImplementedError
 
@@ -192,6 +200,15 @@ class OsFileOps(FileOps):
 
     def listdir(self, path: PathLike) -> list[str]:
         return os.listdir(path)
+
+    def list_files(self, path: PathLike) -> list[str]:
+        # d_type from the directory listing: no stat per entry (thousands at start-up)
+        with os.scandir(path) as it:
+            return [e.name for e in it if e.is_file()]
+
+    def list_dirs(self, path: PathLike) -> list[str]:
+        with os.scandir(path) as it:
+            return [e.name for e in it if e.is_dir()]
 
     def mkdir(self, path: PathLike, exist_ok: bool = True) -> None:
         os.makedirs(path, exist_ok=exist_ok)

@@ -31,9 +31,9 @@ The recovery point returned is the log end offset after a clean shutdown, else
 from __future__ import annotations
 
 import logging
+import os
 import random
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
 from protocol.errors import CorruptRecordError
@@ -44,8 +44,8 @@ from storage.files import DEFAULT_FILE_OPS, FileOps
 from storage.index import CorruptIndexError
 from storage.producer_state import ProducerStateManager, last_sequence
 from storage.segment import (
-    CLEANED_SUFFIX, DELETED_SUFFIX, LOG_SUFFIX, SWAP_SUFFIX, LogSegment, is_index_file,
-    is_log_file, log_file, offset_from_filename, offset_index_file, time_index_file,
+    CLEANED_SUFFIX, DELETED_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, SWAP_SUFFIX, TIME_INDEX_SUFFIX,
+    LogSegment, filename_prefix, is_index_file, is_log_file, offset_from_filename,
 )
 from storage.segments import LogSegments
 
@@ -81,7 +81,7 @@ def _offset_or_none(name: str) -> int | None:
         return None
 
 
-def _swap_log_range(ops: FileOps, path: Path, base_offset: int) -> int:
+def _swap_log_range(ops: FileOps, path: str, base_offset: int) -> int:
     """Next offset of a ``.log.swap`` file, by walking its batch headers (no index files)."""
     fd = ops.open(path, "r")
     try:
@@ -102,16 +102,17 @@ def _swap_log_range(ops: FileOps, path: Path, base_offset: int) -> int:
         ops.close(fd)
 
 
-def _remove_temp_files_and_collect_swaps(dir: Path, ops: FileOps) -> list[str]:
+_TEMP_SUFFIXES = (DELETED_SUFFIX, CLEANED_SUFFIX, SWAP_SUFFIX)
+
+
+def _remove_temp_files_and_collect_swaps(dir: str, ops: FileOps, names: list[str]) -> list[str]:
     swaps: list[str] = []
     cleaned: list[str] = []
     min_cleaned = None
-    for name in ops.listdir(dir):
-        if not ops.is_file(dir / name):
-            continue
+    for name in names:
         if name.endswith(DELETED_SUFFIX):
-            log.debug("deleting stray temporary file %s", dir / name)
-            ops.remove(dir / name)
+            log.debug("deleting stray temporary file %s", os.path.join(dir, name))
+            ops.remove(os.path.join(dir, name))
         elif name.endswith(CLEANED_SUFFIX):
             off = _offset_or_none(name)
             if off is not None:
@@ -124,15 +125,15 @@ def _remove_temp_files_and_collect_swaps(dir: Path, ops: FileOps) -> list[str]:
         off = _offset_or_none(name)
         if min_cleaned is not None and off is not None and off >= min_cleaned:
             log.debug("deleting invalid swap file %s (min cleaned offset %s)", name, min_cleaned)
-            ops.remove(dir / name)
+            ops.remove(os.path.join(dir, name))
         else:
             valid.append(name)
     for name in cleaned:
-        ops.remove(dir / name)
+        ops.remove(os.path.join(dir, name))
     return valid
 
 
-def _complete_swaps(dir: Path, ops: FileOps, swaps: list[str]) -> None:
+def _complete_swaps(dir: str, ops: FileOps, swaps: list[str]) -> None:
     lo = hi = None
     for name in swaps:
         base_name = name[: -len(SWAP_SUFFIX)]
@@ -141,21 +142,21 @@ def _complete_swaps(dir: Path, ops: FileOps, swaps: list[str]) -> None:
         base = _offset_or_none(name)
         if base is None:
             continue
-        nxt = _swap_log_range(ops, dir / name, base)
+        nxt = _swap_log_range(ops, os.path.join(dir, name), base)
         log.info("found log file %s from an interrupted swap; recovering it by renaming", name)
         lo = base if lo is None else min(lo, base)
         hi = nxt if hi is None else max(hi, nxt)
     if lo is not None:
-        for name in ops.listdir(dir):
-            if name.endswith(SWAP_SUFFIX) or not ops.is_file(dir / name):
+        for name in ops.list_files(dir):
+            if name.endswith(SWAP_SUFFIX):
                 continue
             off = _offset_or_none(name)
             if off is not None and lo <= off < hi:
                 log.info("deleting segment file %s that was compacted but not yet deleted", name)
-                ops.remove(dir / name)
-    for name in ops.listdir(dir):
-        if name.endswith(SWAP_SUFFIX) and ops.is_file(dir / name):
-            ops.rename(dir / name, dir / name[: -len(SWAP_SUFFIX)])
+                ops.remove(os.path.join(dir, name))
+    for name in ops.list_files(dir):
+        if name.endswith(SWAP_SUFFIX):
+            ops.rename(os.path.join(dir, name), os.path.join(dir, name[: -len(SWAP_SUFFIX)]))
 
 
 def _recover_segment(seg: LogSegment) -> int:
@@ -182,26 +183,34 @@ def load_log(dir, *, config, clock: Clock, file_ops: FileOps | None = None,
              had_clean_shutdown: bool, recovery_point: int = 0, log_start_offset: int = 0,
              progress: Progress | None = None, rng: random.Random | None = None) -> LoadedLog:
     """Load (and if needed recover) the partition directory ``dir``; see the module docstring."""
-    dir = Path(dir)
+    # Plain strings, one directory listing in the common case: this runs once per partition
+    # at start-up, and path objects and per-file stats were most of its cost.
+    dir = os.fspath(dir)
+    dir_name = os.path.basename(dir)
     ops = file_ops or DEFAULT_FILE_OPS
     rng = rng or random.Random()
-    ops.mkdir(dir)
-
-    swaps = _remove_temp_files_and_collect_swaps(dir, ops)
-    _complete_swaps(dir, ops, swaps)
+    try:
+        names = ops.list_files(dir)
+    except FileNotFoundError:  # a new partition
+        ops.mkdir(dir)
+        names = ops.list_files(dir)
+    if any(n.endswith(_TEMP_SUFFIXES) for n in names):
+        swaps = _remove_temp_files_and_collect_swaps(dir, ops, names)
+        _complete_swaps(dir, ops, swaps)
+        names = ops.list_files(dir)
 
     segments = LogSegments()
     recovered = 0
     truncated_total = 0
-    names = sorted(n for n in ops.listdir(dir) if ops.is_file(dir / n))
+    names.sort()
     present = set(names)
     for name in names:
         if is_index_file(name):
             off = _offset_or_none(name)
-            if off is None or log_file(dir, off).name not in present:
+            if off is None or filename_prefix(off) + LOG_SUFFIX not in present:
                 log.warning("found an orphaned index file %s with no corresponding log file; deleting it",
-                            dir / name)
-                ops.remove(dir / name)
+                            os.path.join(dir, name))
+                ops.remove(os.path.join(dir, name))
     opened: list[tuple[LogSegment, bool]] = []
     for name in names:
         if not name.endswith(LOG_SUFFIX):
@@ -209,8 +218,8 @@ def load_log(dir, *, config, clock: Clock, file_ops: FileOps | None = None,
         base = _offset_or_none(name)
         if base is None:
             continue
-        missing_index = (not ops.exists(offset_index_file(dir, base))
-                         or not ops.exists(time_index_file(dir, base)))
+        prefix = filename_prefix(base)
+        missing_index = prefix + INDEX_SUFFIX not in present or prefix + TIME_INDEX_SUFFIX not in present
         seg = new_segment(dir, base, config, clock, ops, rng, file_already_exists=True)
         segments.add(seg)
         opened.append((seg, missing_index))
@@ -239,7 +248,7 @@ def load_log(dir, *, config, clock: Clock, file_ops: FileOps | None = None,
         unflushed = segments.values(recovery_point) if not segments.is_empty else []
         total = len(unflushed)
         for i, seg in enumerate(unflushed):
-            log.info("recovering unflushed segment %d of %s (%d/%d)", seg.base_offset, dir.name, i, total)
+            log.info("recovering unflushed segment %d of %s (%d/%d)", seg.base_offset, dir_name, i, total)
             cut = _recover_segment(seg)
             recovered += 1
             truncated_total += max(cut, 0)
@@ -249,7 +258,7 @@ def load_log(dir, *, config, clock: Clock, file_ops: FileOps | None = None,
                 rest = unflushed[i + 1:]
                 if rest:
                     log.warning("corruption found in segment %d of %s; deleting %d later segment(s)",
-                                seg.base_offset, dir.name, len(rest))
+                                seg.base_offset, dir_name, len(rest))
                 for later in rest:
                     segments.remove(later.base_offset)
                     later.delete_if_exists()
@@ -259,7 +268,7 @@ def load_log(dir, *, config, clock: Clock, file_ops: FileOps | None = None,
         leo = segments.last_segment.read_next_offset()
         if leo < log_start_offset:
             log.warning("deleting all segments of %s: log end offset %d is below the log start offset %d",
-                        dir.name, leo, log_start_offset)
+                        dir_name, leo, log_start_offset)
             for seg in segments.values():
                 seg.delete_if_exists()
             segments.clear()

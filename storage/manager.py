@@ -22,8 +22,8 @@ overrides are the broker's to persist; it hands them in via ``topic_overrides``.
 from __future__ import annotations
 
 import logging
+import os
 import random
-import uuid
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -123,7 +123,7 @@ class LogManager:
                 log.warning("ignoring unreadable %s: %s", LOG_START_OFFSET_CHECKPOINT, e)
                 start_offsets = {}
             # dot-dirs belong to the broker (e.g. its metadata), not to any partition
-            names = sorted(n for n in ops.listdir(d) if ops.is_dir(d / n) and not n.startswith("."))
+            names = sorted(n for n in ops.list_dirs(d) if not n.startswith("."))
             log.info("loading %d partition dir(s) from %s (%s shutdown)", len(names), d,
                      "clean" if clean else "unclean")
             for name in names:
@@ -206,7 +206,7 @@ class LogManager:
             lg = self._logs.pop(tp)
             d = self._dir_of.pop(tp)
             lg.close()
-            suffix = f"-{tp[1]}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+            suffix = f"-{tp[1]}.{os.urandom(16).hex()}{DELETE_DIR_SUFFIX}"  # Kafka: a random UUID, dashes removed
             # as Kafka's logDeleteDirName: cut the topic so the name fits a 255-byte file name
             target = d / (tp[0][:255 - len(suffix)] + suffix)
             self.file_ops.rename(lg.dir, target)

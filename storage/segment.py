@@ -23,6 +23,7 @@ every batch's CRC and truncates at the first bad or torn batch.
 """
 from __future__ import annotations
 
+import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,22 +155,23 @@ class LogSegment:
     def __init__(self, dir, base_offset: int, *, index_interval_bytes: int, max_index_size: int,
                  clock: Clock | None = None, file_ops: FileOps | None = None,
                  roll_jitter_ms: int = 0, suffix: str = "", file_already_exists: bool = False):
-        self.dir = Path(dir)
+        self.dir = dir
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
         self.max_index_size = max_index_size
         self.roll_jitter_ms = roll_jitter_ms
         self._clock = clock or SystemClock()
         self._ops = file_ops or DEFAULT_FILE_OPS
-        self.log_path = log_file(self.dir, base_offset, suffix)
+        prefix = os.path.join(self._dir, filename_prefix(base_offset))
+        self.log_path = prefix + LOG_SUFFIX + suffix
         if file_already_exists:
-            self._fd = self._ops.open(self.log_path, "rw")
+            self._fd = self._ops.open(self._log_path, "rw")
         else:
-            self._fd = self._ops.open(self.log_path, "rw+")
+            self._fd = self._ops.open(self._log_path, "rw+")
         self._size = self._ops.fsize(self._fd)
-        self.offset_index = OffsetIndex(offset_index_file(self.dir, base_offset, suffix), base_offset,
+        self.offset_index = OffsetIndex(prefix + INDEX_SUFFIX + suffix, base_offset,
                                         max_index_size, file_ops=self._ops)
-        self.time_index = TimeIndex(time_index_file(self.dir, base_offset, suffix), base_offset,
+        self.time_index = TimeIndex(prefix + TIME_INDEX_SUFFIX + suffix, base_offset,
                                     max_index_size, file_ops=self._ops)
         self.created_ms = self._clock.now_ms()
         self._bytes_since_last_index_entry = 0
@@ -188,6 +190,31 @@ class LogSegment:
                    max_index_size=max_index_size, clock=clock, file_ops=file_ops,
                    roll_jitter_ms=roll_jitter_ms, suffix=suffix,
                    file_already_exists=file_already_exists)
+
+    # -- paths: kept as strings (see AbstractIndex.path), ``Path`` objects made when asked for
+    @property
+    def dir(self) -> Path:
+        p = self._dir_obj
+        if p is None:
+            p = self._dir_obj = Path(self._dir)
+        return p
+
+    @dir.setter
+    def dir(self, value) -> None:
+        self._dir = os.fspath(value)
+        self._dir_obj = value if isinstance(value, Path) else None
+
+    @property
+    def log_path(self) -> Path:
+        p = self._log_path_obj
+        if p is None:
+            p = self._log_path_obj = Path(self._log_path)
+        return p
+
+    @log_path.setter
+    def log_path(self, value) -> None:
+        self._log_path = os.fspath(value)
+        self._log_path_obj = value if isinstance(value, Path) else None
 
     # -- basic facts ------------------------------------------------------------------------
     @property
@@ -234,7 +261,7 @@ class LogSegment:
 
     @property
     def last_modified_ms(self) -> int:
-        return self._ops.mtime_ms(self.log_path)
+        return self._ops.mtime_ms(self._log_path)
 
     def set_last_modified(self, ms: int) -> None:
         for p in (self.log_path, self.offset_index.path, self.time_index.path):
@@ -675,7 +702,7 @@ class LogSegment:
 
     def delete_if_exists(self) -> None:
         self.close_handlers()
-        self._ops.remove(self.log_path)
+        self._ops.remove(self._log_path)
         self.offset_index.delete_if_exists()
         self.time_index.delete_if_exists()
         self._ops.remove(txn_index_file(self.dir, self.base_offset, self._suffix_of(self.log_path)))

@@ -24,7 +24,6 @@ runs without an event loop or sockets. Time comes in as ``now_ms`` arguments.
 from __future__ import annotations
 
 import struct
-import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
@@ -529,6 +528,7 @@ class GroupMetadata:
 
 def generate_member_id(client_id: str, group_instance_id: Optional[str]) -> str:
     """Kafka's form: ``<client id or group.instance.id>-<random UUID>``."""
+    import uuid  # here, not at start-up: it imports platform (~3 ms); a join is not hot
     prefix = group_instance_id if group_instance_id is not None else client_id
     return f"{prefix}-{uuid.uuid4()}"
 

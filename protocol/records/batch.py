@@ -32,8 +32,6 @@ from __future__ import annotations
 import struct
 from typing import Iterator, NamedTuple
 
-import crc32c as _crc32c
-
 from protocol.errors import CorruptRecordError
 
 HEADER: struct.Struct = struct.Struct(">qiibIhiqqqhii")
@@ -158,9 +156,18 @@ def read_header(buf, pos: int = 0) -> BatchHeader:
     return h
 
 
+def _crc32c(data) -> int:
+    """CRC-32C in C. The ``crc32c`` package is imported on first use, not at start-up: its
+    ``__init__`` imports importlib.metadata (~12 ms) only to set a version string."""
+    global _crc32c
+    from crc32c import crc32c as fn
+    _crc32c = fn
+    return fn(data)
+
+
 def compute_crc(buf, pos: int, size: int) -> int:
     """CRC-32C of ``buf[pos+21 : pos+size]``: what the batch's crc field must hold."""
-    return _crc32c.crc32c(memoryview(buf)[pos + CRC_START:pos + size])
+    return _crc32c(memoryview(buf)[pos + CRC_START:pos + size])
 
 
 def check_crc(buf, pos: int, header: BatchHeader) -> bool:

@@ -28,8 +28,6 @@ import struct
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
-import crc32c as _crc32c
-
 from protocol.errors import CorruptRecordError
 from protocol.records import compression as _codecs
 from protocol.records.batch import (
@@ -43,6 +41,7 @@ from protocol.records.batch import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG,
     BatchHeader,
+    compute_crc,
     check_crc,
     read_header,
 )
@@ -477,7 +476,7 @@ def build_batch(records: Sequence, *, base_offset: int = 0, compression: int = 0
                      2, 0, attributes, last_offset_delta, base_timestamp, max_timestamp,
                      producer_id, producer_epoch, base_sequence, len(entries))
     out[HEADER_SIZE:] = body
-    _CRC_FIELD.pack_into(out, 17, _crc32c.crc32c(memoryview(out)[21:]))
+    _CRC_FIELD.pack_into(out, 17, compute_crc(out, 0, len(out)))
     return bytes(out)
 
 

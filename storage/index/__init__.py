@@ -18,6 +18,7 @@ Shared shape (Kafka's ``AbstractIndex``):
 """
 from __future__ import annotations
 
+import os
 import sys
 from array import array
 from pathlib import Path
@@ -83,16 +84,18 @@ class AbstractIndex:
 
     def __init__(self, path, base_offset: int, max_index_size: int = -1, *,
                  file_ops: FileOps | None = None):
-        self.path = Path(path)
+        self.path = path
         self.base_offset = base_offset
         self.max_index_size = max_index_size
         self._ops = file_ops or DEFAULT_FILE_OPS
         self._fd: int | None = None
-        if not self._ops.exists(self.path):
+        try:
+            self._length = self._ops.size(self._path)
+        except FileNotFoundError:
             if max_index_size < self.ENTRY_SIZE:
-                raise ValueError(f"invalid max index size {max_index_size}")
+                raise ValueError(f"invalid max index size {max_index_size}") from None
             length = round_down_to_multiple(max_index_size, self.ENTRY_SIZE)
-            self._fd = self._ops.open(self.path, "rw+")
+            self._fd = self._ops.open(self._path, "rw+")
             self._ops.truncate(self._fd, length)
             self._length = length
             self._entries = 0
@@ -100,10 +103,23 @@ class AbstractIndex:
             self._init_columns(b"")
             self._after_truncate()
         else:
-            self._length = self._ops.size(self.path)
             self._entries = self._length // self.ENTRY_SIZE
             self._loaded = False
         self._max_entries = self._length // self.ENTRY_SIZE
+
+    # The path is kept as a string: a broker opens thousands of indexes at start-up and
+    # building ``Path`` objects was most of that cost; the ``Path`` is made when asked for.
+    @property
+    def path(self) -> Path:
+        p = self._path_obj
+        if p is None:
+            p = self._path_obj = Path(self._path)
+        return p
+
+    @path.setter
+    def path(self, value) -> None:
+        self._path = os.fspath(value)
+        self._path_obj = value if isinstance(value, Path) else None
 
     # -- subclass hooks --
     def _init_columns(self, data: bytes) -> None:
@@ -120,7 +136,7 @@ class AbstractIndex:
         loaded yet, with one small pread (so checks of the first/last entry stay O(1))."""
         if self._loaded:
             return self._column_entry(n)
-        fd = self._ops.open(self.path, "r")
+        fd = self._ops.open(self._path, "r")
         try:
             data = self._ops.pread(fd, self.ENTRY_SIZE, n * self.ENTRY_SIZE)
         finally:
@@ -142,7 +158,7 @@ class AbstractIndex:
             nbytes = self._entries * self.ENTRY_SIZE
             data = b""
             if nbytes:
-                fd = self._ops.open(self.path, "r")
+                fd = self._ops.open(self._path, "r")
                 try:
                     data = self._ops.pread(fd, nbytes, 0)
                 finally:
@@ -156,7 +172,7 @@ class AbstractIndex:
 
     def _wfd(self) -> int:
         if self._fd is None:
-            self._fd = self._ops.open(self.path, "rw")
+            self._fd = self._ops.open(self._path, "rw")
         return self._fd
 
     # -- properties --
@@ -242,13 +258,13 @@ class AbstractIndex:
 
     def close(self) -> None:
         """Trim and release the file (Kafka: ``close`` = ``trimToValidSize`` + unmap)."""
-        if self._ops.exists(self.path):
+        if self._ops.exists(self._path):
             self.trim_to_valid_size()
         self.close_handler()
 
     def delete_if_exists(self) -> bool:
         self.close_handler()
-        return self._ops.remove(self.path)
+        return self._ops.remove(self._path)
 
     def rename_to(self, new_path) -> None:
         new_path = Path(new_path)
@@ -258,13 +274,13 @@ class AbstractIndex:
             self.path = new_path
 
     def update_parent_dir(self, parent) -> None:
-        self.path = Path(parent) / self.path.name
+        self.path = os.path.join(os.fspath(parent), os.path.basename(self._path))
 
     def sanity_check(self) -> None:
         raise NotImplementedError
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}({self.path.name}, base={self.base_offset}, "
+        return (f"{type(self).__name__}({os.path.basename(self._path)}, base={self.base_offset}, "
                 f"entries={self._entries}/{self._max_entries})")
 
 
