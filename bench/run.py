@@ -20,8 +20,11 @@ Steps:
 
 Profiles of the hot paths under the same loads: ``bench/profile.py`` (py-spy).
 
-The regression check flags a figure that moved the wrong way by more than ``--noise`` (15 %
-by default; throughput down, latency/time up) against the last results file.
+The regression check flags a figure that moved the wrong way (throughput down, latency/time
+up) by more than its noise floor: ``--noise`` (15 % by default) or twice the spread measured
+for that figure over the rounds, whichever is larger; it compares with the newest results file
+made the same way (``--quick`` and ``--peer`` alike). With ``--peer`` the Hourglass/Tansu ratios
+are compared too: they move less with the machine's load than raw figures do.
 """
 from __future__ import annotations
 
@@ -257,7 +260,26 @@ def step_ingest(hg: Hourglass, quick: bool) -> None:
     c.close()
 
 
-def step_startup(tmp: Path, repeats: int) -> None:
+def step_startup(tmp: Path, repeats: int, peer: bool) -> None:
+    # The floor under any asyncio broker in Python on this machine: the interpreter starting
+    # and importing asyncio and uvloop, nothing else (what is left is Hourglass's own).
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    floor = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import asyncio, uvloop"], env=env, check=True)
+        floor.append(time.perf_counter() - t0)
+    emit("startup_floor_python_asyncio_uvloop_median", statistics.median(floor) * 1000, "ms")
+    if peer:
+        t = Tansu(find_tansu())
+        peer_times = []
+        for i in range(repeats):
+            peer_times.append(t.start())
+            if i == 0:
+                time.sleep(1.0)
+                emit("tansu.idle_rss", rss_mib(t.proc.pid), "MiB")
+            t.stop()
+        emit("tansu.startup_empty_median", statistics.median(peer_times) * 1000, "ms")
     times = []
     for i in range(repeats):
         hg = Hourglass(tmp / f"empty-{i}")
@@ -325,20 +347,41 @@ LOWER_IS_BETTER = ("lat", "latency", "startup", "rss", "cpu", "lookup", "_us", "
 LOWER_IS_BETTER_UNITS = ("ns", "us", "ms", "s", "MiB", "cpu-s/GB")
 
 
+COUNTS = ("_records", "_lookups", "_correct", "_segments", "suite_wall", "_size")
+
+
 def compare(prev: dict, noise: float) -> list[str]:
+    """Figures that moved the wrong way by more than the noise floor: ``noise``, or twice the
+    spread (max-min over median) either run measured for that figure, whichever is larger,
+    so a figure that swings 30 % between rounds is not called a regression at 16 %."""
     out = []
     for name, (value, unit) in figures.items():
-        if name not in prev or name.endswith(".spread") or name.startswith("host_"):
+        if name not in prev or name.endswith(".spread") or name.startswith("host_") or name.endswith(COUNTS):
             continue
         old = prev[name][0]
         if not old:
             continue
+        spreads = [f[name + ".spread"][0] for f in (figures, prev) if name + ".spread" in f]
+        floor = max([noise] + [2 * sp for sp in spreads])
         change = (value - old) / abs(old)
         lower = unit in LOWER_IS_BETTER_UNITS or any(k in name for k in LOWER_IS_BETTER)
-        worse = change > noise if lower else change < -noise
+        worse = change > floor if lower else change < -floor
         if worse:
-            out.append(f"REGRESSION {name}: {old:.4g} -> {value:.4g} {unit} ({change:+.0%})")
+            out.append(f"REGRESSION {name}: {old:.4g} -> {value:.4g} {unit} ({change:+.0%}, noise floor {floor:.0%})")
     return out
+
+
+def baseline(results: list[Path], quick: bool, peer: bool) -> Path | None:
+    """The newest saved run made the same way (--quick and --peer alike): full runs are not
+    compared with quick ones, whose smaller loads give other figures."""
+    for f in reversed(results):
+        try:
+            d = json.loads(f.read_text())
+        except (OSError, ValueError):
+            continue
+        if d.get("quick") == quick and d.get("peer") == peer:
+            return f
+    return None
 
 
 def main(argv=None) -> int:
@@ -373,7 +416,7 @@ def main(argv=None) -> int:
                 for b in brokers.values():
                     b.stop()
         if "startup" in steps:
-            step_startup(tmp, 3 if a.quick else 5)
+            step_startup(tmp, 3 if a.quick else 5, a.peer)
         if "lookup" in steps:
             step_lookup(tmp, a.big)
         if "micro" in steps:
@@ -383,17 +426,18 @@ def main(argv=None) -> int:
     emit("host_loadavg1_start", load0, "load")
     emit("host_loadavg1_end", os.getloadavg()[0], "load")
     RESULTS.mkdir(parents=True, exist_ok=True)
-    previous = sorted(RESULTS.glob("*.json"))
+    base = baseline(sorted(RESULTS.glob("*.json")), a.quick, a.peer)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     (RESULTS / f"{stamp}.json").write_text(json.dumps(
-        {"when": stamp, "quick": a.quick, "peer": a.peer, "figures": figures}, indent=1))
-    if previous:
-        prev = json.loads(previous[-1].read_text())
-        if prev.get("quick") == a.quick:
-            problems = compare(prev["figures"], a.noise)
-            for p in problems:
-                print(p, file=sys.stderr)
-            log(f"compared with {previous[-1].name}: {len(problems)} regression(s) beyond {a.noise:.0%}")
+        {"when": stamp, "quick": a.quick, "peer": a.peer, "steps": sorted(steps), "figures": figures}, indent=1))
+    if base is None:
+        log("no earlier run made the same way (--quick/--peer) in bench/results: nothing to compare")
+    else:
+        problems = compare(json.loads(base.read_text())["figures"], a.noise)
+        for p in problems:
+            print(p, file=sys.stderr)
+        log(f"compared with {base.name}: {len(problems)} regression(s) beyond the noise floor "
+            f"(max of {a.noise:.0%} and twice each figure's spread)")
     return 0
 
 
