@@ -290,15 +290,27 @@ def first_record_reaching(buf, pos: int, target_ts: int, min_offset: int = 0) ->
     header = read_header(buf, pos)
     if header.attributes & TIMESTAMP_TYPE_MASK:
         return _first_reaching_generic(buf, pos, target_ts, min_offset)
-    data = _records_section(buf, pos, header)
-    base_offset = header.base_offset
     base_ts = header.base_timestamp
     delta_target = target_ts - base_ts   # a record qualifies on time when its delta >= this
-    end = len(data)
-    p = 0
+    if delta_target <= 0:
+        # the target is at or before the batch's first timestamp: usually its first record
+        return _first_reaching_generic(buf, pos, target_ts, min_offset)
+    if type(buf) is bytes and not header.attributes & COMPRESSION_MASK:
+        # walk the records in place (no copy of a batch that may be 1 MiB)
+        if len(buf) - pos < header.size:
+            return _first_reaching_generic(buf, pos, target_ts, min_offset)  # raises as it does
+        data, p, end = buf, pos + HEADER_SIZE, pos + header.size
+    else:
+        data = _records_section(buf, pos, header)
+        p, end = 0, len(data)
+    base_offset = header.base_offset
+    # Timestamp deltas are compared still zigzag-encoded: for a positive target delta t, a
+    # record qualifies iff its encoded delta z is even (delta >= 0) and z >= 2t. A record
+    # that does not qualify costs two varint reads and one comparison.
+    z_target = delta_target << 1
     try:
         for _ in range(header.records_count):
-            # record length: zigzag varint, 1-2 bytes for records under 8 KiB
+            # record length: zigzag varint, 1-2 bytes for records under 8 KiB; odd = negative
             b = data[p]
             if b < 0x80:
                 z = b
@@ -309,9 +321,8 @@ def first_record_reaching(buf, pos: int, target_ts: int, min_offset: int = 0) ->
                     raise _Unusual
                 z = (b & 0x7F) | (c << 7)
                 p += 2
-            length = (z >> 1) ^ -(z & 1)
-            nxt = p + length
-            if length < 6 or nxt > end:
+            nxt = p + (z >> 1)
+            if z < 12 or z & 1 or nxt > end:   # length < 6, negative, or past the end
                 raise _Unusual
             # attributes (skipped), then the timestamp delta: zigzag varlong, 1-3 bytes while
             # records of a batch lie within ~70 minutes of its first one
@@ -330,20 +341,19 @@ def first_record_reaching(buf, pos: int, target_ts: int, min_offset: int = 0) ->
                         raise _Unusual
                     z = (b & 0x7F) | ((c & 0x7F) << 7) | (d << 14)
                     q = p + 4
-            ts_delta = (z >> 1) ^ -(z & 1)
-            # offset delta: zigzag varint, 1-2 bytes below 8192 records per batch
-            b = data[q]
-            if b < 0x80:
-                z = b
-            else:
-                c = data[q + 1]
-                if c >= 0x80:
-                    raise _Unusual
-                z = (b & 0x7F) | (c << 7)
-            if ts_delta >= delta_target:
-                offset = base_offset + ((z >> 1) ^ -(z & 1))
+            if z >= z_target and not z & 1:
+                # offset delta: zigzag varint, 1-2 bytes below 8192 records per batch
+                b = data[q]
+                if b < 0x80:
+                    zo = b
+                else:
+                    c = data[q + 1]
+                    if c >= 0x80:
+                        raise _Unusual
+                    zo = (b & 0x7F) | (c << 7)
+                offset = base_offset + ((zo >> 1) ^ -(zo & 1))
                 if offset >= min_offset:
-                    return offset, base_ts + ts_delta
+                    return offset, base_ts + (z >> 1)
             p = nxt
     except (IndexError, _Unusual):
         pass

@@ -44,7 +44,12 @@ def test_same_answers_as_the_generic_walk():
             target = rnd.choice(stamps) + rnd.choice([-1, 0, 1]) if rnd.random() < 0.7 \
                 else rnd.randrange(min(stamps) - 5, max(stamps) + 5)
             min_offset = rnd.choice([0, offsets[0], offsets[len(offsets) // 2], offsets[-1], offsets[-1] + 1])
-            assert first_record_reaching(b, 0, target, min_offset) == generic(b, target, min_offset)
+            expected = generic(b, target, min_offset)
+            # bytes (as read from a segment: walked in place), bytearray and a batch that is
+            # not at position 0 of its buffer
+            assert first_record_reaching(bytes(b), 0, target, min_offset) == expected
+            assert first_record_reaching(b, 0, target, min_offset) == expected
+            assert first_record_reaching(b"\x00" * 7 + bytes(b), 7, target, min_offset) == expected
 
 
 def test_malformed_records_raise_like_the_generic_walk():
@@ -59,9 +64,11 @@ def test_malformed_records_raise_like_the_generic_walk():
         try:
             expected = generic(b, target, 0)
         except CorruptRecordError:
-            with pytest.raises(CorruptRecordError):
-                first_record_reaching(b, 0, target, 0)
+            for buf in (b, bytes(b), bytes(b)[:-3]):
+                with pytest.raises(CorruptRecordError):
+                    first_record_reaching(buf, 0, target, 0)
             checked += 1
         else:
             assert first_record_reaching(b, 0, target, 0) == expected
+            assert first_record_reaching(bytes(b), 0, target, 0) == expected
     assert checked > 5
