@@ -12,6 +12,7 @@ Steps:
 - ``ingest``: 1 MiB record batches, one connection, acks=1, pipelined (our raw client), next
   to the ``floor_probe`` (a bare uvloop server appending frames to a file) measured now;
   ``serve``: the same bytes fetched back; broker CPU-seconds per GB in and out (/proc);
+  then a slow consumer (500 pipelined 8 MiB fetches, nothing read for 3 s): broker RSS growth;
 - ``startup``: launch to first answered ApiVersions with an empty data dir and with 1000
   partitions after a clean shutdown, and idle RSS;
 - ``lookup``: broker-side offsets-for-times cost on storage (10k, 100k, 1M records over many
@@ -258,6 +259,33 @@ def step_ingest(hg: Hourglass, quick: bool) -> None:
     emit("serve_fetch_32MiB", got / 1e6 / dt, "MB/s")
     emit("broker_cpu_per_GB_served", cpu / (got / 1e9), "cpu-s/GB")
     c.close()
+    step_slow_consumer(hg, topic)
+
+
+def step_slow_consumer(hg: "Hourglass", topic: str, requests: int = 500, max_bytes: int = 8 << 20) -> None:
+    """A consumer that pipelines ``requests`` fetches of ``max_bytes`` from offset 0 and then
+    reads nothing for 3 s (4 GB of answers if the broker buffered them all). The broker must
+    hold at most about one answer: it serves a connection's requests in order and awaits the
+    socket's drain before reading the next. Reported: broker RSS growth, then the same after
+    the client has read everything (memory handed back)."""
+    from bench.rawclient import RawClient
+    from protocol.messages.fetch import FetchRequest as FR
+    req = FR(replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=max_bytes, isolation_level=0, session_id=0,
+             session_epoch=-1, topics=[FR.FetchTopic(topic=topic, partitions=[FR.FetchPartition(
+                 partition=0, current_leader_epoch=-1, fetch_offset=0, log_start_offset=-1,
+                 partition_max_bytes=max_bytes)])], forgotten_topics_data=[], rack_id="")
+    time.sleep(0.5)
+    rss0 = rss_mib(hg.proc.pid)
+    c = RawClient(hg.bootstrap, timeout=120)
+    for _ in range(requests):
+        c.send(1, 12, req)
+    time.sleep(3.0)
+    emit("slow_consumer_rss_growth", rss_mib(hg.proc.pid) - rss0, "MiB")
+    for _ in range(requests):
+        c.recv(1, 12)
+    c.close()
+    time.sleep(0.5)
+    emit("slow_consumer_rss_growth_after_reading", rss_mib(hg.proc.pid) - rss0, "MiB")
 
 
 def step_startup(tmp: Path, repeats: int, peer: bool) -> None:
