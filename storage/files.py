@@ -32,6 +32,29 @@ _MODES = {
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
+class PathAttr:
+    """A file-path attribute kept as a string in ``_<name>`` (what the ``os`` calls take);
+    reading the attribute gives a ``Path``, built on first read and cached. A broker opens
+    thousands of segment and index files at start-up, and building ``Path`` objects for each
+    was most of that cost, while few of them are ever read as ``Path``."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.raw, self.cache = "_" + name, "_" + name + "_obj"
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        p = getattr(obj, self.cache)
+        if p is None:
+            p = Path(getattr(obj, self.raw))
+            setattr(obj, self.cache, p)
+        return p
+
+    def __set__(self, obj, value) -> None:
+        setattr(obj, self.raw, os.fspath(value))
+        setattr(obj, self.cache, value if isinstance(value, Path) else None)
+
+
 class FileOps:
     """The interface. Subclasses override what they need; ``OsFileOps`` is the real thing."""
 

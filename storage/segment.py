@@ -37,7 +37,7 @@ from protocol.records.batch import (
 from protocol.records.record import first_record_reaching, iter_record_timestamps
 from storage.clock import Clock, SystemClock
 from storage.errors import KafkaStorageError, StorageError
-from storage.files import DEFAULT_FILE_OPS, FileOps
+from storage.files import DEFAULT_FILE_OPS, FileOps, PathAttr
 from storage.index import (
     INT32_MAX, InvalidOffsetError, OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset,
 )
@@ -152,6 +152,9 @@ class LogSegment:
     that reached it.
     """
 
+    dir = PathAttr()        # self._dir: the same path as a str
+    log_path = PathAttr()   # self._log_path
+
     def __init__(self, dir, base_offset: int, *, index_interval_bytes: int, max_index_size: int,
                  clock: Clock | None = None, file_ops: FileOps | None = None,
                  roll_jitter_ms: int = 0, suffix: str = "", file_already_exists: bool = False):
@@ -190,31 +193,6 @@ class LogSegment:
                    max_index_size=max_index_size, clock=clock, file_ops=file_ops,
                    roll_jitter_ms=roll_jitter_ms, suffix=suffix,
                    file_already_exists=file_already_exists)
-
-    # -- paths: kept as strings (see AbstractIndex.path), ``Path`` objects made when asked for
-    @property
-    def dir(self) -> Path:
-        p = self._dir_obj
-        if p is None:
-            p = self._dir_obj = Path(self._dir)
-        return p
-
-    @dir.setter
-    def dir(self, value) -> None:
-        self._dir = os.fspath(value)
-        self._dir_obj = value if isinstance(value, Path) else None
-
-    @property
-    def log_path(self) -> Path:
-        p = self._log_path_obj
-        if p is None:
-            p = self._log_path_obj = Path(self._log_path)
-        return p
-
-    @log_path.setter
-    def log_path(self, value) -> None:
-        self._log_path = os.fspath(value)
-        self._log_path_obj = value if isinstance(value, Path) else None
 
     # -- basic facts ------------------------------------------------------------------------
     @property

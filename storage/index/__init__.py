@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from storage.errors import StorageError
-from storage.files import DEFAULT_FILE_OPS, FileOps
+from storage.files import DEFAULT_FILE_OPS, FileOps, PathAttr
 
 _BIG_ENDIAN_HOST = sys.byteorder == "big"
 INT32_MAX = 0x7FFFFFFF
@@ -81,6 +81,7 @@ class AbstractIndex:
     """
 
     ENTRY_SIZE = 0
+    path = PathAttr()   # self._path: the same path as a str
 
     def __init__(self, path, base_offset: int, max_index_size: int = -1, *,
                  file_ops: FileOps | None = None):
@@ -107,19 +108,6 @@ class AbstractIndex:
             self._loaded = False
         self._max_entries = self._length // self.ENTRY_SIZE
 
-    # The path is kept as a string: a broker opens thousands of indexes at start-up and
-    # building ``Path`` objects was most of that cost; the ``Path`` is made when asked for.
-    @property
-    def path(self) -> Path:
-        p = self._path_obj
-        if p is None:
-            p = self._path_obj = Path(self._path)
-        return p
-
-    @path.setter
-    def path(self, value) -> None:
-        self._path = os.fspath(value)
-        self._path_obj = value if isinstance(value, Path) else None
 
     # -- subclass hooks --
     def _init_columns(self, data: bytes) -> None:
