@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import sys
-from datetime import datetime, timezone
 
 DEFAULT_BOOTSTRAP = "localhost:9092"
 EARLIEST, LATEST = -2, -1
@@ -29,6 +28,7 @@ def parse_time(text: str) -> int:
         return LATEST
     if re.fullmatch(r"\d+", t):
         return int(t)
+    from datetime import datetime, timezone  # here: this module is imported by every `hourglass` start
     try:
         dt = datetime.fromisoformat(t.replace("Z", "+00:00"))
     except ValueError:

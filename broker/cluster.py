@@ -13,7 +13,6 @@ partition ``0 .. partitions-1`` of a live topic has an open log.
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import logging
 import os
@@ -170,6 +169,7 @@ class ClusterMeta:
 
     def _topic_path(self, name: str) -> Path:
         if len(name) > 200:  # a legal 249-char name plus ".json" must still fit a file name
+            import hashlib  # rare: only names over 200 characters
             name = name[:200] + "-" + hashlib.sha1(name.encode()).hexdigest()
         return self.meta_dir / f"{name}.json"
 
