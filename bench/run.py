@@ -288,6 +288,20 @@ def step_slow_consumer(hg: "Hourglass", topic: str, requests: int = 500, max_byt
     emit("slow_consumer_rss_growth_after_reading", rss_mib(hg.proc.pid) - rss0, "MiB")
 
 
+def empty_starts(new_broker, repeats: int, prefix: str) -> None:
+    """Start ``repeats`` fresh brokers (``new_broker(i)``): median time to the first answered
+    ApiVersions, and the idle RSS of the first one after a second."""
+    times = []
+    for i in range(repeats):
+        b = new_broker(i)
+        times.append(b.start())
+        if i == 0:
+            time.sleep(1.0)
+            emit(f"{prefix}idle_rss", rss_mib(b.proc.pid), "MiB")
+        b.stop()
+    emit(f"{prefix}startup_empty_median", statistics.median(times) * 1000, "ms")
+
+
 def step_startup(tmp: Path, repeats: int, peer: bool) -> None:
     # The floor under any asyncio broker in Python on this machine: the interpreter starting
     # and importing asyncio and uvloop, nothing else (what is left is Hourglass's own).
@@ -299,24 +313,9 @@ def step_startup(tmp: Path, repeats: int, peer: bool) -> None:
         floor.append(time.perf_counter() - t0)
     emit("startup_floor_python_asyncio_uvloop_median", statistics.median(floor) * 1000, "ms")
     if peer:
-        t = Tansu(find_tansu())
-        peer_times = []
-        for i in range(repeats):
-            peer_times.append(t.start())
-            if i == 0:
-                time.sleep(1.0)
-                emit("tansu.idle_rss", rss_mib(t.proc.pid), "MiB")
-            t.stop()
-        emit("tansu.startup_empty_median", statistics.median(peer_times) * 1000, "ms")
-    times = []
-    for i in range(repeats):
-        hg = Hourglass(tmp / f"empty-{i}")
-        times.append(hg.start())
-        if i == 0:
-            time.sleep(1.0)
-            emit("idle_rss", rss_mib(hg.proc.pid), "MiB")
-        hg.stop()
-    emit("startup_empty_median", statistics.median(times) * 1000, "ms")
+        binary = find_tansu()
+        empty_starts(lambda _i: Tansu(binary), repeats, "tansu.")
+    empty_starts(lambda i: Hourglass(tmp / f"empty-{i}"), repeats, "")
     from bench.rawclient import RawClient
     d = tmp / "many"
     hg = Hourglass(d)
