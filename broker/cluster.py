@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from storage.log import parse_topic_partition
+
 log = logging.getLogger(__name__)
 
 MAX_TOPIC_NAME = 249
@@ -148,12 +150,13 @@ class ClusterMeta:
             with os.scandir(d) as entries:  # d_type: no stat per partition dir at start-up
                 children = [(e.name, e.path) for e in entries if e.is_dir()]
             for name, path in children:
-                topic, _, part = name.rpartition("-")
-                if not topic or not part.isdigit() or topic in self.topics or name.endswith("-delete"):
+                try:
+                    topic, part = parse_topic_partition(name)
+                except ValueError:
                     continue
-                if validate_topic_name(topic):
+                if topic in self.topics or name.endswith("-delete") or validate_topic_name(topic):
                     continue
-                found[topic] = max(found.get(topic, 0), int(part) + 1)
+                found[topic] = max(found.get(topic, 0), part + 1)
                 pm = Path(path) / "partition.metadata"
                 if pm.exists():
                     for line in pm.read_text().splitlines():
