@@ -17,9 +17,10 @@ import json
 import logging
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
+from protocol.deferred import dataclass
 from storage.log import parse_topic_partition
 
 log = logging.getLogger(__name__)

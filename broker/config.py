@@ -11,9 +11,10 @@ them through as the broker defaults from which every topic's ``LogConfig`` is re
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
+
+from protocol.deferred import dataclass
 
 
 class ConfigError(ValueError):

@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import re
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from pathlib import Path
 
+from protocol.deferred import dataclass
 from protocol.records import iter_record_timestamps
 from storage.checkpoints import read_checkpoint
 from storage.dump import dump_index, dump_log

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from dataclasses import dataclass
 from typing import Awaitable, Callable
 
+from protocol.deferred import dataclass
 from protocol.api_keys import APIS
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from dataclasses import dataclass
 
+from protocol.deferred import dataclass
 import protocol.messages as _pkg
 from protocol.codec import CompiledMessage
 from protocol.schema import Api

@@ -13,8 +13,10 @@ Version ranges use Kafka's notation: ``"3+"``, ``"0-4"``, ``"none"``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field as dc_field
+from dataclasses import field as dc_field
 from typing import Any, Optional
+
+from protocol.deferred import dataclass
 
 PRIMITIVES = {
     "bool", "int8", "int16", "uint16", "int32", "uint32", "int64", "float64",

@@ -17,9 +17,10 @@ Results are plain dataclasses (for tests and tools); ``render`` gives Kafka-like
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
+from protocol.deferred import dataclass
 from protocol.errors import CorruptRecordError, DecodeError
 from protocol.records.batch import (
     HEADER_SIZE, LOG_OVERHEAD, MIN_BATCH_LENGTH, BatchHeader, compute_crc, read_header,

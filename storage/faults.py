@@ -45,10 +45,11 @@ import os
 import random
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Callable
 
+from protocol.deferred import dataclass
 from storage.files import FileOps, OsFileOps, PathLike
 
 MUTATING_OPS = frozenset({"open_write", "create", "pwrite", "truncate", "rename", "remove", "mkdir",

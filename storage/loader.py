@@ -33,9 +33,9 @@ from __future__ import annotations
 import logging
 import os
 import random
-from dataclasses import dataclass
 from typing import Callable
 
+from protocol.deferred import dataclass
 from protocol.errors import CorruptRecordError
 from protocol.records.batch import HEADER_SIZE, LOG_OVERHEAD, read_header
 from storage.clock import Clock

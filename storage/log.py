@@ -40,10 +40,11 @@ from __future__ import annotations
 
 import logging
 import random
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Callable
 
+from protocol.deferred import dataclass
 from storage.clock import Clock, SystemClock
 from storage.errors import (
     KafkaStorageError, OffsetOutOfRangeError, OutOfOrderSequenceError, RecordBatchTooLargeError, StorageError,

@@ -39,10 +39,11 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, NamedTuple
 
+from protocol.deferred import dataclass
 from storage.errors import InvalidConfigError
 
 LONG_MAX = 2**63 - 1

@@ -21,9 +21,10 @@ validates, like Kafka's replication/recovery origin). Producers expire when
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Iterable
 
+from protocol.deferred import dataclass
 from storage.errors import InvalidProducerEpochError, OutOfOrderSequenceError
 
 INT_MAX = 2**31 - 1

@@ -23,8 +23,10 @@ or size. Applying a plan and planning again yields nothing new (idempotent).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Callable, Optional, Sequence
+
+from protocol.deferred import dataclass
 
 REASON_LOG_START_OFFSET = "log_start_offset_breach"
 REASON_RETENTION_SIZE = "retention_size_breach"

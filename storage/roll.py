@@ -19,7 +19,8 @@ does; otherwise the size rule would roll an empty segment.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from protocol.deferred import dataclass
+
 
 INT_MAX = 2**31 - 1
 

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import os
 import struct
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 
+from protocol.deferred import dataclass
 from protocol.errors import CorruptRecordError
 from protocol.records.batch import (
     HEADER_SIZE, LOG_OVERHEAD, MIN_BATCH_LENGTH, BatchHeader, compute_crc, iter_batch_positions,

@@ -39,8 +39,9 @@ append as a no-op before validating, which the caller may do.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from protocol.deferred import dataclass
 from protocol.records import batch as _b
 from protocol.records.batch import BatchHeader
 from storage.errors import (

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
 from typing import Callable, Iterable, Optional
 
+from protocol.deferred import dataclass
 from broker.groups.group import (
     NEW_MEMBER_JOIN_TIMEOUT_MS, GroupMetadata, GroupOverview, GroupState, GroupSummary, JoinResult,
     MemberMetadata, OffsetAndMetadata, SyncResult, generate_member_id,

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import struct
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from typing import Callable, Iterable, Optional
 
+from protocol.deferred import dataclass
 from protocol.errors import ErrorCode
 
 CONSUMER_PROTOCOL_TYPE = "consumer"

@@ -18,9 +18,10 @@ batches are skipped (transactional offset commits are not written yet).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
 
+from protocol.deferred import dataclass
 from broker.groups.group import OffsetAndMetadata
 from broker.groups.schemas import (
     GROUP_METADATA_VALUE_VERSION, OFFSET_COMMIT_VALUE_VERSION, OFFSET_COMMIT_VALUE_VERSION_EXPIRE,

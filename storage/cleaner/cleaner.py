@@ -44,10 +44,11 @@ import logging
 import struct
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Callable
 
+from protocol.deferred import dataclass
 from protocol.errors import CorruptRecordError
 from protocol.records.batch import LOG_OVERHEAD, MIN_BATCH_LENGTH, BatchHeader, read_header
 from protocol.records.record import build_batch, decode_batch

@@ -14,8 +14,9 @@ past it (the uncleanable section) is never touched.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Sequence
+
+from protocol.deferred import dataclass
 
 INT32_MAX = 0x7FFFFFFF
 LONG_MAX = (1 << 63) - 1
