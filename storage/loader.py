@@ -171,6 +171,8 @@ def rebuild_producer_state(segments: LogSegments, start_offset: int) -> Producer
     """Replay batch headers of the segments holding offsets >= ``start_offset``."""
     ps = ProducerStateManager()
     for seg in segments.values(start_offset):
+        if seg.size == 0:
+            continue
         for _pos, h in seg.iter_headers(0):
             if h.producer_id >= 0 and h.base_offset >= start_offset:
                 ps.update(h.producer_id, h.producer_epoch, h.base_sequence,
@@ -283,7 +285,7 @@ def load_log(dir, *, config, clock: Clock, file_ops: FileOps | None = None,
     else:
         new_recovery_point = min(recovery_point, next_offset)
 
-    segments.active_segment.resize_indexes(config.segment_index_bytes)
+    segments.active_segment.resize_indexes_when_used(config.segment_index_bytes)
     new_log_start = max(log_start_offset, segments.first_segment.base_offset)
     bases = segments.base_offsets()
     ps_start = max(new_log_start, bases[-2] if len(bases) >= 2 else bases[-1])

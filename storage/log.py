@@ -39,6 +39,7 @@ except a roll, so a cleaning prepared on an older set is thrown away instead of 
 from __future__ import annotations
 
 import logging
+import os
 import random
 from dataclasses import field
 from pathlib import Path
@@ -49,7 +50,7 @@ from storage.clock import Clock, SystemClock
 from storage.errors import (
     KafkaStorageError, OffsetOutOfRangeError, OutOfOrderSequenceError, RecordBatchTooLargeError, StorageError,
 )
-from storage.files import DEFAULT_FILE_OPS, FileOps
+from storage.files import DEFAULT_FILE_OPS, FileOps, PathAttr
 from storage.loader import Progress, load_log, new_segment, rebuild_producer_state
 from storage.producer_state import BatchMetadata, ProducerStateManager, sequence_in_order
 from storage.retention import SegmentSnapshot, plan_retention
@@ -117,11 +118,13 @@ def parse_topic_partition(dir_name: str) -> tuple[str, int]:
 class PartitionLog:
     """One partition's log. Not thread-safe: the broker calls it from its event loop."""
 
+    dir = PathAttr()   # self._dir: the same path as a str (start-up opens thousands of logs)
+
     def __init__(self, dir: Path, config, clock: Clock, file_ops: FileOps, segments: LogSegments,
                  *, log_start_offset: int, recovery_point: int, next_offset: int,
                  producer_state: ProducerStateManager, rng: random.Random):
-        self.dir = Path(dir)
-        self.topic, self.partition = parse_topic_partition(self.dir.name)
+        self.dir = dir
+        self.topic, self.partition = parse_topic_partition(os.path.basename(self._dir))
         self.config = config
         self.clock = clock
         self.file_ops = file_ops
@@ -158,7 +161,7 @@ class PartitionLog:
         loaded = load_log(dir, config=config, clock=clock, file_ops=ops,
                           had_clean_shutdown=not recover, recovery_point=recovery_point,
                           log_start_offset=log_start_offset, progress=progress, rng=rng)
-        return cls(Path(dir), config, clock, ops, loaded.segments,
+        return cls(dir, config, clock, ops, loaded.segments,
                    log_start_offset=loaded.log_start_offset, recovery_point=loaded.recovery_point,
                    next_offset=loaded.next_offset, producer_state=loaded.producer_state, rng=rng)
 

@@ -648,6 +648,8 @@ class LogConfig:
 
     def random_segment_jitter(self, rng) -> int:
         """Per-segment roll jitter in [0, min(segment.jitter.ms, segment.ms))."""
+        if self.segment_jitter_ms <= 0:  # the default; asked once per segment opened at start-up
+            return 0
         from storage.roll import roll_jitter
         return roll_jitter(self.segment_jitter_ms, rng, segment_ms=self.segment_ms)
 

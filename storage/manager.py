@@ -55,6 +55,7 @@ class LogManager:
             raise ValueError("at least one log directory is required")
         self.log_dirs = [Path(d) for d in log_dirs]
         self.broker_defaults = dict(broker_defaults)
+        self._defaults_version = 0   # bumped when the broker defaults change (config cache key)
         self.clock = clock or SystemClock()
         self.file_ops = file_ops or DEFAULT_FILE_OPS
         self.rng = rng or random.Random()
@@ -71,8 +72,9 @@ class LogManager:
     def config_for(self, topic: str) -> LogConfig:
         overrides = self.topic_overrides.get(topic, {})
         # LogConfig is frozen: partitions of a topic share one, resolved once per distinct
-        # (broker defaults, overrides) pair (start-up opens thousands of partitions)
-        key = (tuple(sorted(self.broker_defaults.items())), tuple(sorted(overrides.items())))
+        # (broker defaults, overrides) pair (start-up opens thousands of partitions; the
+        # defaults enter the key as a version number, as hashing them per call showed up)
+        key = (self._defaults_version, tuple(sorted(overrides.items())) if overrides else ())
         cfg = self._config_cache.get(key)
         if cfg is None:
             if len(self._config_cache) > 1024:
@@ -91,6 +93,7 @@ class LogManager:
 
     def update_broker_defaults(self, broker_defaults: Mapping[str, str]) -> None:
         self.broker_defaults = dict(broker_defaults)
+        self._defaults_version += 1
         for (t, _p), lg in self._logs.items():
             lg.set_config(self.config_for(t))
 
@@ -126,8 +129,9 @@ class LogManager:
             names = sorted(n for n in ops.list_dirs(d) if not n.startswith("."))
             log.info("loading %d partition dir(s) from %s (%s shutdown)", len(names), d,
                      "clean" if clean else "unclean")
+            d_str = str(d)
             for name in names:
-                path = d / name
+                path = os.path.join(d_str, name)   # a str: a Path per partition showed in start-up profiles
                 if name.endswith(DELETE_DIR_SUFFIX):
                     self._pending_dir_deletes.append((now + self._file_delete_delay_ms(), path))
                     continue

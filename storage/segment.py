@@ -639,6 +639,11 @@ class LogSegment:
         self.offset_index.resize(size)
         self.time_index.resize(size)
 
+    def resize_indexes_when_used(self, size: int) -> None:
+        """``resize_indexes(size)`` deferred to each index's next append (see ``resize_when_used``)."""
+        self.offset_index.resize_when_used(size)
+        self.time_index.resize_when_used(size)
+
     def flush(self) -> None:
         self._ops.fsync(self._fd)
         self.offset_index.flush()

@@ -77,7 +77,8 @@ class AbstractIndex:
     """State and file handling common to both index kinds.
 
     Invariants: ``0 <= entries <= max_entries == length // ENTRY_SIZE``; the first
-    ``entries * ENTRY_SIZE`` bytes of the file hold exactly the in-memory entries.
+    ``entries * ENTRY_SIZE`` bytes of the file hold exactly the in-memory entries. A resize
+    deferred by ``resize_when_used`` is applied before anything reads the capacity.
     """
 
     ENTRY_SIZE = 0
@@ -90,6 +91,7 @@ class AbstractIndex:
         self.max_index_size = max_index_size
         self._ops = file_ops or DEFAULT_FILE_OPS
         self._fd: int | None = None
+        self._pending_size: int | None = None   # see resize_when_used
         try:
             self._length = self._ops.size(self._path)
         except FileNotFoundError:
@@ -170,11 +172,15 @@ class AbstractIndex:
 
     @property
     def max_entries(self) -> int:
+        if self._pending_size is not None:
+            self._settle()
         return self._max_entries
 
     @property
     def length(self) -> int:
         """Current file length in bytes (preallocated or trimmed)."""
+        if self._pending_size is not None:
+            self._settle()
         return self._length
 
     @property
@@ -183,6 +189,8 @@ class AbstractIndex:
         return self._entries * self.ENTRY_SIZE
 
     def is_full(self) -> bool:
+        if self._pending_size is not None:
+            self._settle()
         return self._entries >= self._max_entries
 
     def to_relative(self, offset: int) -> int | None:
@@ -216,6 +224,7 @@ class AbstractIndex:
 
     def resize(self, new_size: int) -> bool:
         """Set the file length to ``new_size`` rounded down to whole entries; True if it changed."""
+        self._pending_size = None
         rounded = round_down_to_multiple(new_size, self.ENTRY_SIZE)
         if self._length == rounded:
             return False
@@ -225,6 +234,23 @@ class AbstractIndex:
         if self._entries > self._max_entries:
             self._truncate_to_entries(self._max_entries)
         return True
+
+    def resize_when_used(self, new_size: int) -> None:
+        """``resize(new_size)`` when the index is next appended to or asked for its capacity
+        (``is_full``, ``max_entries``, ``length``); a shrink happens at once.
+
+        Kafka grows the active segment's indexes back to ``segment.index.bytes`` when it loads
+        a log. Most partitions of a broker with many are idle after a start, and the open and
+        ftruncate per index (and the trim again at shutdown) were a sixth of loading each one;
+        an index never appended to keeps its trimmed file, which is what a clean close leaves.
+        """
+        if round_down_to_multiple(new_size, self.ENTRY_SIZE) > self._length:
+            self._pending_size = new_size
+        else:
+            self.resize(new_size)
+
+    def _settle(self) -> None:
+        self.resize(self._pending_size)
 
     def trim_to_valid_size(self) -> None:
         """Cut the preallocated tail so the file holds exactly its entries."""

@@ -283,3 +283,47 @@ def test_producer_state_rebuilt_after_reopen(tmp_path):
     log.close()
     again = open_log(d, recover=False)
     assert again.append(b).duplicate
+
+
+def test_active_indexes_grow_back_on_first_append_not_at_load(tmp_path):
+    """Kafka resizes the active segment's indexes to segment.index.bytes at load; we defer the
+    resize to the first append, so an idle partition's files stay as its clean close left them
+    (and closing it again changes nothing), while capacity checks see the full size."""
+    d = tmp_path / "t-0"
+    log = open_log(d, recover=False, segment_bytes=100_000, segment_index_bytes=4096)
+    fill(log, 5)
+    seg = log.active_segment
+    log.close()
+    index, time_index = d / f"{0:020d}.index", d / f"{0:020d}.timeindex"
+    trimmed = (index.stat().st_size, time_index.stat().st_size)
+    assert trimmed == (seg.offset_index.entries * 8, seg.time_index.entries * 12) != (0, 0)
+
+    idle = open_log(d, recover=False, segment_bytes=100_000, segment_index_bytes=4096)
+    assert (index.stat().st_size, time_index.stat().st_size) == trimmed
+    idle.close()
+    assert (index.stat().st_size, time_index.stat().st_size) == trimmed
+
+    again = open_log(d, recover=False, segment_bytes=100_000, segment_index_bytes=4096)
+    seg = again.active_segment
+    assert seg.offset_index.max_entries == 4096 // 8 and not seg.offset_index.is_full()
+    fill(again, 3, start_ts=NOW + 1000)
+    assert index.stat().st_size == 4096 and time_index.stat().st_size == 4096 // 12 * 12
+    assert again.segments.base_offsets() == [0], "a trimmed index must not look full and roll"
+    assert [r[0] for r in all_records(again)] == list(range(8))
+    again.close()
+    reopened = open_log(d, recover=False)
+    assert [r[0] for r in all_records(reopened)] == list(range(8))
+    assert_lookups(reopened, 5)
+
+
+def test_full_time_index_after_load_still_rolls(tmp_path):
+    """A deferred resize must not hide a full index: with room for only two time index
+    entries (one kept for the roll entry), the second distinct timestamp rolls the segment."""
+    d = tmp_path / "t-0"
+    log = open_log(d, recover=False, segment_bytes=100_000, segment_index_bytes=24)
+    fill(log, 1)
+    log.close()
+    again = open_log(d, recover=False, segment_bytes=100_000, segment_index_bytes=24)
+    fill(again, 3, start_ts=NOW + 1000)
+    assert len(again.segments.base_offsets()) > 1
+    assert [r[0] for r in all_records(again)] == list(range(4))
