@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from protocol.deferred import dataclass
 
@@ -44,8 +44,7 @@ def _float(v: str) -> float:
     return float(v.strip())
 
 
-@dataclass(frozen=True)
-class BrokerKey:
+class BrokerKey(NamedTuple):
     name: str
     parse: Callable[[str], Any]
     default: str | None

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, NamedTuple
 
-from protocol.deferred import dataclass
 from protocol.api_keys import APIS
 
 
-@dataclass
-class Handler:
+class Handler(NamedTuple):
     api_key: int
     fn: Callable[..., Awaitable]
     min_version: int

@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from typing import NamedTuple
 
-from protocol.deferred import dataclass
 import protocol.messages as _pkg
 from protocol.codec import CompiledMessage
 from protocol.schema import Api
 
 
-@dataclass
-class CompiledApi:
+class CompiledApi(NamedTuple):
     key: int
     name: str
     api: Api

@@ -14,7 +14,7 @@ Version ranges use Kafka's notation: ``"3+"``, ``"0-4"``, ``"none"``.
 from __future__ import annotations
 
 from dataclasses import field as dc_field
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from protocol.deferred import dataclass
 
@@ -26,8 +26,7 @@ PRIMITIVES = {
 _NO_DEFAULT = object()
 
 
-@dataclass(frozen=True)
-class Versions:
+class Versions(NamedTuple):
     """An inclusive version range; ``hi`` is None for an open range ("3+")."""
     lo: int
     hi: Optional[int]

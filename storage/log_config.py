@@ -162,16 +162,14 @@ def _msg(name: str, raw: Any, reason: str) -> str:
 
 # --------------------------------------------------------------------------- definitions
 
-@dataclass(frozen=True)
-class BrokerSynonym:
+class BrokerSynonym(NamedTuple):
     """A broker key that supplies a topic config's default; ``to_ms`` converts its unit."""
 
     name: str
     to_ms: int = 1   # 1, MS_PER_MINUTE or MS_PER_HOUR
 
 
-@dataclass(frozen=True)
-class ConfigDef:
+class ConfigDef(NamedTuple):
     """One topic config: Kafka's type name, built-in default (typed), validator, our
     documentation, and the broker synonyms in Kafka's precedence order."""
 
@@ -194,8 +192,7 @@ class ConfigDef:
         return self.name.replace(".", "_")
 
 
-@dataclass(frozen=True)
-class BrokerConfigDef:
+class BrokerConfigDef(NamedTuple):
     """A broker ``log.*``-style key: type, Kafka's default (None = unset), validator, and
     the topic config it feeds (None for broker-only keys)."""
 
