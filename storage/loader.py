@@ -223,6 +223,8 @@ def load_log(dir, *, config, clock: Clock, file_ops: FileOps | None = None,
         prefix = filename_prefix(base)
         missing_index = prefix + INDEX_SUFFIX not in present or prefix + TIME_INDEX_SUFFIX not in present
         seg = new_segment(dir, base, config, clock, ops, rng, file_already_exists=True)
+        if had_clean_shutdown:
+            seg.assume_flushed()
         segments.add(seg)
         opened.append((seg, missing_index))
 

@@ -183,6 +183,10 @@ class LogSegment:
         self._rolling_ts_known = False
         self._next_offset: int | None = None                  # None = not computed yet
         self._dirty_tail = False                              # a failed append left bytes past size
+        # True while the log file may hold bytes not yet fsynced: a file found on disk is
+        # unknown until a flush (the loader vouches for files a clean shutdown closed), a
+        # new one is empty; every write sets it (see flush).
+        self._unflushed = file_already_exists
         self._closed = False
 
     @classmethod
@@ -321,6 +325,7 @@ class LogSegment:
         """Remove bytes a failed append left past ``size`` (KafkaStorageError if it cannot)."""
         try:
             if self._ops.fsize(self._fd) > self._size:
+                self._unflushed = True
                 self._ops.truncate(self._fd, self._size)
         except OSError as exc:
             raise KafkaStorageError(f"cannot remove a failed append from {self.log_path}: {exc}") from exc
@@ -337,6 +342,7 @@ class LogSegment:
             self._rolling_ts_known = True
         if not self.can_convert_to_relative_offset(largest_offset):
             raise LogSegmentOffsetOverflowError(self, largest_offset)
+        self._unflushed = True
         self._ops.pwrite(self._fd, records, physical)
         self._size = physical + n
         self._next_offset = largest_offset + 1
@@ -542,6 +548,7 @@ class LogSegment:
                 on_batch(h)
         truncated = self._size_on_disk() - valid
         if truncated > 0:
+            self._unflushed = True
             self._ops.truncate(self._fd, valid)
         self._size = valid
         self._max_ts = TimestampOffset(max_ts, max_off)
@@ -571,6 +578,7 @@ class LogSegment:
         removed = 0
         if mapping is not None:
             removed = self._size - mapping.position
+            self._unflushed = True
             self._ops.truncate(self._fd, mapping.position)
             self._size = mapping.position
         if self._size == 0:
@@ -645,9 +653,18 @@ class LogSegment:
         self.time_index.resize_when_used(size)
 
     def flush(self) -> None:
-        self._ops.fsync(self._fd)
+        """fsync the log and index files, each only if written since its last fsync: a clean
+        shutdown of a broker with thousands of idle partitions was thousands of fsyncs."""
+        if self._unflushed:
+            self._ops.fsync(self._fd)
+            self._unflushed = False
         self.offset_index.flush()
         self.time_index.flush()
+
+    def assume_flushed(self) -> None:
+        """The files on disk are known durable (the clean shutdown that closed them fsynced
+        them), so a flush before the next write has nothing to do."""
+        self._unflushed = False
 
     def close(self) -> None:
         """Clean close: final time index entry, fsync, trim indexes, release handles."""

@@ -92,6 +92,9 @@ class AbstractIndex:
         self._ops = file_ops or DEFAULT_FILE_OPS
         self._fd: int | None = None
         self._pending_size: int | None = None   # see resize_when_used
+        # True once this object has written the file and not fsynced it since; an index it
+        # never wrote is as durable as it was found (see flush).
+        self._unflushed = False
         try:
             self._length = self._ops.size(self._path)
         except FileNotFoundError:
@@ -99,6 +102,7 @@ class AbstractIndex:
                 raise ValueError(f"invalid max index size {max_index_size}") from None
             length = round_down_to_multiple(max_index_size, self.ENTRY_SIZE)
             self._fd = self._ops.open(self._path, "rw+")
+            self._unflushed = True
             self._ops.truncate(self._fd, length)
             self._length = length
             self._entries = 0
@@ -161,8 +165,11 @@ class AbstractIndex:
             self._after_truncate()
 
     def _wfd(self) -> int:
+        """The handle to write through; every write goes through here, so it marks the index
+        as needing an fsync."""
         if self._fd is None:
             self._fd = self._ops.open(self._path, "rw")
+        self._unflushed = True
         return self._fd
 
     # -- properties --
@@ -262,8 +269,10 @@ class AbstractIndex:
         self.resize(self.max_index_size)
 
     def flush(self) -> None:
-        if self._fd is not None:
+        """fsync what this object wrote since its last flush (nothing to do otherwise)."""
+        if self._fd is not None and self._unflushed:
             self._ops.fsync(self._fd)
+            self._unflushed = False
 
     def close_handler(self) -> None:
         if self._fd is not None:
@@ -272,7 +281,8 @@ class AbstractIndex:
 
     def close(self) -> None:
         """Trim and release the file (Kafka: ``close`` = ``trimToValidSize`` + unmap)."""
-        if self._ops.exists(self._path):
+        self._pending_size = None
+        if self._length != self._entries * self.ENTRY_SIZE and self._ops.exists(self._path):
             self.trim_to_valid_size()
         self.close_handler()
 

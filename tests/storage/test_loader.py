@@ -9,6 +9,7 @@ import pytest
 from protocol.records.batch import iter_batch_positions
 from protocol.records.record import build_batch, decode_batch
 from storage.clock import ManualClock
+from storage.files import OsFileOps
 from storage.log import PartitionLog
 from storage.log_config import LogConfig
 
@@ -327,3 +328,58 @@ def test_full_time_index_after_load_still_rolls(tmp_path):
     fill(again, 3, start_ts=NOW + 1000)
     assert len(again.segments.base_offsets()) > 1
     assert [r[0] for r in all_records(again)] == list(range(4))
+
+
+class CountingOps(OsFileOps):
+    """The real file system, counting fsyncs per file name."""
+
+    def __init__(self):
+        self.names: dict[int, str] = {}
+        self.fsyncs: list[str] = []
+
+    def open(self, path, mode="r"):
+        fd = super().open(path, mode)
+        self.names[fd] = os.path.basename(path)
+        return fd
+
+    def fsync(self, fd):
+        self.fsyncs.append(self.names[fd])
+        super().fsync(fd)
+
+
+def test_clean_close_fsyncs_only_what_was_written(tmp_path):
+    """A clean shutdown fsyncs every file written since its last fsync (Kafka fsyncs every
+    segment at close); files a clean shutdown left and nobody wrote since need none."""
+    d = tmp_path / "t-0"
+    log = open_log(d, recover=False, segment_bytes=100_000)
+    fill(log, 5)
+    log.close()
+
+    ops = CountingOps()
+    idle = PartitionLog.open(d, cfg(segment_bytes=100_000), ManualClock(NOW), recover=False, file_ops=ops)
+    idle.flush()
+    idle.close()
+    assert ops.fsyncs == []
+
+    ops = CountingOps()
+    busy = PartitionLog.open(d, cfg(segment_bytes=100_000), ManualClock(NOW), recover=False, file_ops=ops)
+    fill(busy, 3, start_ts=NOW + 1000)
+    busy.flush()
+    assert sorted(ops.fsyncs) == sorted([f"{0:020d}.log", f"{0:020d}.index", f"{0:020d}.timeindex"])
+    ops.fsyncs.clear()
+    busy.close()  # trimming both indexes and the time index's close entry are new writes
+    assert sorted(ops.fsyncs) == [f"{0:020d}.index", f"{0:020d}.timeindex"]
+    assert [r[0] for r in all_records(open_log(d, recover=False))] == list(range(8))
+
+
+def test_unclean_load_fsyncs_the_files_it_found(tmp_path):
+    """After a crash the found files may hold bytes the old process never fsynced: the first
+    flush past the recovery point fsyncs them even if nothing was appended since."""
+    d = tmp_path / "t-0"
+    log = open_log(d, recover=False, segment_bytes=100_000)
+    fill(log, 5)
+    crash(log)
+    ops = CountingOps()
+    again = PartitionLog.open(d, cfg(segment_bytes=100_000), ManualClock(NOW), recover=True, file_ops=ops)
+    again.flush()
+    assert f"{0:020d}.log" in ops.fsyncs
