@@ -194,7 +194,7 @@ class ClusterMeta:
         return t
 
     @staticmethod
-    def write_partition_metadata(partition_dir: Path, topic_id: bytes) -> None:
+    def write_partition_metadata(partition_dir: str | Path, topic_id: bytes) -> None:
         p = os.path.join(partition_dir, "partition.metadata")
         if not os.path.exists(p):  # once per partition at every start: a plain stat
             atomic_write(Path(p), f"version: 0\ntopic_id: {uuid_to_base64(topic_id)}\n".encode())

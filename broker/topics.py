@@ -63,7 +63,7 @@ class TopicManager:
         for t in list(self.meta.topics.values()):
             for p in range(t.partitions):
                 plog = self.logs.get(t.name, p) or self.logs.create(t.name, p, t.configs)
-                self.meta.write_partition_metadata(plog.dir, t.topic_id)
+                self.meta.write_partition_metadata(plog.dir_str, t.topic_id)
         for (topic, p) in [(lg.topic, lg.partition) for lg in self.logs.all_logs()]:
             if topic not in self.meta.topics:
                 log.warning("partition dir %s-%d has no topic record; it stays closed", topic, p)

@@ -148,6 +148,11 @@ class PartitionLog:
         # where cleaning and deletion of a compacted log never overlap).
         self.cleaning_in_progress = False
 
+    @property
+    def dir_str(self) -> str:
+        """``dir`` as a str, for os calls made once per partition (no ``Path`` built)."""
+        return self._dir
+
     # -- construction -----------------------------------------------------------------------
     @classmethod
     def open(cls, dir, config, clock: Clock | None = None, *, file_ops: FileOps | None = None,
