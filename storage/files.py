@@ -18,7 +18,6 @@ Nothing here reads the wall clock.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from typing import Union
 
@@ -237,6 +236,7 @@ class OsFileOps(FileOps):
         os.makedirs(path, exist_ok=exist_ok)
 
     def rmtree(self, path: PathLike) -> None:
+        import shutil  # here, not at start-up: it imports bz2, lzma and fnmatch (~2 ms)
         shutil.rmtree(path, ignore_errors=False)
 
     def mtime_ms(self, path: PathLike) -> int:

@@ -16,15 +16,22 @@ one key only grow (the cleaner scans in offset order).
 """
 from __future__ import annotations
 
-import hashlib
-
 HASH_SIZE = 16                      # MD5
 BYTES_PER_ENTRY = HASH_SIZE + 8     # hash + int64 offset
 DEFAULT_LOAD_FACTOR = 0.9           # log.cleaner.io.buffer.load.factor
 
 
 def digest(key) -> bytes:
-    return hashlib.md5(key).digest()
+    return _md5(key).digest()
+
+
+def _md5(key):
+    # hashlib (with its OpenSSL binding) is imported on the first key hashed rather than at
+    # every broker start; this function then replaces itself with hashlib's md5.
+    global _md5
+    from hashlib import md5
+    _md5 = md5
+    return md5(key)
 
 
 class OffsetMap:
