@@ -11,6 +11,7 @@
   point at the start of the batch whose last offset is the entry's offset, offsets must
   increase; a time index entry's offset must be the last offset of a batch whose max
   timestamp is the entry's timestamp, timestamps must not decrease.
+* ``.snapshot``: the producer entries of a producer state snapshot (CRC-checked).
 
 Results are plain dataclasses (for tests and tools); ``render`` gives Kafka-like text.
 """
@@ -26,6 +27,7 @@ from protocol.records.batch import (
     HEADER_SIZE, LOG_OVERHEAD, MIN_BATCH_LENGTH, BatchHeader, compute_crc, read_header,
 )
 from storage.files import DEFAULT_FILE_OPS, FileOps
+from storage.producer_snapshot import SNAPSHOT_SUFFIX, CorruptSnapshotError, decode_snapshot
 from storage.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, offset_from_filename
 
 _CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
@@ -207,16 +209,40 @@ def verify_index_only(path, *, file_ops: FileOps | None = None) -> IndexDump:
     return dump_index(path, file_ops=file_ops)
 
 
+@dataclass
+class SnapshotDump:
+    path: Path
+    entries: list   # ProducerStateEntry, by producer id
+
+
+def dump_snapshot(path, *, file_ops: FileOps | None = None) -> SnapshotDump:
+    path = Path(path)
+    state = decode_snapshot((file_ops or DEFAULT_FILE_OPS).read_file(path), str(path))
+    return SnapshotDump(path, [state.last_entry(pid) for pid in sorted(state.producer_ids())])
+
+
 def dump_file(path, *, deep: bool = False, file_ops: FileOps | None = None):
     name = Path(path).name
     if name.endswith(LOG_SUFFIX):
         return dump_log(path, deep=deep, file_ops=file_ops)
+    if name.endswith(SNAPSHOT_SUFFIX):
+        return dump_snapshot(path, file_ops=file_ops)
     return dump_index(path, file_ops=file_ops)
 
 
 def render(result, *, verify_only: bool = False) -> str:
     """Kafka-like text for a LogDump or IndexDump."""
     lines = [f"Dumping {result.path}"]
+    if isinstance(result, SnapshotDump):
+        for e in result.entries:
+            line = (f"producerId: {e.producer_id} producerEpoch: {e.producer_epoch} coordinatorEpoch: -1 "
+                    f"currentTxnFirstOffset: None lastTimestamp: {e.last_timestamp}")
+            if e.batches:
+                b = e.batches[-1]
+                line += (f" firstSequence: {b.first_seq} lastSequence: {b.last_seq} lastOffset: {b.last_offset} "
+                         f"offsetDelta: {b.last_offset - b.first_offset} timestamp: {b.timestamp}")
+            lines.append(line)
+        return "\n".join(lines)
     if isinstance(result, LogDump):
         lines.append("Log starting offset: " + str(offset_from_filename(result.path.name)))
         for b in result.batches:
@@ -266,7 +292,7 @@ def main(files: list[str], *, verify_index_only: bool = False, print_data: bool 
             if verify_index_only and Path(f).name.endswith(LOG_SUFFIX):
                 continue
             res = dump_file(f, deep=print_data)
-        except (OSError, ValueError, CorruptRecordError) as exc:
+        except (OSError, ValueError, CorruptRecordError, CorruptSnapshotError) as exc:
             print(f"Dumping {f}\ncannot read {f}: {exc}", file=out)
             rc = 1
             continue
@@ -276,5 +302,5 @@ def main(files: list[str], *, verify_index_only: bool = False, print_data: bool 
     return rc
 
 
-__all__ = ["BatchInfo", "LogDump", "IndexDump", "dump_log", "dump_index", "dump_file",
+__all__ = ["BatchInfo", "LogDump", "IndexDump", "SnapshotDump", "dump_log", "dump_index", "dump_snapshot", "dump_file",
            "verify_index_only", "render", "main"]

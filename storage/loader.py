@@ -20,10 +20,11 @@ Passes, in Kafka's order:
    the first segment that loses bytes, all later segments are deleted (everything after the
    first bad or torn batch is gone). A log end offset below the checkpointed log start offset
    deletes every segment. An empty directory gets one empty segment at the log start offset.
-5. The active segment's indexes are grown back to ``segment.index.bytes``; producer state is
-   rebuilt from the batch headers of the last two segments (Kafka, lacking snapshots after a
-   clean shutdown, does the same bounded scan; idempotent producers keep only their last
-   five batches).
+5. The active segment's indexes are grown back to ``segment.index.bytes`` (when first
+   appended to). Producer state comes from the ``<log end offset>.snapshot`` file a clean
+   shutdown wrote (``producer_snapshot``); without a clean shutdown or such a file (or if it
+   fails its CRC) it is rebuilt from the batch headers of the last two segments, keeping each
+   idempotent producer's last five batches. Other snapshot files are stale and removed.
 
 The recovery point returned is the log end offset after a clean shutdown, else
 ``min(checkpointed recovery point, log end offset)``.
@@ -42,6 +43,7 @@ from storage.clock import Clock
 from storage.errors import StorageError
 from storage.files import DEFAULT_FILE_OPS, FileOps
 from storage.index import CorruptIndexError
+from storage.producer_snapshot import SNAPSHOT_SUFFIX, CorruptSnapshotError, decode_snapshot
 from storage.producer_state import ProducerStateManager, last_sequence
 from storage.segment import (
     CLEANED_SUFFIX, DELETED_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, SWAP_SUFFIX, TIME_INDEX_SUFFIX,
@@ -63,6 +65,7 @@ class LoadedLog:
     producer_state: ProducerStateManager
     recovered_segments: int = 0
     truncated_bytes: int = 0
+    snapshot_offset: int | None = None   # producer state came from this snapshot file
 
 
 def new_segment(dir, base_offset: int, config, clock: Clock, file_ops: FileOps, rng,
@@ -289,11 +292,36 @@ def load_log(dir, *, config, clock: Clock, file_ops: FileOps | None = None,
 
     segments.active_segment.resize_indexes_when_used(config.segment_index_bytes)
     new_log_start = max(log_start_offset, segments.first_segment.base_offset)
-    bases = segments.base_offsets()
-    ps_start = max(new_log_start, bases[-2] if len(bases) >= 2 else bases[-1])
-    producer_state = rebuild_producer_state(segments, ps_start)
+    producer_state, snapshot_offset = _load_producer_snapshot(
+        dir, ops, names, next_offset if had_clean_shutdown and not recovered else None)
+    if producer_state is None:
+        bases = segments.base_offsets()
+        ps_start = max(new_log_start, bases[-2] if len(bases) >= 2 else bases[-1])
+        producer_state = rebuild_producer_state(segments, ps_start)
     return LoadedLog(segments, new_log_start, new_recovery_point, next_offset, producer_state,
-                     recovered, truncated_total)
+                     recovered, truncated_total, snapshot_offset)
+
+
+def _load_producer_snapshot(dir: str, ops: FileOps, names: list[str], usable_offset: int | None):
+    """``(state, offset)`` from the snapshot at ``usable_offset`` (the log end offset after a
+    clean shutdown that changed nothing at load; None: no snapshot is usable), else
+    ``(None, None)``. Every other snapshot file is removed: it describes a past state."""
+    state = None
+    for name in names:
+        if not name.endswith(SNAPSHOT_SUFFIX):
+            if name.endswith(SNAPSHOT_SUFFIX + ".tmp"):  # a write a crash cut short
+                ops.remove(os.path.join(dir, name))
+            continue
+        path = os.path.join(dir, name)
+        offset = _offset_or_none(name)
+        if state is None and offset is not None and offset == usable_offset:
+            try:
+                state = decode_snapshot(ops.read_file(path), path)
+                continue
+            except (CorruptSnapshotError, OSError) as e:
+                log.warning("ignoring producer snapshot %s (%s); rebuilding producer state from the log", path, e)
+        ops.remove(path)
+    return state, (usable_offset if state is not None else None)
 
 
 __all__ = ["load_log", "LoadedLog", "new_segment", "rebuild_producer_state", "Progress"]

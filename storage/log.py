@@ -52,6 +52,7 @@ from storage.errors import (
 )
 from storage.files import DEFAULT_FILE_OPS, FileOps, PathAttr
 from storage.loader import Progress, load_log, new_segment, rebuild_producer_state
+from storage.producer_snapshot import encode_snapshot, snapshot_file_name
 from storage.producer_state import BatchMetadata, ProducerStateManager, sequence_in_order
 from storage.retention import SegmentSnapshot, plan_retention
 from storage.roll import RollParams, should_roll
@@ -122,7 +123,8 @@ class PartitionLog:
 
     def __init__(self, dir: Path, config, clock: Clock, file_ops: FileOps, segments: LogSegments,
                  *, log_start_offset: int, recovery_point: int, next_offset: int,
-                 producer_state: ProducerStateManager, rng: random.Random):
+                 producer_state: ProducerStateManager, rng: random.Random,
+                 snapshot_offset: int | None = None):
         self.dir = dir
         self.topic, self.partition = parse_topic_partition(os.path.basename(self._dir))
         self.config = config
@@ -133,6 +135,9 @@ class PartitionLog:
         self.recovery_point = recovery_point
         self._next_offset = next_offset
         self.producer_state = producer_state
+        # (offset, state, version) of the producer snapshot file on disk while it still
+        # describes the state: an idle log's clean close then has nothing to write.
+        self._snapshot = None if snapshot_offset is None else (snapshot_offset, producer_state, producer_state.version)
         self._rng = rng
         self.on_append: Callable[["PartitionLog"], None] | None = None
         self.pending_deletes: list[PendingDelete] = []
@@ -168,7 +173,8 @@ class PartitionLog:
                           log_start_offset=log_start_offset, progress=progress, rng=rng)
         return cls(dir, config, clock, ops, loaded.segments,
                    log_start_offset=loaded.log_start_offset, recovery_point=loaded.recovery_point,
-                   next_offset=loaded.next_offset, producer_state=loaded.producer_state, rng=rng)
+                   next_offset=loaded.next_offset, producer_state=loaded.producer_state, rng=rng,
+                   snapshot_offset=loaded.snapshot_offset)
 
     def set_config(self, config) -> None:
         """Swap the config live (AlterConfigs); takes effect for the next append/roll/retention."""
@@ -603,7 +609,21 @@ class PartitionLog:
         self.flush()
         for seg in self.segments.values():
             seg.close()
+        self._write_producer_snapshot()
         self._closed = True
+
+    def _write_producer_snapshot(self) -> None:
+        """Write ``<log end offset>.snapshot`` (atomically and durably) and remove the one it
+        replaces, unless the one on disk still describes the state; the next start after this
+        clean close reads it instead of replaying batch headers (see ``producer_snapshot``)."""
+        state, offset = self.producer_state, self._next_offset
+        if self._snapshot == (offset, state, state.version):
+            return
+        ops = self.file_ops
+        ops.write_atomic(os.path.join(self._dir, snapshot_file_name(offset)), encode_snapshot(state))
+        if self._snapshot is not None and self._snapshot[0] != offset:
+            ops.remove(os.path.join(self._dir, snapshot_file_name(self._snapshot[0])))
+        self._snapshot = (offset, state, state.version)
 
     def delete(self) -> None:
         """Close handles and remove the whole partition directory."""

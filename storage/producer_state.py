@@ -86,6 +86,9 @@ class ProducerStateManager:
 
     def __init__(self) -> None:
         self._producers: dict[int, ProducerStateEntry] = {}
+        # Bumped by every change: a snapshot file taken at version v still describes the
+        # state while the version is v (the log then need not write it again at close).
+        self.version = 0
 
     # ---- queries ----
     def __len__(self) -> int:
@@ -137,6 +140,7 @@ class ProducerStateManager:
                first_offset: int, last_offset: int, timestamp: int) -> None:
         """Record an appended batch (client path after :meth:`check_and_prepare`, or
         recovery replay). A new epoch drops the retained batches of the old one."""
+        self.version += 1
         entry = self._producers.get(producer_id)
         if entry is None:
             entry = self._producers[producer_id] = ProducerStateEntry(producer_id)
@@ -155,10 +159,18 @@ class ProducerStateManager:
                 if now_ms - e.last_timestamp >= producer_id_expiration_ms]
         for pid in gone:
             del self._producers[pid]
+        if gone:
+            self.version += 1
         return gone
 
     def truncate_fully(self) -> None:
         self._producers.clear()
+        self.version += 1
+
+    def restore(self, entry: ProducerStateEntry) -> None:
+        """Put back a producer's entry as read from a snapshot file."""
+        self._producers[entry.producer_id] = entry
+        self.version += 1
 
     def snapshot(self) -> list[dict]:
         """Plain-data snapshot (JSON-able) of every producer's state."""
@@ -172,6 +184,7 @@ class ProducerStateManager:
     def load(self, snapshot: Iterable[dict]) -> None:
         """Replace the state with a :meth:`snapshot`."""
         self._producers.clear()
+        self.version += 1
         for d in snapshot:
             e = ProducerStateEntry(int(d["producer_id"]), int(d["producer_epoch"]),
                                    last_timestamp=int(d["last_timestamp"]))

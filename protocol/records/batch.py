@@ -165,6 +165,11 @@ def _crc32c(data) -> int:
     return fn(data)
 
 
+def crc32c(data) -> int:
+    """CRC-32C of ``data`` (Kafka's ``Crc32C``), for the other files that carry one."""
+    return _crc32c(data)
+
+
 def compute_crc(buf, pos: int, size: int) -> int:
     """CRC-32C of ``buf[pos+21 : pos+size]``: what the batch's crc field must hold."""
     return _crc32c(memoryview(buf)[pos + CRC_START:pos + size])

@@ -367,8 +367,8 @@ def test_clean_close_fsyncs_only_what_was_written(tmp_path):
     busy.flush()
     assert sorted(ops.fsyncs) == sorted([f"{0:020d}.log", f"{0:020d}.index", f"{0:020d}.timeindex"])
     ops.fsyncs.clear()
-    busy.close()  # trimming both indexes and the time index's close entry are new writes
-    assert sorted(ops.fsyncs) == [f"{0:020d}.index", f"{0:020d}.timeindex"]
+    busy.close()  # trimming both indexes, the time index's close entry, the producer snapshot
+    assert sorted(ops.fsyncs) == sorted([f"{0:020d}.index", f"{0:020d}.timeindex", f"{8:020d}.snapshot.tmp"])
     assert [r[0] for r in all_records(open_log(d, recover=False))] == list(range(8))
 
 
