@@ -620,10 +620,15 @@ class PartitionLog:
         if self._snapshot == (offset, state, state.version):
             return
         ops = self.file_ops
-        ops.write_atomic(os.path.join(self._dir, snapshot_file_name(offset)), encode_snapshot(state))
-        if self._snapshot is not None and self._snapshot[0] != offset:
-            ops.remove(os.path.join(self._dir, snapshot_file_name(self._snapshot[0])))
-        self._snapshot = (offset, state, state.version)
+        old = self._snapshot
+        # An empty log replays for free: no file (a broker with 1000 new partitions would
+        # otherwise write and fsync 1000 empty snapshots at its first shutdown).
+        empty = len(state) == 0 and self.segments.size_in_bytes() == 0
+        if not empty:
+            ops.write_atomic(os.path.join(self._dir, snapshot_file_name(offset)), encode_snapshot(state))
+        if old is not None and (empty or old[0] != offset):
+            ops.remove(os.path.join(self._dir, snapshot_file_name(old[0])))
+        self._snapshot = None if empty else (offset, state, state.version)
 
     def delete(self) -> None:
         """Close handles and remove the whole partition directory."""

@@ -198,3 +198,14 @@ def test_dump_log_prints_a_snapshot(tmp_path, capsys):
     path.write_bytes(path.read_bytes()[:-1])
     assert main(["dump-log", str(path)]) == 1
     assert "cannot read" in capsys.readouterr().out
+
+
+def test_an_empty_log_writes_no_snapshot(tmp_path):
+    d = tmp_path / "t-0"
+    open_log(d).close()
+    assert snapshots(d) == []
+    log = open_log(d)
+    log.append(build_batch([(None, b"plain", NOW)]))  # no producer id: the state stays empty
+    log.close()
+    assert snapshots(d) == [f"{1:020d}.snapshot"], "a log with data gets one, even an empty one"
+    assert len(decode_snapshot((d / f"{1:020d}.snapshot").read_bytes())) == 0
