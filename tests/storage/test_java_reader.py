@@ -131,3 +131,64 @@ def test_java_file_records_reads_our_segments(tmp_path, java_reader):
     for p in sorted((tmp_path / "java-0").glob("*index")):
         d = dump_index(p)
         assert d.checked and d.ok, d.mismatches
+
+
+# Kafka's ProducerStateManager.readSnapshot, restated with the Java client's own schema types
+# and Crc32C (the storage module that holds it is not in the client jar): the layout and the
+# checks are Kafka's (version 1, CRC-32C from byte 6, an array of 8-field entries).
+SNAPSHOT_READER = r"""
+import java.nio.ByteBuffer;
+import java.nio.file.*;
+import org.apache.kafka.common.protocol.types.*;
+import org.apache.kafka.common.utils.Crc32C;
+
+public class SnapshotReader {
+    static final Schema ENTRY = new Schema(
+        new Field("producer_id", Type.INT64), new Field("epoch", Type.INT16),
+        new Field("last_sequence", Type.INT32), new Field("last_offset", Type.INT64),
+        new Field("offset_delta", Type.INT32), new Field("timestamp", Type.INT64),
+        new Field("coordinator_epoch", Type.INT32), new Field("current_txn_first_offset", Type.INT64));
+    static final Schema FILE = new Schema(
+        new Field("version", Type.INT16), new Field("crc", Type.UNSIGNED_INT32),
+        new Field("producer_entries", new ArrayOf(ENTRY)));
+
+    public static void main(String[] args) throws Exception {
+        byte[] buf = Files.readAllBytes(Paths.get(args[0]));
+        Struct s = FILE.read(ByteBuffer.wrap(buf));
+        if (s.getShort("version") != 1) throw new Exception("version " + s.getShort("version"));
+        long crc = s.getUnsignedInt("crc");
+        long computed = Crc32C.compute(buf, 6, buf.length - 6);
+        if (crc != computed) throw new Exception("crc " + crc + " != " + computed);
+        for (Object o : s.getArray("producer_entries")) {
+            Struct e = (Struct) o;
+            System.out.println(e.getLong("producer_id") + " " + e.getShort("epoch") + " "
+                + e.getInt("last_sequence") + " " + e.getLong("last_offset") + " " + e.getInt("offset_delta")
+                + " " + e.getLong("timestamp") + " " + e.getInt("coordinator_epoch") + " "
+                + e.getLong("current_txn_first_offset"));
+        }
+    }
+}
+"""
+
+
+def test_kafka_schema_reads_our_producer_snapshot(tmp_path, java_reader):
+    jars = ensure_jars()
+    (tmp_path / "SnapshotReader.java").write_text(SNAPSHOT_READER)
+    cp = os.pathsep.join(str(jars / j) for j in JARS)
+    subprocess.run(["javac", "-cp", cp, "-d", str(tmp_path), str(tmp_path / "SnapshotReader.java")],
+                   check=True, capture_output=True, timeout=300)
+    log = PartitionLog.open(tmp_path / "snap-0", LogConfig.from_props({}, {}), ManualClock(1_700_000_000_000),
+                            recover=False)
+    t = 1_700_000_000_000
+    log.append(build_batch([(None, b"a", t), (None, b"b", t + 1)], producer_id=77, producer_epoch=3,
+                           base_sequence=2_147_483_647))  # sequences wrap: 2147483647, 0
+    log.append(build_batch([(None, b"c", t + 5)], producer_id=78, producer_epoch=0, base_sequence=0))
+    log.close()
+    snap = tmp_path / "snap-0" / f"{3:020d}.snapshot"
+    res = subprocess.run(["java", "-cp", os.pathsep.join([str(tmp_path), cp]), "SnapshotReader", str(snap)],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert sorted(res.stdout.splitlines()) == [
+        f"77 3 0 1 1 {t + 1} -1 -1",   # last sequence wrapped to 0; offsets 0..1
+        f"78 0 0 2 0 {t + 5} -1 -1",
+    ]
