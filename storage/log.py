@@ -624,10 +624,14 @@ class PartitionLog:
         # An empty log replays for free: no file (a broker with 1000 new partitions would
         # otherwise write and fsync 1000 empty snapshots at its first shutdown).
         empty = len(state) == 0 and self.segments.size_in_bytes() == 0
-        if not empty:
-            ops.write_atomic(os.path.join(self._dir, snapshot_file_name(offset)), encode_snapshot(state))
+        # The old file goes first: the new one's atomic write fsyncs the directory, which makes
+        # the removal durable too (a clean shutdown leaves nothing pending).
         if old is not None and (empty or old[0] != offset):
             ops.remove(os.path.join(self._dir, snapshot_file_name(old[0])))
+            if empty:
+                ops.fsync_dir(self._dir)
+        if not empty:
+            ops.write_atomic(os.path.join(self._dir, snapshot_file_name(offset)), encode_snapshot(state))
         self._snapshot = None if empty else (offset, state, state.version)
 
     def delete(self) -> None:

@@ -242,3 +242,44 @@ def test_power_loss_right_after_clean_shutdown_loads_cleanly(tmp_path):
     lg2 = m2.get("t", 0)
     assert _records(lg2) == _expected(25)
     assert lg2.offset_for_timestamp(NOW + 20)[0] == 60
+
+
+def test_clean_restarts_with_and_without_appends_stay_durable(tmp_path):
+    """Files a clean shutdown left are trusted without a new fsync, and so is the producer
+    snapshot it wrote; anything a later run appends (and the snapshot replacing the old one)
+    is durable again by its own clean shutdown. Power is lost after each shutdown."""
+    def idem(seq):
+        return build_batch([(None, b"p%d" % (seq + j), NOW + seq + j) for j in range(3)],
+                           producer_id=5, producer_epoch=0, base_sequence=seq)
+
+    ops = FaultyFileOps()
+    m = _mgr(tmp_path, ops, **{"log.segment.bytes": 400})
+    lg = m.create("t", 0)
+    for seq in range(0, 30, 3):
+        lg.append(idem(seq))
+    m.shutdown()
+    ops.power_loss()
+
+    ops = FaultyFileOps()
+    m = _mgr(tmp_path, ops)   # idle run: its shutdown has nothing to write
+    m.shutdown()
+    assert ops.unsynced_bytes() == 0 and not ops.pending_names
+    ops.power_loss()
+
+    ops = FaultyFileOps()
+    m = _mgr(tmp_path, ops, **{"log.segment.bytes": 400})
+    lg = m.get("t", 0)
+    assert lg.append(idem(27)).duplicate, "producer state came back from the snapshot"
+    for seq in range(30, 45, 3):
+        lg.append(idem(seq))
+    m.shutdown()
+    assert ops.unsynced_bytes() == 0 and not ops.pending_names
+    ops.power_loss()
+
+    m = _mgr(tmp_path, FaultyFileOps())
+    lg = m.get("t", 0)
+    assert lg.log_end_offset == 45
+    assert [v for _o, v in _records(lg)] == [b"p%d" % i for i in range(45)]
+    assert lg.append(idem(42)).duplicate
+    assert sorted(n for n in os.listdir(lg.dir) if n.endswith(".snapshot")) == [f"{45:020d}.snapshot"]
+    _verify_indexes(tmp_path)
