@@ -196,9 +196,7 @@ class AbstractIndex:
         return self._entries * self.ENTRY_SIZE
 
     def is_full(self) -> bool:
-        if self._pending_size is not None:
-            self._settle()
-        return self._entries >= self._max_entries
+        return self._entries >= self.max_entries
 
     def to_relative(self, offset: int) -> int | None:
         rel = offset - self.base_offset

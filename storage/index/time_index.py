@@ -57,10 +57,8 @@ class TimeIndex(AbstractIndex):
             self._last = TimestampOffset(NO_TIMESTAMP, self.base_offset)
 
     def is_full(self) -> bool:
-        if self._pending_size is not None:
-            self._settle()
         # The last slot is kept for the roll/close entry.
-        return self._entries >= self._max_entries - 1
+        return self._entries >= self.max_entries - 1
 
     def _parse_entry_bytes(self, data: bytes) -> tuple:
         return _ENTRY.unpack_from(data)
@@ -118,9 +116,7 @@ class TimeIndex(AbstractIndex):
                     f"the last timestamp appended ({last.timestamp}) to {self.path}")
         if timestamp > last.timestamp:
             rel = self.relative_offset(offset)
-            if self._pending_size is not None:
-                self._settle()
-            if self._entries >= self._max_entries:
+            if self._entries >= self.max_entries:
                 # Only reachable with skip_full_check on an index trimmed to its entries:
                 # grow by one slot rather than write past the end.
                 self.resize((self._entries + 1) * self.ENTRY_SIZE)
