@@ -165,6 +165,43 @@ def test_duplicate_idempotent_batch_gets_original_offsets(broker):
     c.close()
 
 
+def test_idempotent_producer_state_survives_clean_restart_via_snapshot_and_kill_via_replay(broker_factory):
+    """A clean restart reads the producer state snapshot it wrote (Kafka's <offset>.snapshot);
+    after kill -9 the state is replayed from the log. Either way a retried batch gets its
+    original offsets, the next sequence is accepted and a gap is refused."""
+    b = broker_factory({})
+    from protocol.messages.init_producer_id import InitProducerIdRequest
+    c = RawClient(b.bootstrap)
+    c.request(3, 9, MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name="idem")],
+                                    allow_auto_topic_creation=True))
+    init = c.request(22, 4, InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60000))
+    c.close()
+
+    def produce(seq, values):
+        cl = RawClient(b.bootstrap)
+        batch = build_batch([(None, v, 1000) for v in values], producer_id=init.producer_id,
+                            producer_epoch=init.producer_epoch, base_sequence=seq)
+        req = ProduceRequest(transactional_id=None, acks=-1, timeout_ms=5000, topic_data=[
+            ProduceRequest.TopicProduceData(name="idem", partition_data=[
+                ProduceRequest.PartitionProduceData(index=0, records=batch)])])
+        r = cl.request(0, 9, req).responses[0].partition_responses[0]
+        cl.close()
+        return r.error_code, r.base_offset
+
+    assert produce(0, [b"a", b"b"]) == (0, 0)
+    assert produce(2, [b"c"]) == (0, 2)
+    b.restart()
+    assert sorted(p.name for p in (b.data_dir / "idem-0").glob("*.snapshot")) == [f"{3:020d}.snapshot"]
+    assert produce(2, [b"c"]) == (0, 2)          # the retried last batch: original offset
+    assert produce(3, [b"d"]) == (0, 3)
+    assert produce(9, [b"z"])[0] == 45           # OUT_OF_ORDER_SEQUENCE_NUMBER
+    b.kill()
+    b.start()
+    assert produce(3, [b"d"]) == (0, 3)
+    assert produce(4, [b"e"]) == (0, 4)
+    assert _end_offset(b.bootstrap, "idem") == 5
+
+
 def test_parked_fetch_is_woken_by_an_append(broker):
     p = KafkaProducer(bootstrap_servers=broker.bootstrap)
     p.send("wake", value=b"first").get(10)
