@@ -469,7 +469,7 @@ class PartitionLog:
         for seg in segments:
             seg.close_handlers()
             seg.change_file_suffixes("", DELETED_SUFFIX)
-            paths.extend([seg.log_path, seg.offset_index.path, seg.time_index.path])
+            paths.extend([seg.log_path, seg.offset_index.path, seg.time_index.path, seg.txn_index.path])
         self.pending_deletes.append(PendingDelete(now + self.config.file_delete_delay_ms, paths))
 
     def run_pending_deletes(self, now_ms: int | None = None, *, force: bool = False) -> int:
