@@ -1,5 +1,6 @@
 """Helpers for the transaction tests (issue 17), as a user would check a transactional topic.
 
+- ``tbroker``: a broker fixture with ``TXN_BROKER_OVERRIDES``; ``unique(prefix)`` names.
 - ``txn_producer(bootstrap, txn_id, **cfg)``: a confluent-kafka transactional producer,
   ``init_transactions()`` done.
 - ``read_to_end(bootstrap, topic, partitions, isolation)``: every record a fresh consumer by
@@ -24,13 +25,36 @@ from __future__ import annotations
 
 import struct
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import pytest
 
 from protocol.records.record import decode_batch, parse_end_txn_marker
 
 READ_COMMITTED = "read_committed"
 READ_UNCOMMITTED = "read_uncommitted"
+
+# Brokers for transaction tests: a silent transaction is aborted within transaction.timeout.ms
+# plus this interval (Kafka's default is 10 s); groups rebalance at once and accept the short
+# session timeouts the consume-transform-produce members use.
+TXN_BROKER_OVERRIDES = {
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": 500,
+    "group.initial.rebalance.delay.ms": 0,
+    "group.min.session.timeout.ms": 1000,
+}
+
+
+@pytest.fixture
+def tbroker(broker_factory):
+    """A broker with ``TXN_BROKER_OVERRIDES`` (import this fixture into a test module)."""
+    return broker_factory(TXN_BROKER_OVERRIDES)
+
+
+def unique(prefix: str) -> str:
+    """A topic, group or transactional id no other test uses."""
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 TXN_INDEX_ENTRY = struct.Struct(">hqqqq")   # version, producer id, first, last, last stable offset
 
@@ -134,13 +158,14 @@ class ScannedRecord:
     value: bytes | None
     producer_id: int
     state: str            # "committed", "aborted", "open" (transaction not completed) or "plain"
+    timestamp: int = -1
 
 
 @dataclass
 class LogScan:
     log_end_offset: int
     records: list[ScannedRecord]
-    markers: list[tuple[int, int, bool]]                 # (offset, producer id, is_commit)
+    markers: list[tuple[int, int, bool, int]]            # (offset, producer id, is_commit, timestamp)
     aborted: dict[int, list[tuple[int, int, int, int]]]  # segment base -> [(pid, first, last, lso)]
     ongoing: dict[int, int] = field(default_factory=dict)  # pid -> first offset of its open txn
     segments: list[int] = field(default_factory=list)
@@ -152,6 +177,12 @@ class LogScan:
     def values(self, *states: str) -> list[bytes]:
         return [r.value for r in self.records if r.state in states]
 
+    def first_offset_reaching(self, ts: int) -> int | None:
+        """KIP-33 over everything in the log, control batches included (their timestamp is
+        when the marker was written): the first offset whose timestamp is >= ts."""
+        hits = [r.offset for r in self.records if r.timestamp >= ts] + [m[0] for m in self.markers if m[3] >= ts]
+        return min(hits, default=None)
+
 
 def scan_partition(partition_dir: str | Path) -> LogScan:
     """Brute force over every ``.log`` file of a partition dir, in base-offset order."""
@@ -160,7 +191,7 @@ def scan_partition(partition_dir: str | Path) -> LogScan:
     records: list[ScannedRecord] = []
     by_pid_open: dict[int, list[ScannedRecord]] = {}
     ongoing: dict[int, int] = {}
-    markers: list[tuple[int, int, bool]] = []
+    markers: list[tuple[int, int, bool, int]] = []
     aborted: dict[int, list[tuple[int, int, int, int]]] = {}
     leo = 0
     for log in logs:
@@ -178,7 +209,7 @@ def scan_partition(partition_dir: str | Path) -> LogScan:
             if header.is_control:
                 for r in recs:
                     is_commit, _epoch = parse_end_txn_marker(r)
-                    markers.append((r.offset, pid, is_commit))
+                    markers.append((r.offset, pid, is_commit, r.timestamp))
                     first = ongoing.pop(pid, r.offset)
                     for sr in by_pid_open.pop(pid, []):
                         sr.state = "committed" if is_commit else "aborted"
@@ -189,11 +220,11 @@ def scan_partition(partition_dir: str | Path) -> LogScan:
             if header.is_transactional:
                 ongoing.setdefault(pid, header.base_offset)
                 for r in recs:
-                    sr = ScannedRecord(r.offset, r.value, pid, "open")
+                    sr = ScannedRecord(r.offset, r.value, pid, "open", r.timestamp)
                     records.append(sr)
                     by_pid_open.setdefault(pid, []).append(sr)
             else:
-                records.extend(ScannedRecord(r.offset, r.value, pid, "plain") for r in recs)
+                records.extend(ScannedRecord(r.offset, r.value, pid, "plain", r.timestamp) for r in recs)
     return LogScan(leo, records, markers, aborted, ongoing, [int(p.stem) for p in logs])
 
 
