@@ -69,6 +69,7 @@ class Broker:
         self.meta: ClusterMeta | None = None
         self.topics: TopicManager | None = None
         self.groups = None
+        self.txn = None  # broker.transactions.coordinator.TransactionCoordinator
         self.producer_ids: ProducerIds | None = None
 
     # ---- identity --------------------------------------------------------------------------
@@ -125,6 +126,10 @@ class Broker:
         if GroupCoordinator is not None:
             self.groups = GroupCoordinator(self)
             await self.groups.start()
+        # after the groups: transactions completed at load hand their offsets to them
+        from broker.transactions.coordinator import TransactionCoordinator
+        self.txn = TransactionCoordinator(self)
+        await self.txn.start()
         for lst in self.cfg.listeners:
             host = lst.host or None
             server = await asyncio.start_server(self._accept, host=host, port=lst.port,
@@ -241,6 +246,8 @@ class Broker:
             await asyncio.sleep(0.01)
         for c in list(self.connections):
             c.close(None)
+        if self.txn is not None:
+            await self.txn.stop()
         if self.groups is not None:
             await self.groups.stop()
         if self.logs is not None:
