@@ -47,6 +47,10 @@ from dataclasses import field
 from typing import Iterable, NamedTuple
 
 from protocol.deferred import dataclass
+from protocol.records.batch import CONTROL_FLAG, TRANSACTIONAL_FLAG
+from protocol.records.record import (
+    CONTROL_ABORT, CONTROL_COMMIT, control_record_type, decode_batch, parse_end_txn_marker,
+)
 from storage.errors import (
     InvalidProducerEpochError, InvalidTxnStateError, OutOfOrderSequenceError,
     TransactionCoordinatorFencedError,
@@ -349,6 +353,47 @@ class ProducerStateManager:
         return m
 
 
+class EndTxnMarker(NamedTuple):
+    """The control record of a COMMIT/ABORT marker batch (Kafka ``EndTransactionMarker``)."""
+
+    commit: bool
+    coordinator_epoch: int
+    timestamp: int
+
+
+def read_end_txn_marker(buf, pos: int = 0) -> EndTxnMarker | None:
+    """The marker of the control batch at ``buf[pos:]``; None when it has no record (the
+    cleaner emptied it) or its record is another control type. Only control batches are
+    ever decoded (one small record)."""
+    _h, records = decode_batch(buf, pos, verify_crc=False)
+    if not records:
+        return None
+    rec = records[0]
+    ctype = control_record_type(rec.key)
+    if ctype not in (CONTROL_ABORT, CONTROL_COMMIT):
+        return None
+    commit, coordinator_epoch = parse_end_txn_marker(rec)
+    return EndTxnMarker(commit, coordinator_epoch, rec.timestamp)
+
+
+def replay_batch(state: ProducerStateManager, h, marker: EndTxnMarker | None) -> CompletedTxn | None:
+    """Apply one appended batch (its header; for a control batch, its marker) to ``state``
+    without validation; returns the transaction a marker completed (still open in
+    ``state``: the caller writes its index entry, then calls ``complete_txn``)."""
+    pid = h.producer_id
+    if pid < 0:
+        return None
+    if h.attributes & CONTROL_FLAG:
+        if marker is None:
+            state.touch(pid)
+            return None
+        return state.update_marker(pid, h.producer_epoch, marker.coordinator_epoch, marker.commit,
+                                   h.base_offset, marker.timestamp)
+    state.update(pid, h.producer_epoch, h.base_sequence, last_sequence(h.base_sequence, h.last_offset_delta),
+                 h.base_offset, h.base_offset + h.last_offset_delta, h.max_timestamp, bool(h.attributes & TRANSACTIONAL_FLAG))
+    return None
+
+
 def check_epoch(entry: ProducerStateEntry, producer_id: int, producer_epoch: int) -> None:
     if producer_epoch < entry.producer_epoch:
         raise InvalidProducerEpochError(
@@ -363,5 +408,6 @@ def check_txn_state(entry: ProducerStateEntry, producer_id: int, is_transactiona
             f"since offset {entry.current_txn_first_offset}")
 
 
-__all__ = ["ProducerStateManager", "ProducerStateEntry", "BatchMetadata", "CompletedTxn", "sequence_in_order",
+__all__ = ["ProducerStateManager", "ProducerStateEntry", "BatchMetadata", "CompletedTxn", "EndTxnMarker",
+           "read_end_txn_marker", "replay_batch", "sequence_in_order",
            "last_sequence", "check_epoch", "check_txn_state", "NUM_BATCHES_TO_RETAIN", "NO_COORDINATOR_EPOCH"]
