@@ -64,7 +64,7 @@ def txn_producer(bootstrap: str, txn_id: str, *, init_timeout: float = 30.0, **c
     """A confluent-kafka producer with ``transactional.id`` = ``txn_id``, transactions initialised."""
     from confluent_kafka import Producer
     conf = {"bootstrap.servers": bootstrap, "transactional.id": txn_id, "linger.ms": 0}
-    conf.update({k.replace("_", "."): v for k, v in cfg.items()})
+    conf.update(cfg)
     p = Producer(conf)
     p.init_transactions(init_timeout)
     return p

@@ -46,26 +46,50 @@ def produce_transactions(bootstrap: str, topic: str):
     return p      # keep the open transaction's producer alive (and open) during the read
 
 
+def _model(broker, topic: str, t: int, states: tuple[str, ...], upper: str) -> list[tuple[int, int, bytes]]:
+    """(partition, offset, value) of records in ``states`` from the KIP-33 start for ``t`` up
+    to the LSO (``upper="lso"``) or the log end (``"end"``)."""
+    out = []
+    for part in (0, 1):
+        scan = scan_partition(broker.data_dir / f"{topic}-{part}")
+        start = scan.first_offset_reaching(t)
+        end = scan.last_stable_offset if upper == "lso" else scan.log_end_offset
+        assert start is not None and start < end
+        out += [(part, r.offset, r.value) for r in scan.records if r.state in states and start <= r.offset < end]
+    return sorted(out)
+
+
 def test_read_committed_from_a_time_reads_only_committed_records(broker, spark):  # noqa: F811
     topic = f"txev-{uuid.uuid4().hex[:6]}"
     producer = produce_transactions(broker.bootstrap, topic)
     t = BASE + 30_000
-    want = []
-    for part in (0, 1):
-        scan = scan_partition(broker.data_dir / f"{topic}-{part}")
-        start = scan.first_offset_reaching(t)
-        assert start is not None and start < scan.last_stable_offset
-        want += [(part, r.offset, r.value) for r in scan.records
-                 if r.state == "committed" and start <= r.offset < scan.last_stable_offset]
+    want = _model(broker, topic, t, ("committed",), "lso")
     assert want, "the model selects nothing"
-
     a = args(broker.bootstrap, topic, "--from", str(t), "--isolation-level", READ_COMMITTED)
     rows = job.read(spark, a).select("partition", "offset", "value").collect()
-    got = sorted((r.partition, r.offset, bytes(r.value)) for r in rows)
-    assert got == sorted(want)
+    assert sorted((r.partition, r.offset, bytes(r.value)) for r in rows) == want
+    producer.abort_transaction(20)
 
-    # the same read without the option includes aborted and open records: the option matters
-    a = args(broker.bootstrap, topic, "--from", str(t))
-    every = job.read(spark, a).count()
-    assert every > len(want)
+
+def _source_rows(options: dict) -> list[tuple[int, int, bytes]]:
+    """The Python data source's batch reader called directly (no Spark job), as Spark would."""
+    from pipeline.source import HourglassKafkaSource
+    reader = HourglassKafkaSource(options).reader(None)
+    return sorted((row[3], row[4], row[1]) for part in reader.partitions() for row in reader.read(part))
+
+
+def test_python_source_isolation_option_and_default_match_sparks_kafka_source(broker):
+    """kafka.isolation.level=read_uncommitted reads aborted and open records too, up to the
+    log end; with no option the source must read as Spark's kafka source does by default,
+    i.e. as the Java consumer's default isolation.level, read_uncommitted (librdkafka's own
+    default is read_committed, so the source has to say so)."""
+    topic = f"txev-{uuid.uuid4().hex[:6]}"
+    producer = produce_transactions(broker.bootstrap, topic)
+    t = BASE + 30_000
+    opts = {"kafka.bootstrap.servers": broker.bootstrap, "subscribe": topic, "startingTimestamp": str(t)}
+    committed = _model(broker, topic, t, ("committed",), "lso")
+    everything = _model(broker, topic, t, ("committed", "aborted", "open"), "end")
+    assert _source_rows({**opts, "kafka.isolation.level": READ_COMMITTED}) == committed
+    assert _source_rows({**opts, "kafka.isolation.level": "read_uncommitted"}) == everything
+    assert _source_rows(opts) == everything, "default isolation differs from Spark's kafka source"
     producer.abort_transaction(20)
