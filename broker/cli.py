@@ -113,7 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--verify-index-only", action="store_true")
     d.add_argument("--print-data", action="store_true", help="print record keys and values")
     from broker import admin_cli, cli_client
+    from broker.transactions import cli as txn_cli
     admin_cli.add_parser(sub)
+    txn_cli.add_parser(sub)
     cli_client.add_parsers(sub)
     pr = sub.add_parser("probe", help="exit 0 when a broker answers ApiVersions (health checks)")
     pr.add_argument("-b", "--bootstrap-server", default="localhost:9092")
@@ -134,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
         return probe_main(args.bootstrap_server, args.timeout)
     if args.cmd == "topics":
         return admin_cli.run(args)
+    if args.cmd == "transactions":
+        return txn_cli.run(args)
     if args.cmd in ("offsets", "produce", "consume", "inspect"):
         return _client_command(args)
     if args.cmd == "dump-log":

@@ -5,33 +5,21 @@ Exit 0 when the broker answers with error code 0, 1 otherwise, with one line say
 """
 from __future__ import annotations
 
-import socket
-import struct
 import sys
 
+from broker.wire import WireClient, WireError
 from protocol.api_keys import APIS
-from protocol.header import RequestHeader, encode_request_header
 
 API_VERSIONS = 18
 
 
 def probe(host: str, port: int, timeout: float = 3.0) -> tuple[bool, str]:
     spec = APIS[API_VERSIONS]
-    body = encode_request_header(RequestHeader(request_api_key=API_VERSIONS, request_api_version=0,
-                                               correlation_id=1, client_id="hourglass-probe"), 1)
-    body += spec.request.encode(spec.request.cls(), 0)
     try:
-        with socket.create_connection((host, port), timeout=timeout) as s:
-            s.sendall(struct.pack(">i", len(body)) + body)
-            buf = b""
-            while len(buf) < 4 or len(buf) < 4 + struct.unpack_from(">i", buf)[0]:
-                chunk = s.recv(65536)
-                if not chunk:
-                    return False, "connection closed before an answer"
-                buf += chunk
-    except OSError as exc:
-        return False, f"cannot reach {host}:{port}: {exc}"
-    resp, _ = spec.response.decode(memoryview(buf)[4:], 0, 4)  # response header v0: correlation id
+        with WireClient(f"{host}:{port}", "hourglass-probe", timeout) as c:
+            resp = c.request(API_VERSIONS, 0, spec.request.cls())
+    except WireError as exc:
+        return False, str(exc)
     if resp.error_code != 0:
         return False, f"ApiVersions answered error {resp.error_code}"
     return True, f"{host}:{port} answers {len(resp.api_keys)} APIs"
