@@ -15,7 +15,7 @@ from __future__ import annotations
 
 THREADS = "one event loop: Hourglass has no thread pools or request queues to size"
 REPLICATION = "one node is the only replica: nothing is replicated between brokers"
-CONTROLLER = "Hourglass is its own controller: there is no KRaft quorum to join or reach"
+CONTROLLER = "no KRaft quorum to join or reach: this one node is broker and controller at once"
 ZOOKEEPER = "no ZooKeeper: Hourglass is a KRaft-era node, and Kafka 4.0 dropped ZooKeeper mode"
 VERSIONS = "one protocol and storage version: nothing to negotiate between brokers"
 SHARE_GROUPS = "share groups (KIP-932) are not served"
