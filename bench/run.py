@@ -17,7 +17,11 @@ Steps:
   partitions after a clean shutdown, and idle RSS;
 - ``lookup``: broker-side offsets-for-times cost on storage (10k, 100k, 1M records over many
   segments; 10M with ``--big``), to show it grows as O(log n);
-- ``micro``: bench/micro_records.py, bench/micro_codec.py and bench/micro_storage.py.
+- ``micro``: bench/micro_records.py, bench/micro_codec.py and bench/micro_storage.py;
+- ``txn``: the Java producer (kafka-clients, through tests/java/ClientHarness.java) with a
+  transaction committed every 100 ms vs the same producer without transactions (idempotent,
+  acks=all), and a read_committed vs a read_uncommitted Java consumer over the transactional
+  topic; interleaved rounds, medians and the ratios (issue 17's bar: >= 0.8 and >= 0.9).
 
 Profiles of the hot paths under the same loads: ``bench/profile.py`` (py-spy).
 
@@ -365,6 +369,56 @@ def step_lookup(tmp: Path, big: bool) -> None:
         shutil.rmtree(d)
 
 
+def java_harness(args: list, timeout: float = 600) -> dict:
+    """One harness command (tests/java/ClientHarness.java) with a full JIT and a fixed heap,
+    as the shared suite's Java runs; returns its last JSON line."""
+    from tests.helpers.java import classpath, ensure_compiled
+    ensure_compiled()
+    r = subprocess.run(["java", "-Xms512m", "-Xmx1g", "-XX:+UseParallelGC", "-cp", classpath(), "ClientHarness",
+                        *map(str, args)], capture_output=True, text=True, timeout=timeout)
+    lines = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+    if r.returncode != 0 or not lines:
+        raise RuntimeError(f"harness {args[0]} failed ({r.returncode}): {lines[-1:]} {r.stderr[-2000:]}")
+    return lines[-1]
+
+
+def step_txn(hg: "Hourglass", rounds: int, quick: bool) -> None:
+    """Transactional vs plain Java producer, then read_committed vs read_uncommitted Java
+    consumer, on fresh 3-partition topics; rounds interleave the two sides (A, B, A, B)."""
+    from bench.rawclient import RawClient
+    n = 300_000 if quick else 1_000_000
+    runs: dict[str, list[float]] = {}
+    c = RawClient(hg.bootstrap)
+    for i in range(rounds):
+        last_txn_topic = None
+        for kind in ("plain", "txn100ms"):
+            topic = f"txn-bench-{kind}-{os.getpid()}-{i}"
+            create_topic(c, topic, 3)
+            extra = ["--txn-commit-ms", 100, "--txn-id", f"bench-{os.getpid()}-{i}"] if kind != "plain" else []
+            log(f"txn round {i + 1}/{rounds}: {kind} producer, {n} records")
+            res = java_harness(["perf-produce", "--bootstrap", hg.bootstrap, "--topic", topic, "--records", n,
+                                "--record-size", 100, "--timeout-ms", 300000, *extra])
+            runs.setdefault(f"producer_{kind}", []).append(res["rps"])
+            if kind != "plain":
+                runs.setdefault("producer_txn100ms_txns", []).append(res["txns"])
+                last_txn_topic = topic
+        for iso in ("read_uncommitted", "read_committed"):
+            log(f"txn round {i + 1}/{rounds}: {iso} consumer")
+            res = java_harness(["perf-consume", "--bootstrap", hg.bootstrap, "--topic", last_txn_topic,
+                                "--records", n, "--isolation", iso, "--timeout-ms", 300000])
+            runs.setdefault(f"consumer_{iso}", []).append(res["rps"])
+    c.close()
+    for k, vs in sorted(runs.items()):
+        unit = "count" if k.endswith("_txns") else "records/s"
+        emit(f"txn.{k}", statistics.median(vs), unit)
+        if len(vs) > 1 and unit != "count":
+            emit(f"txn.{k}.spread", (max(vs) - min(vs)) / (statistics.median(vs) or 1), "rel")
+    emit("txn.producer_ratio_txn100ms_over_plain",
+         statistics.median(runs["producer_txn100ms"]) / statistics.median(runs["producer_plain"]), "x")
+    emit("txn.consumer_ratio_read_committed_over_uncommitted",
+         statistics.median(runs["consumer_read_committed"]) / statistics.median(runs["consumer_read_uncommitted"]), "x")
+
+
 def step_micro() -> None:
     for script in ("micro_records.py", "micro_codec.py", "micro_storage.py"):
         r = subprocess.run([sys.executable, str(ROOT / "bench" / script)], capture_output=True, text=True, cwd=ROOT)
@@ -381,7 +435,7 @@ LOWER_IS_BETTER_UNITS = ("ns", "us", "ms", "s", "MiB", "cpu-s/GB")
 
 # the host's own speed (no Hourglass code in it): reported, never a regression of ours
 HOST_FLOOR = "startup_floor_python_asyncio_uvloop_median"
-COUNTS = ("_records", "_lookups", "_correct", "_segments", "suite_wall", "_size")
+COUNTS = ("_records", "_lookups", "_correct", "_segments", "suite_wall", "_size", "_txns")
 
 
 def compare(prev: dict, noise: float) -> list[str]:
@@ -429,7 +483,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--peer", action="store_true", help="also run the suite against Tansu, interleaved")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", default="suite,ofs,ingest,startup,lookup,micro")
+    ap.add_argument("--only", default="suite,ofs,ingest,startup,lookup,micro,txn")
     ap.add_argument("--big", action="store_true", help="add the 10M-record lookup")
     ap.add_argument("--noise", type=float, default=0.15)
     a = ap.parse_args(argv)
@@ -461,6 +515,13 @@ def main(argv=None) -> int:
             step_lookup(tmp, a.big)
         if "micro" in steps:
             step_micro()
+        if "txn" in steps:
+            hg = Hourglass(tmp / "txn")
+            hg.start()
+            try:
+                step_txn(hg, 1 if a.quick else a.rounds, a.quick)
+            finally:
+                hg.stop()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     emit("host_loadavg1_start", load0, "load")

@@ -12,6 +12,8 @@ _TABLE: list[tuple[type, ErrorCode]] = [
     (se.OffsetOutOfRangeError, ErrorCode.OFFSET_OUT_OF_RANGE),
     (se.OutOfOrderSequenceError, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER),
     (se.InvalidProducerEpochError, ErrorCode.INVALID_PRODUCER_EPOCH),
+    (se.InvalidTxnStateError, ErrorCode.INVALID_TXN_STATE),
+    (se.TransactionCoordinatorFencedError, ErrorCode.TRANSACTION_COORDINATOR_FENCED),
     (se.UnknownProducerIdError, ErrorCode.UNKNOWN_PRODUCER_ID),
     (se.KafkaStorageError, ErrorCode.KAFKA_STORAGE_ERROR),
     (se.InvalidConfigError, ErrorCode.INVALID_CONFIG),

@@ -2,7 +2,7 @@
 
 Updating a metric is a dict increment (or a bisect for a latency bucket) per request or per
 partition, never per record: records in/out are counted from batch headers. Partition gauges
-(log start/end offset, size), segment, cleaner and group counters are read from their owners
+(log start/end offset, size), segment, cleaner, group and transaction counters are read from their owners
 when scraped, so nothing is kept twice.
 
 ``metrics.port`` (off by default; 0 picks a free port) serves, on the broker's own event loop:
@@ -133,6 +133,12 @@ class BrokerCollector:
         yield CounterMetricFamily("hourglass_connections", "Client connections accepted", value=m.connections_total)
         yield CounterMetricFamily("hourglass_group_rebalances", "Consumer group rebalances started",
                                   value=getattr(b.groups, "rebalances", 0))
+        txn = getattr(b.txn, "counters", None)
+        for name, doc in (("begun", "Transactions begun (first partition added)"),
+                          ("committed", "Transactions committed (markers written)"),
+                          ("aborted", "Transactions aborted (markers written), timed-out ones included"),
+                          ("timed_out", "Transactions the coordinator aborted after transaction.timeout.ms")):
+            yield CounterMetricFamily(f"hourglass_transactions_{name}", doc, value=getattr(txn, name, 0))
 
 
 class MetricsServer:

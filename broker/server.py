@@ -71,6 +71,7 @@ class Broker:
         self.meta: ClusterMeta | None = None
         self.topics: TopicManager | None = None
         self.groups = None
+        self.txn = None  # broker.transactions.coordinator.TransactionCoordinator
         self.producer_ids: ProducerIds | None = None
 
     # ---- identity --------------------------------------------------------------------------
@@ -129,6 +130,10 @@ class Broker:
         if GroupCoordinator is not None:
             self.groups = GroupCoordinator(self)
             await self.groups.start()
+        # after the groups: transactions completed at load hand their offsets to them
+        from broker.transactions.coordinator import TransactionCoordinator
+        self.txn = TransactionCoordinator(self)
+        await self.txn.start()
         for level, note in self.cfg.startup_notes():
             log.log(logging.getLevelName(level), "%s", note)
         for lst in self.cfg.listeners:
@@ -248,6 +253,8 @@ class Broker:
             await asyncio.sleep(0.01)
         for c in list(self.connections):
             c.close(None)
+        if self.txn is not None:
+            await self.txn.stop()
         if self.groups is not None:
             await self.groups.stop()
         if self.logs is not None:

@@ -39,6 +39,9 @@ def reader_options(args) -> dict:
         opts["endingOffsets"] = args.ending_offsets
     if args.max_offsets_per_trigger:
         opts["maxOffsetsPerTrigger"] = str(args.max_offsets_per_trigger)
+    if getattr(args, "isolation_level", None):
+        # Spark's kafka source passes kafka.* to its consumers; so does hourglass_kafka
+        opts["kafka.isolation.level"] = args.isolation_level
     if args.source == "kafka":
         opts["includeHeaders"] = "true"
     return opts
@@ -77,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="startingOffsetsByTimestampStrategy: when no record is at or after the time")
     p.add_argument("--ending-offsets", help="batch only: latest (default) or JSON per partition")
     p.add_argument("--max-offsets-per-trigger", type=int)
+    p.add_argument("--isolation-level", choices=["read_committed", "read_uncommitted"],
+                   help="kafka.isolation.level: read_committed reads only committed transactions, up to "
+                        "the last stable offset")
     p.add_argument("--source", choices=["python", "kafka"], default=os.environ.get("HOURGLASS_PIPELINE_SOURCE", "python"))
     p.add_argument("--stream", action="store_true", help="Structured Streaming instead of one batch")
     p.add_argument("--trigger", choices=["availableNow", "continuous-poll"], default="availableNow",

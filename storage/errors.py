@@ -87,6 +87,20 @@ class InvalidProducerEpochError(StorageError):
     ERROR_CODE = "INVALID_PRODUCER_EPOCH"
 
 
+class InvalidTxnStateError(StorageError):
+    """A non-transactional batch from a producer whose transaction is open on this partition
+    (INVALID_TXN_STATE, Kafka's ``ProducerAppendInfo.appendDataBatch``)."""
+
+    ERROR_CODE = "INVALID_TXN_STATE"
+
+
+class TransactionCoordinatorFencedError(StorageError):
+    """A transaction marker from a coordinator epoch older than the last one this partition
+    saw for the producer (TRANSACTION_COORDINATOR_FENCED, Kafka's ``checkCoordinatorEpoch``)."""
+
+    ERROR_CODE = "TRANSACTION_COORDINATOR_FENCED"
+
+
 class UnknownProducerIdError(StorageError):
     """UNKNOWN_PRODUCER_ID (kept for completeness; Kafka 2.5+ accepts unknown producers)."""
 
@@ -131,6 +145,7 @@ __all__ = [
     "StorageError", "RecordValidationError", "InvalidTimestampError", "InvalidRecordError",
     "CorruptRecordError", "RecordTooLargeError", "RecordBatchTooLargeError",
     "OffsetOutOfRangeError", "OutOfOrderSequenceError", "InvalidProducerEpochError",
-    "UnknownProducerIdError", "DuplicateSequenceError", "KafkaStorageError",
+    "UnknownProducerIdError", "DuplicateSequenceError", "InvalidTxnStateError",
+    "TransactionCoordinatorFencedError", "KafkaStorageError",
     "InvalidConfigError", "UnsupportedForMessageFormatError",
 ]

@@ -1,19 +1,37 @@
 """A partition's log: the directory ``<topic>-<partition>/`` and its segments (Kafka's
 ``UnifiedLog`` + ``LocalLog`` for a single-node broker).
 
-Offsets: ``log_start_offset <= high_watermark == log_end_offset``. Single node, so the high
-watermark (and the last stable offset, no transactions yet) is the log end offset: a batch
-is visible as soon as it is appended. ``recovery_point`` is the offset below which
-everything is fsynced; recovery after a crash starts there.
+Offsets: ``log_start_offset <= last_stable_offset <= high_watermark == log_end_offset``.
+Single node, so the high watermark is the log end offset: a batch is visible to
+read_uncommitted as soon as it is appended. The last stable offset (LSO) is the first offset
+of the earliest open transaction (the producer state's first unstable offset), clamped to
+``[log start offset, high watermark]`` as Kafka's ``UnifiedLog`` does: retention and
+DeleteRecords may move the log start offset past an open transaction's first offset (Kafka 4
+does not hold them back), and the LSO then stands at the log start offset.
+``recovery_point`` is the offset below which everything is fsynced; recovery after a crash
+starts there.
 
 Append: ``validator.validate_and_assign_offsets`` (framing, CRC, timestamps, offsets in
-place) -> producer state (idempotence: a duplicate returns the original offsets, nothing is
-written) -> roll when ``roll.should_roll`` says so -> segment append (index upkeep) -> flush
-policy (``flush.messages`` counted as LEO - recovery point, ``flush.ms`` via ``needs_flush``)
--> ``on_append`` callback (wakes fetch waiters).
+place) -> producer state checks (a client batch: idempotence, where a duplicate returns the
+original offsets and nothing is written, and transaction state; the broker's own batches,
+``from_client=False``: producer epoch, and for a COMMIT/ABORT control batch Kafka's marker
+checks) -> roll when ``roll.should_roll`` says so -> segment append (index upkeep) ->
+producer state update per batch (data batches by header only; a control batch's one record
+is decoded for its marker, and an aborted transaction it completes becomes an entry of the
+active segment's ``.txnindex``) -> flush policy (``flush.messages`` counted as LEO - recovery
+point, ``flush.ms`` via ``needs_flush``) -> ``on_append`` callback (wakes fetch waiters,
+markers included: a moved LSO must wake read_committed fetches).
+
+Read committed: ``collect_aborted_transactions(start, upper)`` walks the transaction
+indexes from the segment holding ``start`` until one says the search is complete (Kafka's
+``LocalLog.collectAbortedTransactions``); each index answers from memory with a bisect, so
+the work is the aborted transactions in range plus a check per later segment.
 
 Roll: the old active segment gets its final time index entry, trimmed indexes and an fsync;
-the recovery point moves to the new segment's base offset.
+the recovery point moves to the new segment's base offset, and a producer state snapshot is
+written at that offset (Kafka ``UnifiedLog.roll``), so that recovery after a crash replays
+from the segment it recovers. Snapshots go with the segments they are named after
+(retention, cleaning, truncation).
 
 Timestamp lookup (ListOffsets v1+), exactly Kafka's rules: the first segment whose largest
 timestamp >= T (no whole-log scan), then the segment's time index / offset index / header
@@ -43,17 +61,23 @@ import os
 import random
 from dataclasses import field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from protocol.deferred import dataclass
 from storage.clock import Clock, SystemClock
 from storage.errors import (
-    KafkaStorageError, OffsetOutOfRangeError, OutOfOrderSequenceError, RecordBatchTooLargeError, StorageError,
+    InvalidTxnStateError, KafkaStorageError, OffsetOutOfRangeError, OutOfOrderSequenceError,
+    RecordBatchTooLargeError, StorageError,
 )
 from storage.files import DEFAULT_FILE_OPS, FileOps, PathAttr
-from storage.loader import Progress, load_log, new_segment, rebuild_producer_state
+from storage.index.txn_index import AbortedTxn
+from storage.loader import (
+    Progress, apply_batch, load_log, new_segment, rebuild_producer_state, snapshot_files,
+)
 from storage.producer_snapshot import encode_snapshot, snapshot_file_name
-from storage.producer_state import BatchMetadata, ProducerStateManager, sequence_in_order
+from storage.producer_state import (
+    BatchMetadata, ProducerStateManager, read_end_txn_marker, sequence_in_order,
+)
 from storage.retention import SegmentSnapshot, plan_retention
 from storage.roll import RollParams, should_roll
 from storage.segment import DELETED_SUFFIX, LogSegment, TimestampAndOffset
@@ -100,6 +124,17 @@ class ReadResult:
     @property
     def data(self) -> bytes:
         return b"".join(bytes(c) for c in self.chunks)
+
+
+class ProducerInfo(NamedTuple):
+    """One producer's state on a partition (DescribeProducers' ProducerState)."""
+
+    producer_id: int
+    producer_epoch: int
+    last_sequence: int
+    last_timestamp: int
+    coordinator_epoch: int
+    current_txn_start_offset: int   # -1 when no transaction is open here
 
 
 @dataclass
@@ -190,8 +225,21 @@ class PartitionLog:
         return self._next_offset
 
     @property
+    def first_unstable_offset(self) -> int | None:
+        """First offset of the earliest open transaction, never below the log start offset
+        (Kafka ``firstUnstableOffset``); None when no transaction is open."""
+        fuo = self.producer_state.first_unstable_offset
+        return None if fuo is None else max(fuo, self.log_start_offset)
+
+    @property
     def last_stable_offset(self) -> int:
-        return self._next_offset
+        """Kafka ``lastStableOffset``: the first unstable offset when it is below the high
+        watermark, else the high watermark."""
+        hwm = self._next_offset
+        fuo = self.producer_state.first_unstable_offset
+        if fuo is None or fuo >= hwm:
+            return hwm
+        return max(fuo, self.log_start_offset)
 
     @property
     def active_segment(self) -> LogSegment:
@@ -223,7 +271,7 @@ class PartitionLog:
                 f"message batch size is {vr.size} bytes in append to partition {self.topic}-{self.partition} "
                 f"which exceeds the maximum configured segment size of {config.segment_bytes}")
 
-        dup = self._check_producer_state(vr) if from_client else None
+        dup = self._check_producer_state(vr, from_client)
         if dup is not None:
             return AppendInfo(dup.first_offset, dup.last_offset,
                               dup.timestamp if config.log_append_time else NO_TIMESTAMP,
@@ -236,12 +284,18 @@ class PartitionLog:
             raise KafkaStorageError(f"I/O error rolling a segment of {self.topic}-{self.partition}: {exc}") from exc
         # all or nothing: an I/O error leaves no bytes behind and raises KafkaStorageError
         segment.append(vr.last_offset, vr.max_timestamp, vr.shallow_offset_of_max_timestamp, vr.buf, vr.batches)
-        for _pos, h in vr.batches:
-            if h.producer_id >= 0:
-                self.producer_state.update(
-                    h.producer_id, h.producer_epoch, h.base_sequence, _last_seq(h),
-                    h.base_offset, h.base_offset + h.last_offset_delta, h.max_timestamp)
+        # The log end offset moves first (Kafka): should the transaction index write fail,
+        # later appends still get growing offsets and recovery rebuilds the index.
         self._next_offset = vr.last_offset + 1
+        state = self.producer_state
+        for pos, h in vr.batches:
+            if h.producer_id >= 0:
+                marker = read_end_txn_marker(vr.buf, pos) if h.is_control else None
+                try:
+                    apply_batch(state, h, marker, segment)
+                except OSError as exc:
+                    raise KafkaStorageError(f"I/O error writing the transaction index of {self.topic}-"
+                                            f"{self.partition}: {exc}") from exc
         if self._next_offset - self.recovery_point >= config.flush_messages:
             try:
                 self.flush()
@@ -254,23 +308,52 @@ class PartitionLog:
             cb(self)
         return info
 
-    def _check_producer_state(self, vr) -> BatchMetadata | None:
+    def _check_producer_state(self, vr, from_client: bool) -> BatchMetadata | None:
+        """Kafka ``analyzeAndValidateProducerState`` before anything is written: the original
+        metadata of a client duplicate, or None; raises on a batch the producer state refuses."""
+        state = self.producer_state
         seen: dict[int, object] = {}
-        for _pos, h in vr.batches:
+        for pos, h in vr.batches:
             pid = h.producer_id
             if pid < 0:
                 continue
             prev = seen.get(pid)
-            if prev is None:
-                dup = self.producer_state.check_and_prepare(pid, h.producer_epoch, h.base_sequence, _last_seq(h))
+            if not from_client:
+                if h.is_control:
+                    marker = read_end_txn_marker(vr.buf, pos)
+                    if marker is not None:
+                        state.check_marker(pid, h.producer_epoch, marker.coordinator_epoch)
+                else:
+                    state.check_coordinator_batch(pid, h.producer_epoch, h.is_transactional)
+            elif prev is None:
+                dup = state.check_and_prepare(pid, h.producer_epoch, h.base_sequence, _last_seq(h),
+                                              h.is_transactional)
                 if dup is not None:
                     return dup
-            elif prev.producer_epoch == h.producer_epoch and not sequence_in_order(_last_seq(prev), h.base_sequence):
-                raise OutOfOrderSequenceError(
-                    f"Out of order sequence number for producer {pid}: {h.base_sequence} (incoming seq. "
-                    f"number), {_last_seq(prev)} (current end sequence number)")
+            else:
+                if prev.producer_epoch == h.producer_epoch and not sequence_in_order(_last_seq(prev), h.base_sequence):
+                    raise OutOfOrderSequenceError(
+                        f"Out of order sequence number for producer {pid}: {h.base_sequence} (incoming seq. "
+                        f"number), {_last_seq(prev)} (current end sequence number)")
+                if prev.is_transactional and not h.is_transactional:
+                    raise InvalidTxnStateError(f"Expected transactional write from producer {pid}")
             seen[pid] = h
         return None
+
+    def append_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool, *,
+                      partition_leader_epoch: int = 0) -> AppendInfo:
+        """Write a COMMIT or ABORT marker for ``producer_id`` (Kafka's WriteTxnMarkers on the
+        partition leader): one control batch (transactional, no sequence) holding one
+        EndTransactionMarker record stamped now. It completes the producer's open transaction
+        here, if any; an aborted one gets a ``.txnindex`` entry. Raises
+        InvalidProducerEpochError (epoch older than the producer's) or
+        TransactionCoordinatorFencedError (coordinator epoch older than the last marker's)."""
+        from protocol.records.record import build_batch, end_txn_marker
+        now = self.clock.now_ms()
+        batch = build_batch([end_txn_marker(commit, coordinator_epoch, now)], producer_id=producer_id,
+                            producer_epoch=producer_epoch, is_transactional=True, is_control=True,
+                            partition_leader_epoch=partition_leader_epoch)
+        return self.append(batch, from_client=False, partition_leader_epoch=partition_leader_epoch)
 
     def _maybe_roll(self, batches_size: int, max_timestamp: int, max_offset: int, now: int) -> LogSegment:
         seg = self.segments.active_segment
@@ -317,6 +400,7 @@ class PartitionLog:
         new = new_segment(self.dir, new_offset, self.config, self.clock, self.file_ops, self._rng)
         self.segments.add(new)
         self.segments_rolled += 1
+        self._take_snapshot(new_offset)
         if self.recovery_point < new_offset:
             self.recovery_point = new_offset
             self.last_flush_ms = self.clock.now_ms()
@@ -331,7 +415,7 @@ class PartitionLog:
         """
         self._check_open()
         leo = self._next_offset
-        res = ReadResult([], leo, self.log_start_offset, leo, leo)
+        res = ReadResult([], leo, self.log_start_offset, leo, self.last_stable_offset)
         if offset < self.log_start_offset or offset > leo:
             raise OffsetOutOfRangeError(offset, self.log_start_offset, leo)
         limit = leo if max_offset is None else min(max_offset, leo)
@@ -418,6 +502,39 @@ class PartitionLog:
         out = [pairs[start - j][0] for j in range(n)]
         return sorted(out, reverse=True)
 
+    # -- transactions -----------------------------------------------------------------------
+    def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        """Aborted transactions overlapping ``[start_offset, upper_bound_offset)``, for a
+        read_committed fetch (Kafka ``LocalLog.collectAbortedTransactions``): the transaction
+        indexes from the segment holding ``start_offset`` on, until one is complete."""
+        out: list[AbortedTxn] = []
+        for seg in self.segments.iter_from(start_offset):
+            res = seg.collect_aborted_txns(start_offset, upper_bound_offset)
+            out.extend(res.aborted_transactions)
+            if res.is_complete:
+                break
+        return out
+
+    def producer_entries(self) -> list[ProducerInfo]:
+        """Each producer's state here, for DescribeProducers (Kafka ``activeProducers``)."""
+        out = []
+        for e in self.producer_state.entries():
+            txn = e.current_txn_first_offset
+            out.append(ProducerInfo(e.producer_id, e.producer_epoch, e.last_seq, e.last_timestamp,
+                                    e.coordinator_epoch, -1 if txn is None else txn))
+        return out
+
+    def ongoing_transactions(self) -> list[tuple[int, int, int]]:
+        """``(producer id, first offset, last offset)`` of each open transaction, by first
+        offset; the last offset is that of the producer's last data batch."""
+        state = self.producer_state
+        out = []
+        for pid, first in state.ongoing_transactions():
+            e = state.last_entry(pid)
+            last = e.last_offset if e is not None else -1
+            out.append((pid, first, max(last, first)))
+        return out
+
     # -- log start offset and retention ------------------------------------------------------
     def delete_records(self, offset: int) -> int:
         """DeleteRecords: raise the log start offset to ``offset`` (-1 = high watermark).
@@ -464,12 +581,22 @@ class PartitionLog:
                  self.partition, plan.reason, self.log_start_offset)
         return len(doomed)
 
-    def _schedule_delete(self, segments: list[LogSegment], now: int) -> None:
+    def _schedule_delete(self, segments: list[LogSegment], now: int, *, snapshots: bool = True) -> None:
+        """Rename the segments' files (and, with ``snapshots``, the producer snapshots named
+        after their base offsets: Kafka ``deleteProducerSnapshots``) to ``*.deleted`` and
+        queue them for removal after ``file.delete.delay.ms``."""
         paths: list[Path] = []
         for seg in segments:
             seg.close_handlers()
             seg.change_file_suffixes("", DELETED_SUFFIX)
-            paths.extend([seg.log_path, seg.offset_index.path, seg.time_index.path])
+            paths.extend([seg.log_path, seg.offset_index.path, seg.time_index.path, seg.txn_index.path])
+            if snapshots:
+                snap = os.path.join(self._dir, snapshot_file_name(seg.base_offset))
+                if self.file_ops.exists(snap):
+                    self.file_ops.rename(snap, snap + DELETED_SUFFIX)
+                    paths.append(Path(snap + DELETED_SUFFIX))
+                    if self._snapshot is not None and self._snapshot[0] == seg.base_offset:
+                        self._snapshot = None
         self.pending_deletes.append(PendingDelete(now + self.config.file_delete_delay_ms, paths))
 
     def run_pending_deletes(self, now_ms: int | None = None, *, force: bool = False) -> int:
@@ -512,7 +639,8 @@ class PartitionLog:
         for seg in old_sorted:
             if seg.base_offset != new_sorted[0].base_offset:
                 self.segments.remove(seg.base_offset)
-            self._schedule_delete([seg], now)
+            # Kafka deletes the snapshots of the old segments no new one replaced at their base.
+            self._schedule_delete([seg], now, snapshots=seg.base_offset not in new_bases)
             if seg.base_offset not in new_bases:
                 not_replaced.append(seg)
         for seg in new_sorted:
@@ -552,7 +680,14 @@ class PartitionLog:
         self._next_offset = active.read_next_offset()
         self.recovery_point = min(self.recovery_point, self._next_offset)
         self.log_start_offset = min(self.log_start_offset, self._next_offset)
-        self.producer_state = rebuild_producer_state(self.segments, self.log_start_offset)
+        # Kafka truncateAndReload: snapshots past the new end go; the state is reloaded from
+        # the newest remaining one and the batches after it.
+        snapshots = snapshot_files(self._dir, self.file_ops.list_files(self._dir))
+        for off in [o for o in snapshots if o > self._next_offset]:
+            self.file_ops.remove(snapshots.pop(off))
+        self.producer_state = rebuild_producer_state(self.segments, self.log_start_offset, self._next_offset,
+                                                     snapshots=snapshots, ops=self.file_ops)
+        self._snapshot = None
         return True
 
     def truncate_fully_and_start_at(self, new_offset: int) -> None:
@@ -568,6 +703,9 @@ class PartitionLog:
         self.log_start_offset = new_offset
         self.recovery_point = new_offset
         self.producer_state = ProducerStateManager()
+        for path in snapshot_files(self._dir, self.file_ops.list_files(self._dir)).values():
+            self.file_ops.remove(path)
+        self._snapshot = None
 
     # -- flush ------------------------------------------------------------------------------
     @property
@@ -613,26 +751,36 @@ class PartitionLog:
         self._closed = True
 
     def _write_producer_snapshot(self) -> None:
-        """Write ``<log end offset>.snapshot`` (atomically and durably) and remove the one it
-        replaces, unless the one on disk still describes the state; the next start after this
-        clean close reads it instead of replaying batch headers (see ``producer_snapshot``)."""
+        """At a clean close: ``<log end offset>.snapshot``, which the next start reads instead
+        of replaying batch headers, unless the one on disk still describes the state."""
         state, offset = self.producer_state, self._next_offset
+        if self._snapshot == (offset, state, state.version):
+            return
+        # An empty log replays for free: no file (a broker with 1000 new partitions would
+        # otherwise write and fsync 1000 empty snapshots at its first shutdown).
+        if len(state) == 0 and self.segments.size_in_bytes() == 0:
+            old = self._snapshot
+            if old is not None and old[0] not in self.segments:
+                self.file_ops.remove(os.path.join(self._dir, snapshot_file_name(old[0])))
+                self.file_ops.fsync_dir(self._dir)
+            self._snapshot = None
+            return
+        self._take_snapshot(offset)
+
+    def _take_snapshot(self, offset: int) -> None:
+        """Write ``<offset>.snapshot`` of the producer state (atomically and durably), unless
+        the one on disk already describes it. A snapshot the last clean close wrote (at an
+        offset that is no segment's base) is superseded and goes first: the new file's atomic
+        write fsyncs the directory, which makes the removal durable too."""
+        state = self.producer_state
         if self._snapshot == (offset, state, state.version):
             return
         ops = self.file_ops
         old = self._snapshot
-        # An empty log replays for free: no file (a broker with 1000 new partitions would
-        # otherwise write and fsync 1000 empty snapshots at its first shutdown).
-        empty = len(state) == 0 and self.segments.size_in_bytes() == 0
-        # The old file goes first: the new one's atomic write fsyncs the directory, which makes
-        # the removal durable too (a clean shutdown leaves nothing pending).
-        if old is not None and (empty or old[0] != offset):
+        if old is not None and old[0] != offset and old[0] not in self.segments:
             ops.remove(os.path.join(self._dir, snapshot_file_name(old[0])))
-            if empty:
-                ops.fsync_dir(self._dir)
-        if not empty:
-            ops.write_atomic(os.path.join(self._dir, snapshot_file_name(offset)), encode_snapshot(state))
-        self._snapshot = None if empty else (offset, state, state.version)
+        ops.write_atomic(os.path.join(self._dir, snapshot_file_name(offset)), encode_snapshot(state))
+        self._snapshot = (offset, state, state.version)
 
     def delete(self) -> None:
         """Close handles and remove the whole partition directory."""
@@ -682,7 +830,7 @@ def _last_seq(h) -> int:
 
 
 __all__ = [
-    "PartitionLog", "AppendInfo", "ReadResult", "PendingDelete", "parse_topic_partition",
+    "PartitionLog", "AppendInfo", "ReadResult", "PendingDelete", "ProducerInfo", "parse_topic_partition",
     "LATEST_TIMESTAMP", "EARLIEST_TIMESTAMP", "MAX_TIMESTAMP", "EARLIEST_LOCAL_TIMESTAMP",
     "LATEST_TIERED_TIMESTAMP",
 ]

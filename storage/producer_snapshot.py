@@ -1,11 +1,9 @@
 """Producer state snapshot files in Kafka's format (``<offset>.snapshot``, ``ProducerStateManager``).
 
-A snapshot named after offset N holds the idempotent-producer state of a partition built from
-every batch below N. Kafka writes one when a segment rolls and when a log closes, and loads the
-newest one at start-up so that it replays only the batches after it. We write one when a log
-closes cleanly (at its log end offset) and use it when the next start finds a clean shutdown and
-a snapshot at the log end offset; otherwise producer state is replayed from the batch headers
-of the last two segments, which for 1 GiB segments reads up to 2 GiB per partition.
+A snapshot named after offset N holds the producer state of a partition (idempotence and open
+transactions) built from every batch below N. Kafka writes one when a segment rolls and when
+a log closes, and loads the newest usable one at start-up so that it replays only the batches
+after it (see ``storage.loader``).
 
 Layout (big-endian), version 1::
 
@@ -18,11 +16,12 @@ Layout (big-endian), version 1::
       last_offset              int64   -1 likewise
       offset_delta             int32   last_offset - first offset of its last batch
       timestamp                int64   max timestamp of its last batch
-      coordinator_epoch        int32   -1 (no transactions)
-      current_txn_first_offset int64   -1 (no transactions)
+      coordinator_epoch        int32   of the last marker written for it (-1: none)
+      current_txn_first_offset int64   first offset of its open transaction, -1 if none
 
 Only the last batch of each producer is kept, as in Kafka: after a restart from a snapshot a
-producer's duplicates are recognised for its last batch (the replay path keeps five).
+producer's duplicates are recognised for its last batch (the replay path keeps five). Reading
+a snapshot restores the open transactions (Kafka ``loadProducerEntry``).
 """
 from __future__ import annotations
 
@@ -40,7 +39,6 @@ SNAPSHOT_VERSION = 1
 _HEAD = struct.Struct(">hIi")            # version, crc, entry count
 _ENTRY = struct.Struct(">qhiqiqiq")      # see the module docstring
 _CRC_FROM = 6                            # the CRC covers the bytes after version and crc
-NO_COORDINATOR_EPOCH = -1
 
 
 class CorruptSnapshotError(StorageError):
@@ -60,15 +58,15 @@ def encode_snapshot(state: ProducerStateManager) -> bytes:
     body = bytearray(_HEAD.size - _CRC_FROM + _ENTRY.size * len(state))
     struct.pack_into(">i", body, 0, len(state))
     pos = 4
-    for pid in state.producer_ids():
-        e = state.last_entry(pid)
+    for e in state.entries():
         if e.batches:
             b = e.batches[-1]
             last_seq, last_offset, delta = b.last_seq, b.last_offset, b.last_offset - b.first_offset
         else:
             last_seq, last_offset, delta = NO_SEQUENCE, -1, 0
-        _ENTRY.pack_into(body, pos, pid, e.producer_epoch, last_seq, last_offset, delta,
-                         e.last_timestamp, NO_COORDINATOR_EPOCH, -1)
+        txn = e.current_txn_first_offset
+        _ENTRY.pack_into(body, pos, e.producer_id, e.producer_epoch, last_seq, last_offset, delta,
+                         e.last_timestamp, e.coordinator_epoch, -1 if txn is None else txn)
         pos += _ENTRY.size
     return struct.pack(">hI", SNAPSHOT_VERSION, crc32c(body)) + body
 
@@ -86,9 +84,10 @@ def decode_snapshot(data: bytes, name: str = "snapshot") -> ProducerStateManager
         raise CorruptSnapshotError(f"{name}: {len(data)} bytes do not hold {count} entries")
     state = ProducerStateManager()
     for i in range(count):
-        pid, epoch, last_seq, last_offset, delta, ts, _coord, _txn = _ENTRY.unpack_from(
+        pid, epoch, last_seq, last_offset, delta, ts, coord, txn = _ENTRY.unpack_from(
             data, _HEAD.size + i * _ENTRY.size)
-        entry = ProducerStateEntry(pid, epoch, last_timestamp=ts)
+        entry = ProducerStateEntry(pid, epoch, last_timestamp=ts, coordinator_epoch=coord,
+                                   current_txn_first_offset=txn if txn >= 0 else None)
         if last_offset >= 0 and last_seq != NO_SEQUENCE:
             entry.batches.append(BatchMetadata(last_offset - delta, last_offset, ts,
                                                first_sequence(last_seq, delta), last_seq))

@@ -1,4 +1,5 @@
-"""One log segment: ``<base_offset:020d>.log`` plus its ``.index`` and ``.timeindex``.
+"""One log segment: ``<base_offset:020d>.log`` plus its ``.index``, ``.timeindex`` and, once a
+transaction aborted in it, ``.txnindex`` (see ``storage.index.txn_index``).
 
 The ``.log`` file is a plain concatenation of magic-2 record batches exactly as they travel
 on the wire (Kafka's ``FileRecords``): no segment header, no padding. Every batch in a
@@ -18,8 +19,13 @@ batch headers are parsed (read in windows) until the batch holding the target of
 data leaves as raw bytes read with ``pread``. Only ``find_offset_by_timestamp`` looks inside
 one batch (record timestamps), as Kafka does.
 
+The transaction index gets an entry when an ABORT marker that completes a transaction is
+appended here (``update_txn_index``, called by the log with the LSO it computed); it is
+truncated, renamed, flushed and deleted with the segment.
+
 Crash stance: the ``.log`` is the truth; indexes are rebuilt by ``recover()``, which checks
-every batch's CRC and truncates at the first bad or torn batch.
+every batch's CRC and truncates at the first bad or torn batch (the transaction index is
+rebuilt by the caller's ``on_batch``, which holds the producer state it needs).
 """
 from __future__ import annotations
 
@@ -41,6 +47,7 @@ from storage.files import DEFAULT_FILE_OPS, FileOps, PathAttr
 from storage.index import (
     INT32_MAX, InvalidOffsetError, OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset,
 )
+from storage.index.txn_index import AbortedTxn, TransactionIndex, TxnIndexSearchResult
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -157,7 +164,8 @@ class LogSegment:
 
     def __init__(self, dir, base_offset: int, *, index_interval_bytes: int, max_index_size: int,
                  clock: Clock | None = None, file_ops: FileOps | None = None,
-                 roll_jitter_ms: int = 0, suffix: str = "", file_already_exists: bool = False):
+                 roll_jitter_ms: int = 0, suffix: str = "", file_already_exists: bool = False,
+                 txn_index_exists: bool | None = None):
         self.dir = dir
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
@@ -176,6 +184,10 @@ class LogSegment:
                                         max_index_size, file_ops=self._ops)
         self.time_index = TimeIndex(prefix + TIME_INDEX_SUFFIX + suffix, base_offset,
                                     max_index_size, file_ops=self._ops)
+        # A new segment has none (a roll removes stale files first); an existing one may.
+        self.txn_index = TransactionIndex(
+            prefix + TXN_INDEX_SUFFIX + suffix, base_offset, file_ops=self._ops,
+            exists=txn_index_exists if file_already_exists else False)
         self.created_ms = self._clock.now_ms()
         self._bytes_since_last_index_entry = 0
         self._max_ts: TimestampOffset | None = None          # None = not read yet
@@ -192,11 +204,12 @@ class LogSegment:
     @classmethod
     def open(cls, dir, base_offset: int, *, index_interval_bytes: int, max_index_size: int,
              clock: Clock | None = None, file_ops: FileOps | None = None, roll_jitter_ms: int = 0,
-             suffix: str = "", file_already_exists: bool = False) -> "LogSegment":
+             suffix: str = "", file_already_exists: bool = False,
+             txn_index_exists: bool | None = None) -> "LogSegment":
         return cls(dir, base_offset, index_interval_bytes=index_interval_bytes,
                    max_index_size=max_index_size, clock=clock, file_ops=file_ops,
                    roll_jitter_ms=roll_jitter_ms, suffix=suffix,
-                   file_already_exists=file_already_exists)
+                   file_already_exists=file_already_exists, txn_index_exists=txn_index_exists)
 
     # -- basic facts ------------------------------------------------------------------------
     @property
@@ -367,6 +380,17 @@ class LogSegment:
                 self._bytes_since_last_index_entry = 0
             self._bytes_since_last_index_entry += h.batch_length + LOG_OVERHEAD
 
+    # -- transactions -----------------------------------------------------------------------
+    def update_txn_index(self, completed, last_stable_offset: int) -> None:
+        """Kafka ``updateTxnIndex``: an aborted transaction completed by a marker in this
+        segment becomes an entry of its ``.txnindex`` (committed ones leave no trace)."""
+        if completed.is_aborted:
+            self.txn_index.append(AbortedTxn(completed.producer_id, completed.first_offset,
+                                             completed.last_offset, last_stable_offset))
+
+    def collect_aborted_txns(self, fetch_offset: int, upper_bound_offset: int) -> TxnIndexSearchResult:
+        return self.txn_index.collect_aborted_txns(fetch_offset, upper_bound_offset)
+
     # -- offset translation and reads -------------------------------------------------------
     def translate_offset(self, offset: int, starting_position: int = 0) -> LogOffsetPosition | None:
         """The batch holding the first offset >= ``offset``: (its last offset, position, size)."""
@@ -487,13 +511,16 @@ class LogSegment:
         return ts if ts is not None else (1 << 63) - 1
 
     # -- recovery and truncation ------------------------------------------------------------
-    def recover(self, on_batch: Callable[[BatchHeader], None] | None = None) -> int:
-        """Rebuild both indexes from the log, CRC-checking every batch; truncate the log at
+    def recover(self, on_batch: Callable[[BatchHeader, bytes, int], None] | None = None) -> int:
+        """Rebuild the indexes from the log, CRC-checking every batch; truncate the log at
         the first batch that is torn, fails its CRC, or breaks offset order. Returns the number
-        of bytes truncated. ``on_batch`` sees each valid header (producer state rebuild).
+        of bytes truncated. ``on_batch(header, buf, pos)`` sees each valid batch (``buf[pos:]``
+        holds it whole): producer state replay, which refills the emptied transaction index
+        through ``update_txn_index``.
         """
         self.offset_index.reset()
         self.time_index.reset()
+        self.txn_index.reset()
         valid = 0
         last_index_entry = 0
         max_ts = NO_TIMESTAMP
@@ -545,7 +572,7 @@ class LogSegment:
             valid += size
             next_offset = last + 1
             if on_batch is not None:
-                on_batch(h)
+                on_batch(h, buf, off)
         truncated = self._size_on_disk() - valid
         if truncated > 0:
             self._unflushed = True
@@ -572,6 +599,7 @@ class LogSegment:
         mapping = self.translate_offset(offset)
         self.offset_index.truncate_to(offset)
         self.time_index.truncate_to(offset)
+        self.txn_index.truncate_to(offset)
         # The segment may take appends again: give the indexes their full size back.
         self.offset_index.resize(self.max_index_size)
         self.time_index.resize(self.max_index_size)
@@ -607,13 +635,15 @@ class LogSegment:
     # -- sanity (cheap, for a clean-shutdown load) -------------------------------------------
     def sanity_check(self) -> None:
         """Kafka's O(1) index checks plus: the last offset index entry points at a batch
-        header inside the log whose last offset is >= the entry's offset.
+        header inside the log whose last offset is >= the entry's offset; and Kafka's check
+        of the transaction index (reads it, if there is one).
 
         Raises CorruptIndexError (or CorruptRecordError) on failure.
         """
         from storage.index import CorruptIndexError
         self.offset_index.sanity_check()
         self.time_index.sanity_check()
+        self.txn_index.sanity_check()
         if self.offset_index.entries:
             last = self.offset_index.last_entry
             if last.position < 0 or last.position + HEADER_SIZE > self._size:
@@ -640,8 +670,10 @@ class LogSegment:
         # reopen lazily should a truncation need them).
         self.offset_index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
         self.offset_index.close_handler()
         self.time_index.close_handler()
+        self.txn_index.close_handler()
 
     def resize_indexes(self, size: int) -> None:
         self.offset_index.resize(size)
@@ -660,6 +692,7 @@ class LogSegment:
             self._unflushed = False
         self.offset_index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     def assume_flushed(self) -> None:
         """The files on disk are known durable (the clean shutdown that closed them fsynced
@@ -686,6 +719,7 @@ class LogSegment:
             self.flush()
             self.offset_index.close()
             self.time_index.close()
+            self.txn_index.close()
         finally:
             self.close_handlers()
 
@@ -695,6 +729,7 @@ class LogSegment:
             self._closed = True
             self.offset_index.close_handler()
             self.time_index.close_handler()
+            self.txn_index.close_handler()
             try:
                 self._ops.close(self._fd)
             except OSError:
@@ -705,13 +740,7 @@ class LogSegment:
         self._ops.remove(self._log_path)
         self.offset_index.delete_if_exists()
         self.time_index.delete_if_exists()
-        self._ops.remove(txn_index_file(self.dir, self.base_offset, self._suffix_of(self.log_path)))
-
-    @staticmethod
-    def _suffix_of(path: Path) -> str:
-        name = path.name
-        i = name.find(LOG_SUFFIX)
-        return name[i + len(LOG_SUFFIX):] if i >= 0 else ""
+        self.txn_index.delete_if_exists()
 
     def change_file_suffixes(self, old_suffix: str, new_suffix: str) -> None:
         """Rename the log and index files (e.g. ``""`` -> ``".deleted"``)."""
@@ -727,19 +756,18 @@ class LogSegment:
         self.log_path = new_log
         self.offset_index.rename_to(repl(self.offset_index.path))
         self.time_index.rename_to(repl(self.time_index.path))
-        txn = txn_index_file(self.dir, self.base_offset, old_suffix)
-        if self._ops.exists(txn):
-            self._ops.rename(txn, repl(txn))
+        self.txn_index.rename_to(repl(self.txn_index.path))
 
     def has_suffix(self, suffix: str) -> bool:
         return (self.log_path.name.endswith(suffix) and self.offset_index.path.name.endswith(suffix)
-                and self.time_index.path.name.endswith(suffix))
+                and self.time_index.path.name.endswith(suffix) and self.txn_index.path.name.endswith(suffix))
 
     def update_parent_dir(self, new_dir) -> None:
         self.dir = Path(new_dir)
         self.log_path = self.dir / self.log_path.name
         self.offset_index.update_parent_dir(new_dir)
         self.time_index.update_parent_dir(new_dir)
+        self.txn_index.update_parent_dir(new_dir)
 
     @property
     def deleted(self) -> bool:

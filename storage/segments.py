@@ -105,6 +105,15 @@ class LogSegments:
         j = len(self._bases) if to_offset is None else bisect_left(self._bases, to_offset)
         return [self._by_base[b] for b in self._bases[i:j]]
 
+    def iter_from(self, offset: int) -> Iterator[LogSegment]:
+        """The floor segment of ``offset`` (the first one if none) and every later one, lazily:
+        a walk that usually stops early builds no list of the rest."""
+        i = max(bisect_right(self._bases, offset) - 1, 0)
+        bases, by_base = self._bases, self._by_base
+        while i < len(bases):
+            yield by_base[bases[i]]
+            i += 1
+
     def non_active(self) -> list[LogSegment]:
         return [self._by_base[b] for b in self._bases[:-1]]
 

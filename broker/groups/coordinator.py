@@ -109,6 +109,7 @@ class GroupCoordinator:
         self._pending_timers: dict[tuple[str, str], object] = {}
         self._expiry_timer = None
         self.rebalances = 0  # lifetime count, for the broker's metrics
+        self._producer_groups: dict[int, set[str]] = {}  # producer id -> groups with its pending txn offsets
 
     def now(self) -> int:
         return self.clock.now_ms()
@@ -126,10 +127,14 @@ class GroupCoordinator:
         """Replay the offsets topic (when it exists) and start serving."""
         state = self.store.load()
         now = self.now()
-        for group_id in set(state.groups) | set(state.offsets):
+        for group_id in set(state.groups) | set(state.offsets) | set(state.pending_txn):
             value = state.groups.get(group_id)
             group = group_from_value(group_id, value) if value is not None else GroupMetadata(group_id, S.EMPTY, now)
             group.offsets.update(state.offsets.get(group_id, {}))
+            group.offset_positions.update(state.positions.get(group_id, {}))
+            for pid, pending in state.pending_txn.get(group_id, {}).items():
+                group.pending_txn_offsets[pid] = dict(pending)
+                self._producer_groups.setdefault(pid, set()).add(group_id)
             self.groups[group_id] = group
             # Kafka's onGroupLoaded: loaded members must heartbeat within their session timeout
             for m in group.all_members():
@@ -734,7 +739,8 @@ class GroupCoordinator:
             return self._store_offsets(group, offsets)
         return {tp: E.REBALANCE_IN_PROGRESS for tp in offsets}  # CompletingRebalance
 
-    def _validate_offset_commit(self, group, generation_id, member_id, group_instance_id) -> Optional[int]:
+    def _validate_offset_commit(self, group, generation_id, member_id, group_instance_id,
+                                is_transactional: bool = False) -> Optional[int]:
         if group.is_(S.DEAD):
             return E.COORDINATOR_NOT_AVAILABLE
         if generation_id < 0 and group.is_(S.EMPTY):
@@ -744,8 +750,10 @@ class GroupCoordinator:
             if err is None and generation_id != group.generation_id:
                 err = E.ILLEGAL_GENERATION
             return err
-        if not group.is_(S.EMPTY):
-            return E.UNKNOWN_MEMBER_ID  # only members commit to a non-empty group
+        if not is_transactional and not group.is_(S.EMPTY):
+            # only members commit to a non-empty group; TxnOffsetCommit before v3 carries no
+            # member, so it is exempt (KIP-447)
+            return E.UNKNOWN_MEMBER_ID
         return None
 
     def _store_offsets(self, group: GroupMetadata, offsets: dict[TP, OffsetAndMetadata]) -> dict[TP, int]:
@@ -759,17 +767,78 @@ class GroupCoordinator:
                 good[tp] = om
         if good:
             try:
-                self.store.write_offsets(group.group_id, good)
+                info = self.store.write_offsets(group.group_id, good)
             except Exception as exc:
                 code = _store_error(exc)
                 log.warning("offset commit of group %s failed: %r", group.group_id, exc)
                 for tp in good:
                     out[tp] = code
                 return out
-            group.offsets.update(good)
+            group.commit_offsets(good, getattr(info, "base_offset", -1))
             for tp in good:
                 out[tp] = 0
         return out
+
+    # ---- transactional offsets (KIP-98, KIP-447) --------------------------------------------------
+    def handle_txn_commit_offsets(self, group_id: str, producer_id: int, producer_epoch: int, member_id: str,
+                                  group_instance_id: Optional[str], generation_id: int,
+                                  offsets: dict[TP, OffsetAndMetadata],
+                                  verify: Optional[Callable[[], int]] = None) -> dict[TP, int]:
+        """TxnOffsetCommit: validated like a commit (but accepted during CompletingRebalance and
+        from non-members of a non-empty group, as Kafka does), written as one transactional
+        batch of the producer, and pending until the transaction's marker. ``verify`` is the
+        KIP-890 check that the group's partition is in the producer's transaction."""
+        if not self.active:
+            return {tp: E.COORDINATOR_NOT_AVAILABLE for tp in offsets}
+        if not group_id:
+            return {tp: E.INVALID_GROUP_ID for tp in offsets}
+        if verify is not None:
+            err = verify()
+            if err:
+                return {tp: err for tp in offsets}
+        group = self.groups.get(group_id)
+        if group is None:
+            if generation_id >= 0:
+                return {tp: E.ILLEGAL_GENERATION for tp in offsets}
+            log.info("creating simple consumer group %s via transactional offset commit", group_id)
+            group = self._add_group(GroupMetadata(group_id, S.EMPTY, self.now()))
+        err = self._validate_offset_commit(group, generation_id, member_id, group_instance_id, is_transactional=True)
+        if err is not None:
+            return {tp: err for tp in offsets}
+        out: dict[TP, int] = {}
+        good: dict[TP, OffsetAndMetadata] = {}
+        limit = self.config.offset_metadata_max_bytes
+        for tp, om in offsets.items():
+            if om.metadata is not None and len(om.metadata) > limit:
+                out[tp] = E.OFFSET_METADATA_TOO_LARGE
+            else:
+                good[tp] = om
+        if good:
+            try:
+                info = self.store.write_txn_offsets(group_id, producer_id, producer_epoch, good)
+            except Exception as exc:
+                code = _store_error(exc)
+                log.warning("transactional offset commit of group %s failed: %r", group_id, exc)
+                return {**out, **{tp: code for tp in good}}
+            group.add_pending_txn_offsets(producer_id, good, getattr(info, "base_offset", -1))
+            self._producer_groups.setdefault(producer_id, set()).add(group_id)
+            out.update({tp: 0 for tp in good})
+        return out
+
+    def complete_transaction(self, producer_id: int, offsets_partition: int, commit: bool) -> int:
+        """A COMMIT/ABORT marker of ``producer_id`` is in ``__consumer_offsets`` partition
+        ``offsets_partition``: its pending offsets of the groups there become committed (or are
+        dropped). Returns the number of offsets committed."""
+        n = 0
+        groups = self._producer_groups.get(producer_id, set())
+        for group_id in [g for g in groups if self.partition_for(g) == offsets_partition]:
+            groups.discard(group_id)
+            group = self.groups.get(group_id)
+            if group is not None:
+                n += group.complete_pending_txn_offsets(producer_id, commit)
+        if not groups:
+            self._producer_groups.pop(producer_id, None)
+        return n
 
     def handle_fetch_offsets(self, group_id: str, require_stable: bool = False,
                              partitions: Optional[list[TP]] = None
@@ -785,6 +854,10 @@ class GroupCoordinator:
         tps = list(group.offsets) if partitions is None else partitions
         out = {}
         for tp in tps:
+            if require_stable and group.has_pending_txn_offset(tp):
+                # KIP-447: an offset a transaction is about to commit is not stable yet
+                out[tp] = (-1, -1, "", E.UNSTABLE_OFFSET_COMMIT)
+                continue
             om = group.offsets.get(tp)
             out[tp] = (-1, -1, "", 0) if om is None else (om.offset, om.leader_epoch, om.metadata, 0)
         return 0, out

@@ -227,6 +227,11 @@ class GroupMetadata:
         self.num_awaiting_join = 0
         self.supported_protocols: Counter = Counter()
         self.offsets: dict[tuple[str, int], OffsetAndMetadata] = {}
+        # log offset of the batch holding each committed offset (-1: unknown), to order a
+        # transaction's offsets against plain commits when its COMMIT marker arrives
+        self.offset_positions: dict[tuple[str, int], int] = {}
+        # offsets committed in open transactions: producer id -> {tp: (offset, batch position)}
+        self.pending_txn_offsets: dict[int, dict[tuple[str, int], tuple[OffsetAndMetadata, int]]] = {}
         self.subscribed_topics: Optional[set[str]] = None
         self.new_member_added = False
         # timers owned by the coordinator
@@ -478,11 +483,43 @@ class GroupMetadata:
 
     # ---- offsets ------------------------------------------------------------------------------
     def has_offsets(self) -> bool:
-        return bool(self.offsets)
+        return bool(self.offsets) or any(self.pending_txn_offsets.values())
+
+    def commit_offsets(self, offsets: dict[tuple[str, int], OffsetAndMetadata], position: int = -1) -> None:
+        """Plain commits, appended at log offset ``position``: they replace what was there."""
+        self.offsets.update(offsets)
+        for tp in offsets:
+            self.offset_positions[tp] = position
+
+    def add_pending_txn_offsets(self, producer_id: int, offsets: dict[tuple[str, int], OffsetAndMetadata],
+                                position: int = -1) -> None:
+        pending = self.pending_txn_offsets.setdefault(producer_id, {})
+        for tp, om in offsets.items():
+            pending[tp] = (om, position)
+
+    def has_pending_txn_offset(self, tp: tuple[str, int]) -> bool:
+        return any(tp in p for p in self.pending_txn_offsets.values())
+
+    def complete_pending_txn_offsets(self, producer_id: int, commit: bool) -> int:
+        """Kafka's completePendingTxnOffsetCommit: on COMMIT the producer's pending offsets
+        become committed unless a plain commit written later in the log replaced them."""
+        pending = self.pending_txn_offsets.pop(producer_id, {})
+        if not commit:
+            return 0
+        n = 0
+        for tp, (om, pos) in pending.items():
+            if tp not in self.offsets or pos < 0 or self.offset_positions.get(tp, -1) < pos:
+                self.offsets[tp] = om
+                self.offset_positions[tp] = pos
+                n += 1
+        return n
 
     def remove_offsets(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], OffsetAndMetadata]:
         removed = {}
         for tp in partitions:
+            for pending in self.pending_txn_offsets.values():
+                pending.pop(tp, None)
+            self.offset_positions.pop(tp, None)
             om = self.offsets.pop(tp, None)
             if om is not None:
                 removed[tp] = om

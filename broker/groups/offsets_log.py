@@ -11,9 +11,15 @@ Appends are synchronous (``PartitionLog.append(..., from_client=False)``): once 
 returns, the record is in the segment file, so it survives a crash of the process (kill -9);
 like Kafka, we do not fsync per commit.
 
+Transactional offset commits (TxnOffsetCommit) are one transactional batch carrying the
+producer id and epoch; they stay pending until the transaction's marker: a COMMIT makes them
+the group's offsets (unless a plain commit further on in the log replaced one), an ABORT drops
+them.
+
 Replay (``load``) reads every partition from its log start offset in offset order; for each
-key the last record wins and a null value (tombstone) deletes it. Control and transactional
-batches are skipped (transactional offset commits are not written yet).
+key the last record wins and a null value (tombstone) deletes it. Transactional offsets are
+kept per producer until that producer's marker in the same partition, as Kafka's loader does;
+those of transactions still open at the end of the log come back pending.
 """
 from __future__ import annotations
 
@@ -30,7 +36,7 @@ from broker.groups.schemas import (
 )
 from protocol.errors import CorruptRecordError, DecodeError
 from protocol.records.batch import iter_batch_positions
-from protocol.records.record import build_batch, decode_batch
+from protocol.records.record import CONTROL_COMMIT, build_batch, control_record_type, decode_batch
 
 log = logging.getLogger(__name__)
 
@@ -58,12 +64,43 @@ def partition_for(group_id: str, num_partitions: int) -> int:
     return (0 if h == -(1 << 31) else abs(h)) % num_partitions
 
 
+def read_batches(plog):
+    """Every batch of a partition log from its log start to its end, in offset order, as
+    ``(header, records)`` (control batches included); a corrupt batch is logged and skipped.
+    The replay loop of the internal topics (``__consumer_offsets``, ``__transaction_state``)."""
+    offset = plog.log_start_offset
+    end = plog.log_end_offset
+    while offset < end:
+        data = plog.read(offset, _READ_CHUNK, min_one=True, max_offset=end).data
+        if not data:
+            break
+        progressed = False
+        for pos, h in iter_batch_positions(data):
+            if h.next_offset <= offset:
+                continue
+            progressed = True
+            offset = h.next_offset
+            try:
+                _, records = decode_batch(data, pos)
+            except CorruptRecordError as exc:
+                log.error("skipping corrupt batch at offset %d of %s-%d: %s", h.base_offset,
+                          plog.topic, plog.partition, exc)
+                continue
+            yield h, records
+        if not progressed:
+            break
+
+
 @dataclass
 class LoadedState:
     """Replayed contents: the latest group metadata and offsets per group."""
     groups: dict[str, object] = field(default_factory=dict)              # group -> GroupMetadataValue
     offsets: dict[str, dict[tuple[str, int], OffsetAndMetadata]] = field(default_factory=dict)
     records: int = 0
+    # group -> {tp: log offset of the batch holding the committed offset}
+    positions: dict[str, dict[tuple[str, int], int]] = field(default_factory=dict)
+    # group -> producer id -> {tp: (offset, batch position)} of transactions still open
+    pending_txn: dict[str, dict[int, dict[tuple[str, int], tuple[OffsetAndMetadata, int]]]] = field(default_factory=dict)
 
 
 def offset_value(om: OffsetAndMetadata) -> bytes:
@@ -128,18 +165,28 @@ class OffsetsLog:
             raise RuntimeError(f"{GROUP_METADATA_TOPIC_NAME} partition for group {group_id} is not open")
         return plog
 
-    def _append(self, group_id: str, records: list[tuple[bytes, Optional[bytes]]]) -> None:
+    def _append(self, group_id: str, records: list[tuple[bytes, Optional[bytes]]], **batch):
         if not records:
-            return
+            return None
         now = self.clock.now_ms()
-        data = build_batch([(k, v, now) for k, v in records])
-        self._log(group_id).append(data, from_client=False)
+        data = build_batch([(k, v, now) for k, v in records], **batch)
+        return self._log(group_id).append(data, from_client=False)
 
     # ---- writes (raise storage errors; the coordinator maps them) -------------------------------
-    def write_offsets(self, group_id: str, offsets: dict[tuple[str, int], Optional[OffsetAndMetadata]]) -> None:
-        """One batch: a value per committed partition, a tombstone per None."""
-        self._append(group_id, [(offset_commit_key(group_id, t, p), None if om is None else offset_value(om))
-                                for (t, p), om in offsets.items()])
+    def write_offsets(self, group_id: str, offsets: dict[tuple[str, int], Optional[OffsetAndMetadata]]):
+        """One batch: a value per committed partition, a tombstone per None. Returns the append's
+        info (its base offset orders the commit against transactional ones)."""
+        return self._append(group_id, [(offset_commit_key(group_id, t, p), None if om is None else offset_value(om))
+                                       for (t, p), om in offsets.items()])
+
+    def write_txn_offsets(self, group_id: str, producer_id: int, producer_epoch: int,
+                          offsets: dict[tuple[str, int], OffsetAndMetadata]):
+        """One transactional batch of the producer (Kafka writes base sequence 0: coordinator
+        appends are not sequence-checked); pending until the producer's marker."""
+        return self._append(group_id, [(offset_commit_key(group_id, t, p), offset_value(om))
+                                       for (t, p), om in offsets.items()],
+                            producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=0,
+                            is_transactional=True)
 
     def write_group(self, group, assignment: dict[str, bytes]) -> None:
         self._append(group.group_id, [(group_metadata_key(group.group_id), group_value(group, assignment))])
@@ -171,33 +218,36 @@ class OffsetsLog:
         return state
 
     def _load_partition(self, plog, state: LoadedState) -> None:
-        offset = plog.log_start_offset
-        end = plog.log_end_offset
-        while offset < end:
-            res = plog.read(offset, _READ_CHUNK, min_one=True, max_offset=end)
-            data = res.data
-            if not data:
-                break
-            progressed = False
-            for pos, h in iter_batch_positions(data):
-                if h.next_offset <= offset:
-                    continue
-                progressed = True
-                offset = h.next_offset
-                if h.is_control or h.is_transactional:
-                    continue
-                try:
-                    _, records = decode_batch(data, pos)
-                except CorruptRecordError as exc:
-                    log.error("skipping corrupt batch at offset %d of %s-%d: %s", h.base_offset,
-                              plog.topic, plog.partition, exc)
-                    continue
-                for r in records:
-                    self._apply(r.key, r.value, state, plog)
-            if not progressed:
-                break
+        # producer id -> group -> {tp: (offset, batch position)}: transactions open so far
+        open_txns: dict[int, dict[str, dict]] = {}
+        for h, records in read_batches(plog):
+            if h.is_control:
+                txn = open_txns.pop(h.producer_id, None)
+                if txn and records and self._is_commit(records[0]):
+                    for group, pending in txn.items():
+                        offsets = state.offsets.setdefault(group, {})
+                        positions = state.positions.setdefault(group, {})
+                        for tp, (om, pos) in pending.items():
+                            if tp not in offsets or positions.get(tp, -1) < pos:
+                                offsets[tp] = om
+                                positions[tp] = pos
+                continue
+            txn = open_txns.setdefault(h.producer_id, {}) if h.is_transactional else None
+            for r in records:
+                self._apply(r.key, r.value, state, plog, h.base_offset, txn)
+        for pid, txn in open_txns.items():
+            for group, pending in txn.items():
+                if pending:
+                    state.pending_txn.setdefault(group, {})[pid] = pending
 
-    def _apply(self, key, value, state: LoadedState, plog) -> None:
+    @staticmethod
+    def _is_commit(record) -> bool:
+        try:
+            return control_record_type(record.key) == CONTROL_COMMIT
+        except CorruptRecordError:
+            return False
+
+    def _apply(self, key, value, state: LoadedState, plog, position: int = -1, txn: Optional[dict] = None) -> None:
         if key is None:
             return
         try:
@@ -205,11 +255,20 @@ class OffsetsLog:
             state.records += 1
             if version in (0, 1):
                 tp = (k.topic, k.partition)
+                if txn is not None:  # a transactional offset commit: pending until its marker
+                    pending = txn.setdefault(k.group, {})
+                    if value is None:
+                        pending.pop(tp, None)
+                    else:
+                        pending[tp] = (offset_from_value(value), position)
+                    return
                 offsets = state.offsets.setdefault(k.group, {})
                 if value is None:
                     offsets.pop(tp, None)
+                    state.positions.get(k.group, {}).pop(tp, None)
                 else:
                     offsets[tp] = offset_from_value(value)
+                    state.positions.setdefault(k.group, {})[tp] = position
             else:
                 if value is None:
                     state.groups[k.group] = None

@@ -7,6 +7,13 @@ sets. v13+ name topics by id (UNKNOWN_TOPIC_ID). Fetch sessions (KIP-227) are de
 A parked fetch is woken by an append to any partition it reads (``broker.waiters``), never
 by polling. Only the first partition with data may exceed its byte limits (KIP-74), so a
 batch larger than ``max_bytes`` still makes progress.
+
+Isolation (v4+): READ_UNCOMMITTED reads up to the high watermark and answers a null
+``aborted_transactions``; READ_COMMITTED reads only below the last stable offset and lists the
+aborted transactions (producer id, first offset) overlapping the returned range, from the
+segments' ``.txnindex`` files, so the client drops their records itself (Kafka's
+``LocalLog.addAbortedTransactions``). A parked READ_COMMITTED fetch is woken by markers too
+(an LSO move notifies the partition's waiters like an append).
 """
 import logging
 import time
@@ -20,7 +27,9 @@ from storage.errors import OffsetOutOfRangeError, StorageError
 
 log = logging.getLogger(__name__)
 PD = R.PartitionData
+AT = R.AbortedTransaction
 LEADER_EPOCH = 0
+READ_COMMITTED = 1
 
 
 def _resolve(b, v, topics):
@@ -50,7 +59,16 @@ def _resolve(b, v, topics):
     return out
 
 
-def _read_all(b, v, resolved, max_bytes: int):
+def _aborted(plog, fetch_offset: int, chunks) -> list:
+    """The aborted transactions overlapping ``[fetch_offset, next offset after the data)``."""
+    upper = fetch_offset
+    for _, h in iter_batch_positions(chunks[-1]):
+        upper = h.next_offset
+    return [AT(producer_id=a.producer_id, first_offset=a.first_offset)
+            for a in plog.collect_aborted_transactions(fetch_offset, upper)]
+
+
+def _read_all(b, v, resolved, max_bytes: int, committed: bool):
     """One pass over every partition; returns (topic responses, bytes gathered, any error)."""
     metrics = b.metrics
     remaining = max_bytes
@@ -65,25 +83,26 @@ def _read_all(b, v, resolved, max_bytes: int):
                 any_error = True
                 presp.append(PD(partition_index=fp.partition, error_code=target, high_watermark=-1,
                                 last_stable_offset=-1, log_start_offset=-1, records=b"",
-                                aborted_transactions=[] if v >= 4 else None))
+                                aborted_transactions=None))
                 continue
             plog = target
             limit = min(fp.partition_max_bytes, remaining)
             try:
-                res = plog.read(fp.fetch_offset, max(limit, 0), min_one=first_data)
+                res = plog.read(fp.fetch_offset, max(limit, 0), min_one=first_data,
+                                max_offset=plog.last_stable_offset if committed else None)
             except OffsetOutOfRangeError:
                 any_error = True
                 presp.append(PD(partition_index=fp.partition, error_code=ErrorCode.OFFSET_OUT_OF_RANGE,
-                                high_watermark=plog.high_watermark, last_stable_offset=plog.high_watermark,
+                                high_watermark=plog.high_watermark, last_stable_offset=plog.last_stable_offset,
                                 log_start_offset=plog.log_start_offset, records=b"",
-                                aborted_transactions=[] if v >= 4 else None))
+                                aborted_transactions=None))
                 continue
             except StorageError as exc:
                 any_error = True
                 log.warning("fetch from %s-%d failed: %s", plog.topic, plog.partition, exc)
                 presp.append(PD(partition_index=fp.partition, error_code=ErrorCode.KAFKA_STORAGE_ERROR,
                                 high_watermark=-1, last_stable_offset=-1, log_start_offset=-1, records=b"",
-                                aborted_transactions=[] if v >= 4 else None))
+                                aborted_transactions=None))
                 continue
             size = sum(len(c) for c in res.chunks)
             if size:
@@ -97,9 +116,12 @@ def _read_all(b, v, resolved, max_bytes: int):
             records = res.chunks
             if v <= 3 and size:
                 records = down_convert(b"".join(res.chunks), 0 if v <= 1 else 1)
-            presp.append(PD(partition_index=fp.partition, error_code=0, high_watermark=res.high_watermark,
-                            last_stable_offset=res.last_stable_offset, log_start_offset=res.log_start_offset,
-                            aborted_transactions=[] if v >= 4 else None, preferred_read_replica=-1,
+            aborted = None
+            if committed:
+                aborted = _aborted(plog, fp.fetch_offset, res.chunks) if size else []
+            presp.append(PD(partition_index=fp.partition, error_code=0, high_watermark=plog.high_watermark,
+                            last_stable_offset=plog.last_stable_offset, log_start_offset=plog.log_start_offset,
+                            aborted_transactions=aborted, preferred_read_replica=-1,
                             records=records if size else b""))
         if v >= 13:
             responses.append(R.FetchableTopicResponse(topic_id=ft.topic_id, partitions=presp))
@@ -113,12 +135,13 @@ async def handle(ctx, req):
     b = ctx.broker
     v = ctx.api_version
     max_bytes = req.max_bytes if v >= 3 else 0x7FFFFFFF
+    committed = v >= 4 and req.isolation_level == READ_COMMITTED
     resolved = _resolve(b, v, req.topics)
     deadline = time.monotonic() + max(req.max_wait_ms, 0) / 1000.0
     keys = [(t.name, fp.partition) for _ft, t, parts in resolved for fp, target in parts
             if t is not None and not isinstance(target, ErrorCode)]
     while True:
-        responses, total, any_error = _read_all(b, v, resolved, max_bytes)
+        responses, total, any_error = _read_all(b, v, resolved, max_bytes, committed)
         left = deadline - time.monotonic()
         if total >= req.min_bytes or any_error or left <= 0 or not keys or b._stopping:
             break

@@ -1,10 +1,9 @@
-"""FindCoordinator (10) v0-6: this node coordinates every group.
+"""FindCoordinator (10) v0-6: this node coordinates every group and every transactional id.
 
 v0 has no key type (groups only); v4+ batch several keys (``coordinator_keys``) and answer one
 ``Coordinator`` each. Key type 0 (group) answers this node and creates ``__consumer_offsets``
-on first use, as Kafka does. Key type 1 (transaction) is refused with a clear message:
-Hourglass does not coordinate transactions (InitProducerId with a transactional id is refused
-too), so transactional producers fail fast instead of retrying forever.
+on first use, key type 1 (transaction) likewise with ``__transaction_state``, as Kafka does.
+Other key types (2 = share group) are INVALID_REQUEST.
 """
 import logging
 
@@ -18,16 +17,19 @@ GROUP, TRANSACTION = 0, 1
 
 def _lookup(b, key: str, key_type: int) -> tuple[int, str | None]:
     """(error code, error message) for one coordinator key."""
-    if key_type == TRANSACTION:
-        return ErrorCode.INVALID_REQUEST, "Hourglass does not coordinate transactions"
-    if key_type != GROUP:
+    if key_type == GROUP:
+        coordinator, ensure = b.groups, "ensure_offsets_topic"
+    elif key_type == TRANSACTION:
+        coordinator, ensure = b.txn, "ensure_topic"
+    else:
         return ErrorCode.INVALID_REQUEST, f"Invalid coordinator type {key_type}"
-    if b.groups is None or not b.groups.active:
+    if coordinator is None or not coordinator.active:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available."
     try:
-        b.groups.ensure_offsets_topic()
+        getattr(coordinator, ensure)()
     except Exception as exc:  # e.g. a failing disk: the client retries later
-        log.warning("cannot create the offsets topic: %r", exc)
+        log.warning("cannot create the internal topic of %s coordinators: %r",
+                    "transaction" if key_type == TRANSACTION else "group", exc)
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available."
     return 0, None
 

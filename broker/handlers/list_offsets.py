@@ -10,6 +10,9 @@
 - v0: up to ``max_num_offsets`` segment base offsets (newest first) from segments older than
   T, in ``old_style_offsets``.
 - The same partition twice in one request: INVALID_REQUEST for both.
+- Isolation (v2+): READ_COMMITTED answers the last stable offset for -1 and never an offset at
+  or past it for a timestamp (Kafka's ``Partition.fetchOffsetForTimestamp``, whose last
+  fetchable offset is the LSO under READ_COMMITTED and the high watermark otherwise).
 """
 from collections import Counter
 
@@ -23,10 +26,14 @@ _MIN_VERSION = {MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, LATEST_TIERED: 9}
 PR = R.ListOffsetsPartitionResponse
 
 
-def _answer(plog, ts: int, v: int):
+READ_COMMITTED = 1
+
+
+def _answer(plog, ts: int, committed: bool):
     """(error, offset, timestamp, leader_epoch) for one partition."""
+    last_fetchable = plog.last_stable_offset if committed else plog.high_watermark
     if ts == LATEST:
-        return 0, plog.high_watermark, -1, LEADER_EPOCH
+        return 0, last_fetchable, -1, LEADER_EPOCH
     if ts in (EARLIEST, EARLIEST_LOCAL):
         return 0, plog.log_start_offset, -1, LEADER_EPOCH
     if ts == LATEST_TIERED:
@@ -36,7 +43,7 @@ def _answer(plog, ts: int, v: int):
     if found is None:
         return 0, -1, -1, -1
     offset, timestamp = found
-    if offset >= plog.high_watermark:  # never answer past the high watermark
+    if offset >= last_fetchable:  # never answer what the client could not fetch
         return 0, -1, -1, -1
     return 0, offset, timestamp, LEADER_EPOCH
 
@@ -45,6 +52,7 @@ def _answer(plog, ts: int, v: int):
 async def handle(ctx, req):
     b = ctx.broker
     v = ctx.api_version
+    committed = v >= 2 and req.isolation_level == READ_COMMITTED
     seen = Counter((t.name, p.partition_index) for t in req.topics for p in t.partitions)
     topics = []
     for rt in req.topics:
@@ -73,7 +81,7 @@ async def handle(ctx, req):
             if ts < 0 and _MIN_VERSION.get(ts, 0) > v:
                 parts.append(PR(partition_index=idx, error_code=ErrorCode.UNSUPPORTED_VERSION))
                 continue
-            err, offset, timestamp, epoch = _answer(plog, ts, v)
+            err, offset, timestamp, epoch = _answer(plog, ts, committed)
             parts.append(PR(partition_index=idx, error_code=err, offset=offset, timestamp=timestamp,
                             leader_epoch=epoch if v >= 4 else -1))  # not in v1-3 (not ignorable)
         topics.append(R.ListOffsetsTopicResponse(name=rt.name, partitions=parts))

@@ -6,6 +6,14 @@ the whole ISR; ``flush.messages``/``flush.ms`` decide when it is fsynced). Per p
 UNKNOWN_TOPIC_OR_PARTITION, CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, INVALID_TIMESTAMP (with
 ``record_errors`` and ``error_message`` from v8), INVALID_RECORD, OUT_OF_ORDER_SEQUENCE_NUMBER.
 A duplicate idempotent batch gets the offsets of the original append, not a new one.
+
+Transactional batches (KIP-890 part 1, ``transaction.partition.verification.enable``): unless
+the producer's open transaction already has data in the partition, the transaction coordinator
+must have the partition in the producer's transaction (``transactional_id`` of the request),
+as Kafka 4's ReplicaManager checks. A partition never added gets INVALID_TXN_STATE (v3-10) or
+TRANSACTION_ABORTABLE (v11); a fenced producer INVALID_PRODUCER_EPOCH; an unknown id or another
+producer id INVALID_PRODUCER_ID_MAPPING; a transaction still completing (or an unavailable
+coordinator) NOT_ENOUGH_REPLICAS, which every client retries. Nothing is appended then.
 """
 import logging
 
@@ -14,7 +22,7 @@ from broker.registry import handles
 import struct
 
 from protocol.errors import ErrorCode
-from protocol.records.batch import LOG_OVERHEAD, peek_magic
+from protocol.records.batch import LOG_OVERHEAD, peek_magic, read_header
 from protocol.messages.produce import ProduceResponse as R
 from storage.errors import StorageError
 
@@ -39,6 +47,31 @@ def _check_v3_records(records) -> str | None:
     if LOG_OVERHEAD + length < len(records):  # a torn batch is the validator's CORRUPT_MESSAGE
         return "Produce requests with version 3 or later must contain exactly one record batch"
     return None
+
+
+# Kafka's ReplicaManager: retriable verification errors older producers would not retry, told
+# as NOT_ENOUGH_REPLICAS (which every producer retries and which needs no metadata refresh)
+_RETRY_AS_NOT_ENOUGH_REPLICAS = frozenset({
+    ErrorCode.CONCURRENT_TRANSACTIONS, ErrorCode.NETWORK_EXCEPTION, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR})
+
+
+def _verify_transactional(b, v: int, transactional_id, records, plog, topic: str, idx: int):
+    """(error, message) when a transactional batch may not be appended, else None."""
+    h = read_header(records)
+    if not h.is_transactional or h.producer_id < 0:
+        return None
+    from broker.transactions.coordinator import DEFAULT_ERROR, GENERIC_ERROR_SUPPORTED
+    err = b.txn.verify_partition(transactional_id, h.producer_id, h.producer_epoch, (topic, idx), plog,
+                                 GENERIC_ERROR_SUPPORTED if v >= 11 else DEFAULT_ERROR)
+    if not err:
+        return None
+    if err in _RETRY_AS_NOT_ENOUGH_REPLICAS:
+        return (ErrorCode.NOT_ENOUGH_REPLICAS, "Unable to verify the partition has been added to the "
+                f"transaction. Underlying error: {ErrorCode(err).name}")
+    if err == ErrorCode.INVALID_TXN_STATE:
+        return err, "Partition was not added to the transaction"
+    return err, None
 
 
 @handles(0)
@@ -71,6 +104,14 @@ async def handle(ctx, req):
                     parts.append(_error(idx, ErrorCode.INVALID_RECORD, problem))
                     continue
             plog = b.topics.log(t.name, idx)
+            if v >= 3 and req.transactional_id is not None and b.txn is not None:
+                refused = _verify_transactional(b, v, req.transactional_id, pd.records, plog, t.name, idx)
+                if refused is not None:
+                    code, msg = refused
+                    log.info("produce to %s-%d from %r refused: %s", t.name, idx, ctx.client_id, ErrorCode(code).name)
+                    b.metrics.error(0, int(code))
+                    parts.append(_error(idx, code, msg))
+                    continue
             try:
                 info = plog.append(pd.records, from_client=True, partition_leader_epoch=LEADER_EPOCH)
             except StorageError as exc:

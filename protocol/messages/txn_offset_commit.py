@@ -1,4 +1,4 @@
-"""TxnOffsetCommit (key 28), versions 0-4, flexible from 3.
+"""TxnOffsetCommit (key 28), versions 0-5, flexible from 3.
 
 A transactional producer commits consumer offsets as part of its transaction (after
 AddOffsetsToTxn); they become visible to OffsetFetch only when the transaction commits
@@ -9,12 +9,14 @@ AddOffsetsToTxn); they become visible to OffsetFetch only when the transaction c
   UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID). They are not ignorable: a client that knows its
   generation must use v3+.
 - v4 is the same as v3 (may answer TRANSACTION_ABORTABLE).
+- v5 is the same as v4; with transaction version 2 (KIP-890 part 2) it also adds the group's
+  ``__consumer_offsets`` partition to the transaction (no AddOffsetsToTxn first).
 - Errors are per partition.
 """
 from protocol.codec import compile_api
 from protocol.schema import F, api
 
-API = api(28, "TxnOffsetCommit", valid="0-4", flexible="3+", request=[
+API = api(28, "TxnOffsetCommit", valid="0-5", flexible="3+", request=[
     F("transactional_id", "string", "0+"),
     F("group_id", "string", "0+"),
     F("producer_id", "int64", "0+"),

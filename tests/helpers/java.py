@@ -89,3 +89,68 @@ def run_java(cmd_args: list[str], *, check: bool = True, timeout: float = 90.0) 
     if check and proc.returncode != 0:
         raise JavaHarnessError(args, proc.returncode, lines, proc.stderr)
     return lines
+
+
+class JavaProcess:
+    """A harness command running in the background (``popen_java``): its JSON lines are
+    collected by a reader thread as they are printed."""
+
+    def __init__(self, args: list[str]):
+        import threading
+        self.args = args
+        self.lines: list[dict] = []
+        self._cond = threading.Condition()
+        self.proc = subprocess.Popen(["java", *JAVA_OPTS, "-cp", classpath(), MAIN_CLASS, *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self._stderr: list[str] = []
+        self._threads = [threading.Thread(target=self._read_stdout, daemon=True),
+                         threading.Thread(target=lambda: self._stderr.extend(self.proc.stderr), daemon=True)]
+        for t in self._threads:
+            t.start()
+
+    def _read_stdout(self) -> None:
+        for raw in self.proc.stdout:
+            raw = raw.strip()
+            if raw.startswith("{"):
+                with self._cond:
+                    self.lines.append(json.loads(raw))
+                    self._cond.notify_all()
+        with self._cond:
+            self._cond.notify_all()
+
+    def wait_for(self, pred, timeout: float = 30.0) -> dict | None:
+        """The first line satisfying ``pred`` (waiting up to ``timeout``), None if the process
+        ended or the time ran out first."""
+        import time
+        deadline = time.monotonic() + timeout
+        seen = 0
+        with self._cond:
+            while True:
+                for line in self.lines[seen:]:
+                    if pred(line):
+                        return line
+                seen = len(self.lines)
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.proc.poll() is not None and not self._threads[0].is_alive()):
+                    return None
+                self._cond.wait(min(left, 0.2))
+
+    def finish(self, timeout: float = 90.0) -> list[dict]:
+        """Wait for exit; returns all lines, raising ``JavaHarnessError`` on a non-zero exit."""
+        rc = self.proc.wait(timeout)
+        for t in self._threads:
+            t.join(5)
+        if rc != 0:
+            raise JavaHarnessError(self.args, rc, self.lines, "".join(self._stderr))
+        return self.lines
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def popen_java(cmd_args: list) -> JavaProcess:
+    """Start one harness command in the background (see ``JavaProcess``)."""
+    ensure_compiled()
+    return JavaProcess([str(a) for a in cmd_args])

@@ -21,6 +21,42 @@
 //   group-consume          --bootstrap B --group G --topic T --count N [--timeout-ms MS]
 //                          -> per record as consume, then {"committed":{"<partition>":offset,..}}
 //
+// Transactions (a transactional.id per producer; consumers read with --isolation):
+//   txn-produce            --bootstrap B --topic T --txn-id ID --txns commit:3,abort:2,open:1
+//                          [--partitions 0,1,..] [--value-prefix v]
+//                          -> one transaction per item, in order: its records (round-robin over
+//                             --partitions, default 0; value <prefix><txn>-<i>) are sent and
+//                             flushed, then committed or aborted, or for "open" left open and the
+//                             JVM halted without closing the producer (a producer gone silent).
+//                             Per record {"txn","index","partition","offset","value"}, then per
+//                             transaction {"txn","outcome"}
+//   consume-to-end         --bootstrap B --topic T [--partitions 0,1,..] [--isolation ..]
+//                          -> from the beginning until position >= endOffsets (the LSO under
+//                             read_committed) on every partition: records as consume, then
+//                             {"positions":{"<p>":pos,..},"endOffsets":{"<p>":end,..}}
+//   txn-fence              --bootstrap B --topic T --txn-id ID [--partition P]
+//                          -> a first producer opens a transaction (3 records, flushed), a second
+//                             with the same id initializes; then the first one's commit and a
+//                             send are tried, and the second commits 2 records of its own:
+//                             {"first_sent":[offsets]}, {"second":"initialized"},
+//                             {"first_commit":error|"ok"}, {"first_send":error|"ok"},
+//                             {"second_committed":[offsets]}
+//   txn-copy               --bootstrap B --input T --output T2 --group G --txn-id ID
+//                          [--max-poll-records N] [--sleep-ms MS]
+//                          -> consume-transform-produce, read_committed: each poll's records go to
+//                             the same partition of T2 (key "<p>:<offset>", value "out-"+value) in
+//                             one transaction with the consumed offsets (sendOffsetsToTransaction
+//                             with groupMetadata()); stops when the group's committed offsets equal
+//                             T's end offsets. {"assigned":[..]}, {"revoked":[..]}, per transaction
+//                             {"txn","records"}, on an aborted one {"aborted","error"}, then
+//                             {"done":true,"txns","records","aborts"}
+//
+// Throughput (bench/run.py's txn step; not tests):
+//   perf-produce           --bootstrap B --topic T --records N [--record-size S]
+//                          [--txn-commit-ms MS --txn-id ID] -> {"records","seconds","rps","mbps","txns"}
+//   perf-consume           --bootstrap B --topic T --records N [--isolation ..]
+//                          -> {"records","seconds","rps","mbps"}
+//
 // Every command also takes --props k=v,k=v (extra client properties) and --timeout-ms (default
 // 20000). Any failure prints {"error":SimpleClassName,"class":FullName,"message":..} and exits 1.
 // Keys and values are UTF-8 strings (null stays null). Plain Java 17, no dependency beyond the
@@ -103,6 +139,12 @@ public final class ClientHarness {
                 case "admin-describe-cluster": rc = adminDescribeCluster(); break;
                 case "admin-describe-topics": rc = adminDescribeTopics(); break;
                 case "group-consume": rc = groupConsume(); break;
+                case "txn-produce": rc = txnProduce(); break;
+                case "consume-to-end": rc = consumeToEnd(); break;
+                case "txn-fence": rc = txnFence(); break;
+                case "txn-copy": rc = txnCopy(); break;
+                case "perf-produce": rc = perfProduce(); break;
+                case "perf-consume": rc = perfConsume(); break;
                 default: throw new IllegalArgumentException("unknown command " + cmd);
             }
         } catch (Throwable t) {
@@ -335,6 +377,334 @@ public final class ClientHarness {
                     .put("internal", td.isInternal()).put("partitions", parts));
         }
         return 0;
+    }
+
+    // ---------------------------------------------------------------- transactions
+
+    private static Properties txnProducerProps(String txnId) {
+        Properties p = common();
+        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, txnId);
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.LINGER_MS_CONFIG, opt("linger-ms", "0"));
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        int timeout = timeoutMs();
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, String.valueOf(timeout));
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, String.valueOf(Math.min(timeout, 15000)));
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, String.valueOf(Math.max(timeout, 15000 + 1)));
+        extraProps(p);
+        return p;
+    }
+
+    private static List<Integer> ints(String csv) {
+        List<Integer> out = new ArrayList<>();
+        for (String s : csv.split(",")) if (!s.isBlank()) out.add(Integer.parseInt(s.trim()));
+        return out;
+    }
+
+    private static int txnProduce() throws Exception {
+        String topic = req("topic");
+        List<Integer> partitions = ints(opt("partitions", "0"));
+        String prefix = opt("value-prefix", "v");
+        KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(txnProducerProps(req("txn-id")));
+        producer.initTransactions();
+        int t = 0;
+        for (String item : req("txns").split(",")) {
+            String[] kv = item.split(":");
+            String outcome = kv[0].trim();
+            int n = Integer.parseInt(kv[1].trim());
+            producer.beginTransaction();
+            List<Future<RecordMetadata>> futures = new ArrayList<>();
+            List<String> values = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                String v = prefix + t + "-" + i;
+                values.add(v);
+                futures.add(producer.send(new ProducerRecord<>(topic, partitions.get(i % partitions.size()), null, utf8(v))));
+            }
+            producer.flush();
+            for (int i = 0; i < n; i++) {
+                RecordMetadata md = futures.get(i).get(timeoutMs(), TimeUnit.MILLISECONDS);
+                emit(new Json().put("txn", t).put("index", i).put("partition", md.partition())
+                        .put("offset", md.offset()).put("value", values.get(i)));
+            }
+            switch (outcome) {
+                case "commit": producer.commitTransaction(); break;
+                case "abort": producer.abortTransaction(); break;
+                case "open":
+                    // Gone silent: no commit, no abort, no close (close would abort it).
+                    emit(new Json().put("txn", t).put("outcome", outcome));
+                    System.out.flush();
+                    Runtime.getRuntime().halt(0);
+                    break;
+                default: throw new IllegalArgumentException("bad transaction outcome " + outcome);
+            }
+            emit(new Json().put("txn", t).put("outcome", outcome));
+            t++;
+        }
+        producer.close(Duration.ofMillis(timeoutMs()));
+        return 0;
+    }
+
+    private static List<TopicPartition> topicPartitions(KafkaConsumer<?, ?> consumer, String topic, String csv) {
+        List<TopicPartition> tps = new ArrayList<>();
+        if (csv != null) {
+            for (int p : ints(csv)) tps.add(new TopicPartition(topic, p));
+        } else {
+            for (PartitionInfo pi : consumer.partitionsFor(topic, Duration.ofMillis(timeoutMs())))
+                tps.add(new TopicPartition(topic, pi.partition()));
+            tps.sort((a, b) -> Integer.compare(a.partition(), b.partition()));
+        }
+        return tps;
+    }
+
+    private static int consumeToEnd() throws Exception {
+        String topic = req("topic");
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerProps(null))) {
+            List<TopicPartition> tps = topicPartitions(consumer, topic, OPTS.get("partitions"));
+            consumer.assign(tps);
+            consumer.seekToBeginning(tps);
+            // endOffsets answers the LSO for a read_committed consumer (ListOffsets READ_COMMITTED)
+            Map<TopicPartition, Long> ends = consumer.endOffsets(tps, Duration.ofMillis(timeoutMs()));
+            long deadline = System.currentTimeMillis() + timeoutMs();
+            while (true) {
+                boolean done = true;
+                for (TopicPartition tp : tps) if (consumer.position(tp) < ends.get(tp)) done = false;
+                if (done) break;
+                if (System.currentTimeMillis() > deadline) throw new java.util.concurrent.TimeoutException(
+                        "positions did not reach the end offsets " + ends + " within " + timeoutMs() + " ms");
+                emitRecords(consumer.poll(Duration.ofMillis(200)));
+            }
+            Json pos = new Json();
+            Json end = new Json();
+            for (TopicPartition tp : tps) {
+                pos.put(String.valueOf(tp.partition()), consumer.position(tp));
+                end.put(String.valueOf(tp.partition()), ends.get(tp));
+            }
+            emit(new Json().put("positions", pos).put("endOffsets", end));
+        }
+        return 0;
+    }
+
+    private static Json attempt(ThrowingRunnable r) {
+        try {
+            r.run();
+            return null;
+        } catch (Throwable t) {
+            return error(t);
+        }
+    }
+
+    interface ThrowingRunnable { void run() throws Exception; }
+
+    private static int txnFence() throws Exception {
+        String topic = req("topic");
+        int partition = Integer.parseInt(opt("partition", "0"));
+        String txnId = req("txn-id");
+        KafkaProducer<byte[], byte[]> first = new KafkaProducer<>(txnProducerProps(txnId));
+        first.initTransactions();
+        first.beginTransaction();
+        List<Future<RecordMetadata>> fs = new ArrayList<>();
+        for (int i = 0; i < 3; i++)
+            fs.add(first.send(new ProducerRecord<>(topic, partition, null, utf8("fence-a-" + i))));
+        first.flush();
+        List<Object> offs = new ArrayList<>();
+        for (Future<RecordMetadata> f : fs) offs.add(f.get(timeoutMs(), TimeUnit.MILLISECONDS).offset());
+        emit(new Json().put("first_sent", offs));
+
+        KafkaProducer<byte[], byte[]> second = new KafkaProducer<>(txnProducerProps(txnId));
+        second.initTransactions();
+        emit(new Json().put("second", "initialized"));
+
+        Json commitErr = attempt(first::commitTransaction);
+        emit(new Json().put("first_commit", commitErr == null ? "ok" : commitErr));
+        Json sendErr = attempt(() -> first.send(new ProducerRecord<>(topic, partition, null, utf8("fence-a-3")))
+                .get(timeoutMs(), TimeUnit.MILLISECONDS));
+        emit(new Json().put("first_send", sendErr == null ? "ok" : sendErr));
+        attempt(() -> first.close(Duration.ofMillis(2000)));
+
+        second.beginTransaction();
+        fs.clear();
+        for (int i = 0; i < 2; i++)
+            fs.add(second.send(new ProducerRecord<>(topic, partition, null, utf8("fence-b-" + i))));
+        second.commitTransaction();
+        offs = new ArrayList<>();
+        for (Future<RecordMetadata> f : fs) offs.add(f.get(timeoutMs(), TimeUnit.MILLISECONDS).offset());
+        emit(new Json().put("second_committed", offs));
+        second.close(Duration.ofMillis(timeoutMs()));
+        return 0;
+    }
+
+    private static int txnCopy() throws Exception {
+        String input = req("input");
+        String output = req("output");
+        Properties cp = consumerProps(req("group"));
+        cp.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        cp.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, opt("max-poll-records", "5"));
+        int sleepMs = Integer.parseInt(opt("sleep-ms", "0"));
+        long deadline = System.currentTimeMillis() + timeoutMs();
+        int txns = 0, aborts = 0, total = 0;
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(cp);
+             KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(txnProducerProps(req("txn-id")))) {
+            producer.initTransactions();
+            List<TopicPartition> all = topicPartitions(consumer, input, null);
+            consumer.subscribe(Collections.singletonList(input), new org.apache.kafka.clients.consumer.ConsumerRebalanceListener() {
+                @Override public void onPartitionsRevoked(java.util.Collection<TopicPartition> parts) {
+                    emit(new Json().put("revoked", partitionList(parts)));
+                }
+                @Override public void onPartitionsAssigned(java.util.Collection<TopicPartition> parts) {
+                    emit(new Json().put("assigned", partitionList(parts)));
+                }
+            });
+            long nextCheck = 0;
+            while (true) {
+                if (System.currentTimeMillis() > deadline) throw new java.util.concurrent.TimeoutException(
+                        "input not fully copied within " + timeoutMs() + " ms");
+                org.apache.kafka.clients.consumer.ConsumerRecords<byte[], byte[]> recs = consumer.poll(Duration.ofMillis(200));
+                if (recs.isEmpty()) {
+                    if (System.currentTimeMillis() >= nextCheck) {
+                        nextCheck = System.currentTimeMillis() + 300;
+                        Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(new java.util.HashSet<>(all));
+                        Map<TopicPartition, Long> ends = consumer.endOffsets(all);
+                        boolean done = true;
+                        for (TopicPartition tp : all) {
+                            OffsetAndMetadata om = committed.get(tp);
+                            if (om == null || om.offset() < ends.get(tp)) done = false;
+                        }
+                        if (done) break;
+                    }
+                    continue;
+                }
+                producer.beginTransaction();
+                Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+                for (ConsumerRecord<byte[], byte[]> r : recs) {
+                    producer.send(new ProducerRecord<>(output, r.partition(), utf8(r.partition() + ":" + r.offset()),
+                            utf8("out-" + str(r.value()))));
+                    offsets.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
+                }
+                try {
+                    producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
+                    producer.commitTransaction();
+                    txns++;
+                    total += recs.count();
+                    emit(new Json().put("txn", txns).put("records", recs.count()));
+                } catch (org.apache.kafka.common.errors.ProducerFencedException
+                         | org.apache.kafka.common.errors.OutOfOrderSequenceException
+                         | org.apache.kafka.common.errors.AuthorizationException e) {
+                    throw e;    // fatal: this producer cannot go on
+                } catch (org.apache.kafka.common.KafkaException e) {
+                    // e.g. CommitFailedException after a rebalance: abort and resume from the
+                    // group's committed offsets, as Kafka's EOS examples do
+                    producer.abortTransaction();
+                    aborts++;
+                    emit(new Json().put("aborted", aborts).putAll(error(e)));
+                    Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(consumer.assignment());
+                    for (TopicPartition tp : consumer.assignment()) {
+                        OffsetAndMetadata om = committed.get(tp);
+                        if (om == null) consumer.seekToBeginning(Collections.singletonList(tp));
+                        else consumer.seek(tp, om.offset());
+                    }
+                }
+                if (sleepMs > 0) Thread.sleep(sleepMs);
+            }
+        }
+        emit(new Json().put("done", true).put("txns", txns).put("records", total).put("aborts", aborts));
+        return 0;
+    }
+
+    private static List<Object> partitionList(java.util.Collection<TopicPartition> parts) {
+        List<Object> out = new ArrayList<>();
+        for (TopicPartition tp : sorted(new java.util.HashSet<>(parts))) out.add(tp.partition());
+        return out;
+    }
+
+    private static int perfProduce() throws Exception {
+        String topic = req("topic");
+        long n = Long.parseLong(req("records"));
+        int size = Integer.parseInt(opt("record-size", "100"));
+        long commitMs = Long.parseLong(opt("txn-commit-ms", "0"));
+        Properties p = commitMs > 0 ? txnProducerProps(req("txn-id")) : txnProducerProps("unused");
+        if (commitMs <= 0) {
+            p.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
+            p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        }
+        p.put(ProducerConfig.LINGER_MS_CONFIG, opt("linger-ms", "5"));
+        p.put(ProducerConfig.BATCH_SIZE_CONFIG, opt("batch-size", "65536"));
+        extraProps(p);
+        byte[] value = new byte[size];
+        new java.util.Random(1).nextBytes(value);
+        long txns = 0;
+        long t0, t1;
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
+            // warm-up: metadata, connections and the coordinator, not timed
+            if (commitMs > 0) {
+                producer.initTransactions();
+                producer.beginTransaction();
+            }
+            producer.send(new ProducerRecord<>(topic, null, value)).get(timeoutMs(), TimeUnit.MILLISECONDS);
+            if (commitMs > 0) producer.commitTransaction();
+            t0 = System.nanoTime();
+            long nextCommit = t0 + commitMs * 1_000_000L;
+            if (commitMs > 0) producer.beginTransaction();
+            for (long i = 0; i < n; i++) {
+                producer.send(new ProducerRecord<>(topic, null, value));
+                if (commitMs > 0 && System.nanoTime() >= nextCommit) {
+                    producer.commitTransaction();
+                    txns++;
+                    producer.beginTransaction();
+                    nextCommit = System.nanoTime() + commitMs * 1_000_000L;
+                }
+            }
+            if (commitMs > 0) {
+                producer.commitTransaction();
+                txns++;
+            } else {
+                producer.flush();
+            }
+            t1 = System.nanoTime();
+        }
+        double s = (t1 - t0) / 1e9;
+        emit(new Json().put("records", n).put("seconds", s).put("rps", n / s).put("mbps", n * (double) size / 1e6 / s)
+                .put("txns", txns));
+        return 0;
+    }
+
+    private static int perfConsume() throws Exception {
+        String topic = req("topic");
+        long n = Long.parseLong(req("records"));
+        Properties p = consumerProps(null);
+        p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, opt("max-poll-records", "2000"));
+        extraProps(p);
+        long got = 0, bytes = 0;
+        long t0, t1;
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
+            List<TopicPartition> tps = topicPartitions(consumer, topic, OPTS.get("partitions"));
+            consumer.assign(tps);
+            consumer.seekToBeginning(tps);
+            long deadline = System.currentTimeMillis() + timeoutMs();
+            t0 = System.nanoTime();
+            while (got < n) {
+                if (System.currentTimeMillis() > deadline) throw new java.util.concurrent.TimeoutException(
+                        "consumed " + got + " of " + n + " records within " + timeoutMs() + " ms");
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) {
+                    got++;
+                    bytes += r.serializedValueSize();
+                }
+            }
+            t1 = System.nanoTime();
+        }
+        double s = (t1 - t0) / 1e9;
+        emit(new Json().put("records", got).put("seconds", s).put("rps", got / s).put("mbps", bytes / 1e6 / s));
+        return 0;
+    }
+
+    private static void emitRecords(Iterable<ConsumerRecord<byte[], byte[]>> records) {
+        for (ConsumerRecord<byte[], byte[]> r : records) {
+            Json h = new Json();
+            for (Header hd : r.headers()) h.put(hd.key(), str(hd.value()));
+            emit(new Json().put("partition", r.partition()).put("offset", r.offset())
+                    .put("timestamp", r.timestamp()).put("timestampType", r.timestampType().toString())
+                    .put("key", str(r.key())).put("value", str(r.value())).put("headers", h));
+        }
     }
 
     // ---------------------------------------------------------------- helpers

@@ -2,7 +2,8 @@
 
 APIs: OffsetCommit (8), OffsetFetch (9), FindCoordinator (10), JoinGroup (11), Heartbeat (12),
 LeaveGroup (13), SyncGroup (14), DescribeGroups (15), ListGroups (16), AddPartitionsToTxn (24),
-AddOffsetsToTxn (25), EndTxn (26), TxnOffsetCommit (28), DeleteGroups (42), OffsetDelete (47),
+AddOffsetsToTxn (25), EndTxn (26), WriteTxnMarkers (27), TxnOffsetCommit (28), DeleteGroups (42),
+OffsetDelete (47), DescribeTransactions (65), ListTransactions (66),
 and the consumer embedded protocol (``protocol.messages.consumer_protocol``).
 
 References, each an encoder written independently of ours:
@@ -36,6 +37,7 @@ import kafka.protocol.old.find_coordinator as old_find_coordinator
 import kafka.protocol.old.group as old_group
 import kafka.protocol.old.txn_offset_commit as old_txn_offset_commit
 from kafka.protocol.admin import groups as kp_admin_groups
+from kafka.protocol.admin import transactions as kp_admin_txn
 from kafka.protocol.consumer import group as kp_group
 from kafka.protocol.consumer import metadata as kp_consumer_protocol
 from kafka.protocol.metadata import find_coordinator as kp_find_coordinator
@@ -84,9 +86,12 @@ KP = {
     24: (kp_txn.AddPartitionsToTxnRequest, kp_txn.AddPartitionsToTxnResponse),
     25: (kp_txn.AddOffsetsToTxnRequest, kp_txn.AddOffsetsToTxnResponse),
     26: (kp_txn.EndTxnRequest, kp_txn.EndTxnResponse),
+    27: (kp_txn.WriteTxnMarkersRequest, kp_txn.WriteTxnMarkersResponse),
     28: (kp_txn.TxnOffsetCommitRequest, kp_txn.TxnOffsetCommitResponse),
     42: (kp_admin_groups.DeleteGroupsRequest, kp_admin_groups.DeleteGroupsResponse),
     47: (kp_group.OffsetDeleteRequest, kp_group.OffsetDeleteResponse),
+    65: (kp_admin_txn.DescribeTransactionsRequest, kp_admin_txn.DescribeTransactionsResponse),
+    66: (kp_admin_txn.ListTransactionsRequest, kp_admin_txn.ListTransactionsResponse),
 }
 
 # (our key) -> (classic request classes by version, classic response classes by version)
@@ -127,8 +132,8 @@ def _old_cases():
 def test_declared_ranges():
     """The version ranges and flexible-from the broker advertises for these APIs."""
     want = {8: (0, 9, 8), 9: (0, 9, 6), 10: (0, 6, 3), 11: (0, 9, 6), 12: (0, 4, 4), 13: (0, 5, 4),
-            14: (0, 5, 4), 15: (0, 5, 5), 16: (0, 5, 3), 24: (0, 5, 3), 25: (0, 4, 3), 26: (0, 4, 3),
-            28: (0, 4, 3), 42: (0, 2, 2), 47: (0, 0, None)}
+            14: (0, 5, 4), 15: (0, 5, 5), 16: (0, 5, 3), 24: (0, 5, 3), 25: (0, 4, 3), 26: (0, 5, 3),
+            27: (0, 1, 1), 28: (0, 5, 3), 42: (0, 2, 2), 47: (0, 0, None), 65: (0, 0, 0), 66: (0, 1, 0)}
     for key, (lo, hi, flex) in want.items():
         a = APIS[key]
         assert (a.min_version, a.max_version) == (lo, hi), a.name

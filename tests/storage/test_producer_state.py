@@ -131,3 +131,147 @@ def test_property_in_order_stream_accepted_and_retries_are_duplicates(sizes, sta
         seq, off = (last + 1) % (INT_MAX + 1), off + n
     for b in history[-5:]:
         assert m.check_and_prepare(PID, 0, b.first_seq, b.last_seq) == b
+
+
+# ---- transactions (Kafka's ProducerStateManagerTest transactional cases) ----------------
+
+from storage.errors import InvalidTxnStateError, TransactionCoordinatorFencedError  # noqa: E402
+from storage.producer_snapshot import decode_snapshot, encode_snapshot  # noqa: E402
+from storage.producer_state import CompletedTxn  # noqa: E402
+
+
+def txn_append(m, pid, epoch, seq, offset, n=1, ts=0):
+    assert m.check_and_prepare(pid, epoch, seq, seq + n - 1, is_transactional=True) is None
+    m.update(pid, epoch, seq, seq + n - 1, offset, offset + n - 1, ts, is_transactional=True)
+
+
+def marker(m, pid, epoch, commit, offset, coordinator_epoch=0, ts=0):
+    """What the log does for a marker: check, update, LSO for the index, complete."""
+    m.check_marker(pid, epoch, coordinator_epoch)
+    completed = m.update_marker(pid, epoch, coordinator_epoch, commit, offset, ts)
+    lso = m.last_stable_offset(completed) if completed else None
+    if completed:
+        m.complete_txn(completed)
+    return completed, lso
+
+
+def test_first_unstable_offset_follows_the_earliest_open_transaction():
+    """testFirstUnstableOffset / testLastStableOffsetCompletedTxn."""
+    m = ProducerStateManager()
+    assert m.first_unstable_offset is None
+    txn_append(m, 1, 0, 0, 99)
+    assert m.first_unstable_offset == 99
+    txn_append(m, 2, 0, 0, 100)
+    txn_append(m, 1, 0, 1, 101)            # a later batch of the same transaction changes nothing
+    assert m.first_unstable_offset == 99
+    assert m.ongoing_transactions() == [(1, 99), (2, 100)]
+    completed, lso = marker(m, 1, 0, True, 102)
+    assert completed == CompletedTxn(1, 99, 102, False)
+    assert lso == 100, "the LSO stops at the other producer's open transaction"
+    assert m.first_unstable_offset == 100
+    completed, lso = marker(m, 2, 0, False, 103)
+    assert completed == CompletedTxn(2, 100, 103, True) and lso == 104
+    assert m.first_unstable_offset is None and m.ongoing_transactions() == []
+    assert m.last_entry(1).current_txn_first_offset is None
+
+
+def test_non_transactional_append_with_ongoing_transaction_is_refused():
+    """testNonTransactionalAppendWithOngoingTransaction."""
+    m = ProducerStateManager()
+    txn_append(m, 1, 0, 0, 0)
+    with pytest.raises(InvalidTxnStateError):
+        m.check_and_prepare(1, 0, 1, 1, is_transactional=False)
+    with pytest.raises(InvalidTxnStateError):
+        m.check_coordinator_batch(1, 0, is_transactional=False)
+
+
+def test_marker_checks_producer_and_coordinator_epochs():
+    """testOldEpochForControlRecord, testCoordinatorFencing."""
+    m = ProducerStateManager()
+    txn_append(m, 1, 3, 0, 0)
+    with pytest.raises(InvalidProducerEpochError):
+        m.check_marker(1, 2, 0)
+    marker(m, 1, 3, True, 1, coordinator_epoch=5)
+    assert m.last_entry(1).coordinator_epoch == 5
+    with pytest.raises(TransactionCoordinatorFencedError):
+        m.check_marker(1, 3, 4)
+    m.check_marker(1, 3, 5)           # equal epochs pass (transaction version 0/1)
+    m.check_marker(99, 0, 0)          # an unknown producer passes
+
+
+def test_marker_without_open_transaction_completes_nothing():
+    m = ProducerStateManager()
+    assert marker(m, 1, 0, False, 5) == (None, None)
+    assert m.last_entry(1).producer_epoch == 0 and m.first_unstable_offset is None
+
+
+def test_fencing_abort_marker_with_bumped_epoch():
+    """testProducerStateAfterFencingAbortMarker: the coordinator aborts with a bumped epoch;
+    the producer's batches are forgotten and its old epoch is then refused."""
+    m = ProducerStateManager()
+    txn_append(m, 1, 0, 0, 0, n=2)
+    completed, _ = marker(m, 1, 1, False, 2)
+    assert completed == CompletedTxn(1, 0, 2, True)
+    e = m.last_entry(1)
+    assert e.producer_epoch == 1 and not e.batches and e.current_txn_first_offset is None
+    with pytest.raises(InvalidProducerEpochError):
+        m.check_and_prepare(1, 0, 2, 2, is_transactional=True)
+
+
+def test_producers_with_an_open_transaction_do_not_expire():
+    """testProducersWithOngoingTransactionsDontExpire."""
+    m = ProducerStateManager()
+    txn_append(m, 1, 0, 0, 0, ts=1000)
+    m.update(2, 0, 0, 0, 1, 1, 1000)
+    assert m.remove_expired(now_ms=10 ** 9, producer_id_expiration_ms=5000) == [2]
+    marker(m, 1, 0, True, 2, ts=2000)
+    assert m.remove_expired(now_ms=10 ** 9, producer_id_expiration_ms=5000) == [1]
+
+
+def test_snapshot_restores_open_transactions_and_coordinator_epochs():
+    """testRecoverFromSnapshotUnfinishedTransaction / ...FinishedTransaction, through the
+    Kafka snapshot file format."""
+    m = ProducerStateManager()
+    txn_append(m, 1, 0, 0, 10, n=3, ts=7)
+    txn_append(m, 2, 4, 0, 13, ts=8)
+    marker(m, 2, 4, False, 14, coordinator_epoch=9)
+    txn_append(m, 3, 0, 0, 15)
+    back = decode_snapshot(encode_snapshot(m))
+    assert back.ongoing_transactions() == [(1, 10), (3, 15)]
+    assert back.first_unstable_offset == 10
+    assert back.last_entry(2).coordinator_epoch == 9
+    assert back.last_entry(1).current_txn_first_offset == 10
+    completed, lso = marker(back, 1, 0, False, 16)
+    assert completed == CompletedTxn(1, 10, 16, True) and lso == 15
+    assert ProducerStateManager.from_snapshot(m.snapshot()).ongoing_transactions() == m.ongoing_transactions()
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from(["data", "txn", "commit", "abort"])), max_size=60))
+def test_property_first_unstable_offset_against_a_model(ops):
+    """Against a brute-force model: the first unstable offset is the smallest first offset
+    among producers whose last transactional batch came after their last marker."""
+    m = ProducerStateManager()
+    open_at: dict[int, int] = {}
+    aborted = []
+    for offset, (pid, op) in enumerate(ops):
+        if op == "data":
+            if pid in open_at:
+                with pytest.raises(InvalidTxnStateError):
+                    m.check_coordinator_batch(pid, 0, is_transactional=False)
+                continue
+            m.update(pid, 0, -1, -1, offset, offset, 0)
+        elif op == "txn":
+            m.update(pid, 0, -1, -1, offset, offset, 0, is_transactional=True)
+            open_at.setdefault(pid, offset)
+        else:
+            completed = m.update_marker(pid, 0, 0, op == "commit", offset, 0)
+            first = open_at.pop(pid, None)
+            assert completed == (None if first is None else CompletedTxn(pid, first, offset, op == "abort"))
+            if completed:
+                lso = m.last_stable_offset(completed)
+                assert lso == min(open_at.values(), default=offset + 1)
+                m.complete_txn(completed)
+                if completed.is_aborted:
+                    aborted.append(completed)
+        assert m.first_unstable_offset == min(open_at.values(), default=None)
+        assert m.ongoing_transactions() == sorted(((p, o) for p, o in open_at.items()), key=lambda t: t[1])

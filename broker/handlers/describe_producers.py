@@ -1,0 +1,34 @@
+"""DescribeProducers (61) v0: the active producers of partitions (KIP-664).
+
+Per partition, from the log's producer state: id, epoch, last sequence and timestamp, the
+coordinator epoch of its last marker (-1 if none) and the first offset of its open
+transaction (-1 if none), the facts ``kafka-transactions.sh describe-producers`` shows and
+``abort`` needs. Unknown partitions get UNKNOWN_TOPIC_OR_PARTITION.
+"""
+from broker.registry import handles
+from protocol.errors import ErrorCode as E
+from protocol.messages.describe_producers import DescribeProducersResponse as R
+
+PartitionResponse = R.TopicResponse.PartitionResponse
+
+
+@handles(61)
+async def handle(ctx, req):
+    b = ctx.broker
+    topics = []
+    for t in req.topics:
+        parts = []
+        for p in t.partition_indexes:
+            plog = b.topics.log(t.name, p) if b.topics.get(t.name) is not None else None
+            if plog is None:
+                parts.append(PartitionResponse(partition_index=p, error_code=E.UNKNOWN_TOPIC_OR_PARTITION,
+                                               error_message=None))
+                continue
+            parts.append(PartitionResponse(partition_index=p, error_code=0, error_message=None, active_producers=[
+                PartitionResponse.ProducerState(
+                    producer_id=e.producer_id, producer_epoch=e.producer_epoch, last_sequence=e.last_sequence,
+                    last_timestamp=e.last_timestamp, coordinator_epoch=e.coordinator_epoch,
+                    current_txn_start_offset=e.current_txn_start_offset)
+                for e in plog.producer_entries()]))
+        topics.append(R.TopicResponse(name=t.name, partitions=parts))
+    return R(throttle_time_ms=0, topics=topics)

@@ -1,0 +1,31 @@
+"""WriteTxnMarkers (27) v1: append COMMIT/ABORT markers for a producer (Kafka 4: v1 only).
+
+The coordinator of this node writes its markers in-process (broker.transactions); the API is
+served for completeness and for ``hourglass transactions abort`` / ``kafka-transactions.sh
+abort``, which end a hanging transaction with an ABORT marker. Per partition:
+UNKNOWN_TOPIC_OR_PARTITION, INVALID_PRODUCER_EPOCH (older than the producer's epoch there),
+TRANSACTION_COORDINATOR_FENCED (older coordinator epoch than the producer's last marker). A
+marker in a ``__consumer_offsets`` partition also completes the producer's pending
+transactional offsets there.
+"""
+from broker.registry import handles
+from broker.transactions.coordinator import write_marker
+from protocol.messages.write_txn_markers import WriteTxnMarkersResponse as R
+
+TopicResult = R.WritableTxnMarkerResult.WritableTxnMarkerTopicResult
+PartitionResult = TopicResult.WritableTxnMarkerPartitionResult
+
+
+@handles(27, min_version=1)  # Kafka 4.0 removed v0
+async def handle(ctx, req):
+    b = ctx.broker
+    markers = []
+    for m in req.markers:
+        topics = []
+        for t in m.topics:
+            parts = [PartitionResult(partition_index=p, error_code=write_marker(
+                b.topics, b.groups, t.name, p, m.producer_id, m.producer_epoch, m.coordinator_epoch,
+                m.transaction_result)) for p in t.partition_indexes]
+            topics.append(TopicResult(name=t.name, partitions=parts))
+        markers.append(R.WritableTxnMarkerResult(producer_id=m.producer_id, topics=topics))
+    return R(markers=markers)

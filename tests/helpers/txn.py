@@ -1,0 +1,251 @@
+"""Helpers for the transaction tests (issue 17), as a user would check a transactional topic.
+
+- ``tbroker``: a broker fixture with ``TXN_BROKER_OVERRIDES``; ``unique(prefix)`` names.
+- ``txn_producer(bootstrap, txn_id, **cfg)``: a confluent-kafka transactional producer,
+  ``init_transactions()`` done.
+- ``read_to_end(bootstrap, topic, partitions, isolation)``: every record a fresh consumer by
+  manual assignment reads from the beginning up to the end *for that isolation level* (the
+  high watermark, or the last stable offset under read_committed), and its positions there.
+- ``end_offsets(bootstrap, topic, partitions, isolation)``: ListOffsets LATEST through the
+  admin client with that isolation level (read_committed: the LSO).
+- ``scan_partition(dir)``: a brute-force walk of one partition's ``.log`` files with
+  ``protocol.records`` (no broker code): which records are committed, aborted, still open or
+  not transactional, the aborted transactions Kafka's ``.txnindex`` must hold (per segment,
+  with the LSO Kafka records), and the LSO. ``read_txn_index(path)`` parses a ``.txnindex``
+  file (Kafka's format: 34-byte entries ``>hqqqq``: version 0, producer id, first offset,
+  last offset, last stable offset).
+
+The LSO rule restated from Kafka (``ProducerStateManager.lastStableOffset(completedTxn)``):
+when an ABORT marker completes a producer's transaction, the entry's last stable offset is
+the first offset of the earliest *other* ongoing transaction in the partition, else the
+marker's offset + 1. A marker for a producer with no data in the partition completes a
+transaction whose first offset is the marker itself (``currentTxnFirstOffset.orElse(offset)``).
+"""
+from __future__ import annotations
+
+import struct
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from protocol.records.record import decode_batch, parse_end_txn_marker
+
+READ_COMMITTED = "read_committed"
+READ_UNCOMMITTED = "read_uncommitted"
+
+# Brokers for transaction tests: a silent transaction is aborted within transaction.timeout.ms
+# plus this interval (Kafka's default is 10 s); groups rebalance at once and accept the short
+# session timeouts the consume-transform-produce members use.
+TXN_BROKER_OVERRIDES = {
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": 500,
+    "group.initial.rebalance.delay.ms": 0,
+    "group.min.session.timeout.ms": 1000,
+}
+
+
+@pytest.fixture
+def tbroker(broker_factory):
+    """A broker with ``TXN_BROKER_OVERRIDES`` (import this fixture into a test module)."""
+    return broker_factory(TXN_BROKER_OVERRIDES)
+
+
+def unique(prefix: str) -> str:
+    """A topic, group or transactional id no other test uses."""
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+TXN_INDEX_ENTRY = struct.Struct(">hqqqq")   # version, producer id, first, last, last stable offset
+
+
+# ------------------------------------------------------------------------------- clients
+def txn_producer(bootstrap: str, txn_id: str, *, init_timeout: float = 30.0, **cfg):
+    """A confluent-kafka producer with ``transactional.id`` = ``txn_id``, transactions initialised."""
+    from confluent_kafka import Producer
+    conf = {"bootstrap.servers": bootstrap, "transactional.id": txn_id, "linger.ms": 0}
+    conf.update(cfg)
+    p = Producer(conf)
+    p.init_transactions(init_timeout)
+    return p
+
+
+def consumer(bootstrap: str, isolation: str, **cfg):
+    from confluent_kafka import Consumer
+    conf = {"bootstrap.servers": bootstrap, "group.id": f"txn-reader-{time.monotonic_ns()}",
+            "enable.auto.commit": False, "isolation.level": isolation, "enable.partition.eof": True,
+            "auto.offset.reset": "earliest"}
+    conf.update(cfg)
+    return Consumer(conf)
+
+
+@dataclass
+class ReadResult:
+    records: dict[int, list[tuple[int, bytes]]]     # partition -> [(offset, value)] in read order
+    positions: dict[int, int]                       # partition -> consumer position at the end
+
+    def values(self, partition: int) -> list[bytes]:
+        return [v for _, v in self.records[partition]]
+
+    def all_values(self) -> list[bytes]:
+        return [v for recs in self.records.values() for _, v in recs]
+
+
+def read_to_end(bootstrap: str, topic: str, partitions, isolation: str, *, timeout: float = 20.0) -> ReadResult:
+    """Read ``partitions`` from the beginning until each reports end-of-partition at (or past)
+    the end offset for ``isolation``; returns the records and the final positions."""
+    from confluent_kafka import KafkaError, OFFSET_BEGINNING, TopicPartition
+    partitions = list(partitions)
+    ends = end_offsets(bootstrap, topic, partitions, isolation)
+    c = consumer(bootstrap, isolation)
+    out: dict[int, list[tuple[int, bytes]]] = {p: [] for p in partitions}
+    try:
+        c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
+        done: set[int] = {p for p in partitions if ends[p] == 0}
+        deadline = time.monotonic() + timeout
+        while len(done) < len(partitions):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{isolation} read of {topic} {partitions}: end offsets {ends}, "
+                                   f"reached {sorted(done)}, got {({p: len(r) for p, r in out.items()})}")
+            m = c.poll(0.2)
+            if m is None:
+                continue
+            if m.error() is not None:
+                if m.error().code() == KafkaError._PARTITION_EOF:
+                    if m.offset() >= ends[m.partition()]:
+                        done.add(m.partition())
+                    continue
+                raise RuntimeError(f"reading {topic}: {m.error()}")
+            out[m.partition()].append((m.offset(), m.value()))
+        pos = c.position([TopicPartition(topic, p) for p in partitions])
+        return ReadResult(out, {tp.partition: tp.offset for tp in pos})
+    finally:
+        c.close()
+
+
+def end_offsets(bootstrap: str, topic: str, partitions, isolation: str) -> dict[int, int]:
+    """ListOffsets LATEST with the given isolation level (read_committed answers the LSO)."""
+    from confluent_kafka import IsolationLevel, TopicPartition
+    from confluent_kafka.admin import AdminClient, OffsetSpec
+    level = IsolationLevel.READ_COMMITTED if isolation == READ_COMMITTED else IsolationLevel.READ_UNCOMMITTED
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    futs = admin.list_offsets({TopicPartition(topic, p): OffsetSpec.latest() for p in partitions},
+                              isolation_level=level, request_timeout=20)
+    return {tp.partition: f.result().offset for tp, f in futs.items()}
+
+
+def create_topic(bootstrap: str, topic: str, partitions: int, config: dict | None = None) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, partitions, 1, config=config or {})])[topic].result(20)
+
+
+def group_committed(bootstrap: str, group: str, topic: str, partitions) -> dict[int, int]:
+    """The group's committed offsets (``-1001`` = none), read by a consumer outside the group."""
+    from confluent_kafka import Consumer, TopicPartition
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+    try:
+        res = c.committed([TopicPartition(topic, p) for p in partitions], timeout=20)
+        return {tp.partition: tp.offset for tp in res}
+    finally:
+        c.close()
+
+
+# ------------------------------------------------------------------------------- the log itself
+@dataclass
+class ScannedRecord:
+    offset: int
+    value: bytes | None
+    producer_id: int
+    state: str            # "committed", "aborted", "open" (transaction not completed) or "plain"
+    timestamp: int = -1
+
+
+@dataclass
+class LogScan:
+    log_end_offset: int
+    records: list[ScannedRecord]
+    markers: list[tuple[int, int, bool, int]]            # (offset, producer id, is_commit, timestamp)
+    aborted: dict[int, list[tuple[int, int, int, int]]]  # segment base -> [(pid, first, last, lso)]
+    ongoing: dict[int, int] = field(default_factory=dict)  # pid -> first offset of its open txn
+    segments: list[int] = field(default_factory=list)
+
+    @property
+    def last_stable_offset(self) -> int:
+        return min(self.ongoing.values(), default=self.log_end_offset)
+
+    def values(self, *states: str) -> list[bytes]:
+        return [r.value for r in self.records if r.state in states]
+
+    def first_offset_reaching(self, ts: int) -> int | None:
+        """KIP-33 over everything in the log, control batches included (their timestamp is
+        when the marker was written): the first offset whose timestamp is >= ts."""
+        hits = [r.offset for r in self.records if r.timestamp >= ts] + [m[0] for m in self.markers if m[3] >= ts]
+        return min(hits, default=None)
+
+
+def scan_partition(partition_dir: str | Path) -> LogScan:
+    """Brute force over every ``.log`` file of a partition dir, in base-offset order."""
+    d = Path(partition_dir)
+    logs = sorted(d.glob("*.log"), key=lambda p: int(p.stem))
+    records: list[ScannedRecord] = []
+    by_pid_open: dict[int, list[ScannedRecord]] = {}
+    ongoing: dict[int, int] = {}
+    markers: list[tuple[int, int, bool, int]] = []
+    aborted: dict[int, list[tuple[int, int, int, int]]] = {}
+    leo = 0
+    for log in logs:
+        base = int(log.stem)
+        buf = log.read_bytes()
+        pos = 0
+        while len(buf) - pos >= 12:
+            (length,) = struct.unpack_from(">i", buf, pos + 8)
+            if length <= 0 or pos + 12 + length > len(buf):
+                break               # preallocated zeros or a torn tail
+            header, recs = decode_batch(buf, pos)
+            pos += 12 + length
+            leo = header.base_offset + header.last_offset_delta + 1
+            pid = header.producer_id
+            if header.is_control:
+                for r in recs:
+                    is_commit, _epoch = parse_end_txn_marker(r)
+                    markers.append((r.offset, pid, is_commit, r.timestamp))
+                    first = ongoing.pop(pid, r.offset)
+                    for sr in by_pid_open.pop(pid, []):
+                        sr.state = "committed" if is_commit else "aborted"
+                    if not is_commit:
+                        lso = min(ongoing.values(), default=r.offset + 1)
+                        aborted.setdefault(base, []).append((pid, first, r.offset, lso))
+                continue
+            if header.is_transactional:
+                ongoing.setdefault(pid, header.base_offset)
+                for r in recs:
+                    sr = ScannedRecord(r.offset, r.value, pid, "open", r.timestamp)
+                    records.append(sr)
+                    by_pid_open.setdefault(pid, []).append(sr)
+            else:
+                records.extend(ScannedRecord(r.offset, r.value, pid, "plain", r.timestamp) for r in recs)
+    return LogScan(leo, records, markers, aborted, ongoing, [int(p.stem) for p in logs])
+
+
+def read_txn_index(path: str | Path) -> list[tuple[int, int, int, int]]:
+    """Entries of a ``.txnindex`` file as (producer id, first, last, last stable offset)."""
+    raw = Path(path).read_bytes()
+    assert len(raw) % TXN_INDEX_ENTRY.size == 0, f"{path}: {len(raw)} bytes is not a multiple of 34"
+    out = []
+    for i in range(0, len(raw), TXN_INDEX_ENTRY.size):
+        version, pid, first, last, lso = TXN_INDEX_ENTRY.unpack_from(raw, i)
+        assert version == 0, f"{path}: entry {i // 34} has version {version}"
+        out.append((pid, first, last, lso))
+    return out
+
+
+def txn_indexes_on_disk(partition_dir: str | Path) -> dict[int, list[tuple[int, int, int, int]]]:
+    """segment base offset -> its ``.txnindex`` entries (segments without the file omitted,
+    as Kafka creates it lazily; an empty file counts as no entries)."""
+    out = {}
+    for p in Path(partition_dir).glob("*.txnindex"):
+        entries = read_txn_index(p)
+        if entries:
+            out[int(p.stem)] = entries
+    return out
