@@ -32,6 +32,11 @@ def setup_logging(level: str = "INFO", fmt: str = "text") -> None:
     root.setLevel(level.upper())
 
 
+def _usage_error(msg: str) -> int:
+    print(f"hourglass: {msg}", file=sys.stderr)
+    return 2
+
+
 def _serve(args) -> int:
     from broker.config import BrokerConfig, ConfigError
     overrides = list(args.override or [])
@@ -39,8 +44,10 @@ def _serve(args) -> int:
         overrides.append(f"listeners=PLAINTEXT://{args.host}:{args.port}")
     if args.data_dir is not None:
         overrides.append(f"log.dirs={args.data_dir}")
+    if args.config_file and args.config and args.config_file != args.config:
+        return _usage_error(f"two config files given: {args.config_file} and --config {args.config}")
     try:
-        cfg = BrokerConfig.load(args.config, overrides)
+        cfg = BrokerConfig.load(args.config_file or args.config, overrides, strict=args.strict_config)
     except ConfigError as exc:
         logging.getLogger("hourglass").error("configuration error: %s", exc)
         print(f"hourglass: configuration error: {exc}", file=sys.stderr)
@@ -57,6 +64,48 @@ def _serve(args) -> int:
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def _config_check(args) -> int:
+    """``hourglass config check FILE``: every key given, its value, where it came from and
+    what it does here; exit 2 when a key is unknown or a value (or the whole) is invalid."""
+    from broker import config as c
+    try:
+        raw, sources = c.read_sources(args.file, args.override)
+    except c.ConfigError as exc:
+        return _usage_error(str(exc))
+    rows, problems = [], 0
+    for key, value in raw.items():
+        status = c.key_status(key)
+        effect = c.describe_effect(key)
+        if status == c.UNKNOWN:
+            problems += 1
+        else:
+            try:
+                c.check_value(key, value)
+            except c.ConfigError as exc:
+                status, effect, problems = "invalid", str(exc), problems + 1
+        rows.append((key, c.display_value(key, value), sources.get(key, ""), status, effect))
+    wk = max([len(r[0]) for r in rows] + [3])
+    wv = min(max([len(r[1]) for r in rows] + [5]), 40)
+    ws = max([len(r[2]) for r in rows] + [6])
+    print(f"{'KEY':<{wk}}  {'VALUE':<{wv}}  {'SOURCE':<{ws}}  WHAT IT DOES HERE")
+    for key, value, source, status, effect in rows:
+        shown = value if len(value) <= wv else value[:wv - 3] + "..."
+        print(f"{key:<{wk}}  {shown:<{wv}}  {source:<{ws}}  {'' if status == c.HONOURED else f'[{status}] '}{effect}")
+    whole = None
+    if not problems:
+        try:
+            c.BrokerConfig(raw, sources=sources, strict=True)
+        except c.ConfigError as exc:
+            whole, problems = str(exc), 1
+    counts = {}
+    for r in rows:
+        counts[r[3]] = counts.get(r[3], 0) + 1
+    print(f"\n{len(rows)} key(s): " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    if whole:
+        print(f"configuration error: {whole}")
+    return 2 if problems else 0
 
 
 def _client_command(args) -> int:
@@ -102,7 +151,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--log-format", choices=["text", "json"], default="text")
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("serve", help="run the broker")
-    s.add_argument("--config", help="server.properties file (Kafka key names)")
+    s.add_argument("config_file", nargs="?", metavar="FILE",
+                   help="server.properties file (Kafka key names), as kafka-server-start.sh takes it")
+    s.add_argument("--config", help="the same, as an option")
+    s.add_argument("--strict-config", action="store_true",
+                   help="refuse to start on an unknown key (default: warn, as Kafka does)")
     s.add_argument("--override", action="append", metavar="KEY=VALUE", help="override one config key (repeatable)")
     s.add_argument("--ready-file", help="write host:port here once the broker answers requests")
     s.add_argument("--port", type=int, help="shortcut for listeners=PLAINTEXT://HOST:PORT")
@@ -117,6 +170,11 @@ def main(argv: list[str] | None = None) -> int:
     admin_cli.add_parser(sub)
     txn_cli.add_parser(sub)
     cli_client.add_parsers(sub)
+    cf = sub.add_parser("config", help="check a server.properties file against what Hourglass does with each key")
+    cfs = cf.add_subparsers(dest="config_cmd", required=True)
+    cc = cfs.add_parser("check", help="print every key: value, source, what it does here; exit 2 on unknown or invalid keys")
+    cc.add_argument("file", metavar="FILE")
+    cc.add_argument("--override", action="append", metavar="KEY=VALUE", help="as for serve (repeatable)")
     pr = sub.add_parser("probe", help="exit 0 when a broker answers ApiVersions (health checks)")
     pr.add_argument("-b", "--bootstrap-server", default="localhost:9092")
     pr.add_argument("--timeout", type=float, default=3.0)
@@ -131,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging(args.log_level, args.log_format)
     if args.cmd == "serve":
         return _serve(args)
+    if args.cmd == "config":
+        return _config_check(args)
     if args.cmd == "probe":
         from broker.probe import main as probe_main
         return probe_main(args.bootstrap_server, args.timeout)

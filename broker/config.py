@@ -1,12 +1,18 @@
 """Broker configuration: Kafka's ``server.properties`` key names, types and defaults.
 
-Resolution: built-in default < ``--config FILE`` < ``--override key=value`` (repeatable, in
-order). Every key is checked at start: an unknown key or a value that does not parse fails
-with ``ConfigError`` naming the key, so a typo never silently falls back to a default.
+Resolution: built-in default < config file (``serve FILE`` or ``--config FILE``) <
+``--override key=value`` (repeatable, in order); ``sources`` remembers where each key came
+from (``file:line`` or ``--override``).
 
-Topic-level defaults (``log.*``, ``message.max.bytes``, ``compression.type``, ...) are
-declared by ``storage.log_config`` (their single home); this module accepts them and passes
-them through as the broker defaults from which every topic's ``LogConfig`` is resolved.
+Every key is classified (:func:`key_status`): a broker key Hourglass honours (``BROKER_KEYS``),
+a broker default of a topic config (declared by ``storage.log_config``, their single home), a
+Kafka key with no meaning on one node (``broker.compat_keys.NO_EFFECT``, accepted and listed
+at start with its reason), a per-listener ``listener.name.<name>.<key>`` setting, or unknown.
+As in Kafka, an unknown key is a warning ("supplied but isn't a known config", here with the
+closest known key) and the broker starts; ``strict=True`` (``--strict-config``, ``hourglass
+config check``) makes it an error. An invalid value of a known key always refuses to start,
+with Kafka's wording: ``Invalid value X for configuration Y: <reason>``. Listener keys are
+resolved by ``broker.listeners``.
 """
 from __future__ import annotations
 
@@ -18,18 +24,34 @@ from protocol.deferred import dataclass
 
 
 class ConfigError(ValueError):
-    """A configuration key is unknown or its value is invalid; the message names the key."""
+    """A configuration key is unknown (strict mode) or its value is invalid; the message
+    names the key and the value."""
+
+
+_INT_RANGE = (-(2**31), 2**31 - 1)
+_LONG_RANGE = (-(2**63), 2**63 - 1)
+
+
+def _integer(v: str, bounds: tuple[int, int], kind: str) -> int:
+    s = v.strip()
+    if not re.fullmatch(r"[+-]?\d+", s) or not bounds[0] <= int(s) <= bounds[1]:
+        raise ValueError(f"Not a number of type {kind}")
+    return int(s)
 
 
 def _int(v: str) -> int:
-    return int(v.strip())
+    return _integer(v, _INT_RANGE, "INT")
+
+
+def _long(v: str) -> int:
+    return _integer(v, _LONG_RANGE, "LONG")
 
 
 def _bool(v: str) -> bool:
     s = v.strip().lower()
     if s in ("true", "false"):
         return s == "true"
-    raise ValueError("expected true or false")
+    raise ValueError("Expected value to be either true or false")
 
 
 def _str(v: str) -> str:
@@ -41,7 +63,10 @@ def _list(v: str) -> list[str]:
 
 
 def _float(v: str) -> float:
-    return float(v.strip())
+    try:
+        return float(v.strip().rstrip("dDfF"))
+    except ValueError:
+        raise ValueError("Not a number of type DOUBLE") from None
 
 
 class BrokerKey(NamedTuple):
@@ -57,17 +82,18 @@ def _k(name, parse, default, doc, check=None, check_doc=""):
     return BrokerKey(name, parse, default, doc, check, check_doc)
 
 
-_pos = (lambda x: x > 0, "must be > 0")
-_nonneg = (lambda x: x >= 0, "must be >= 0")
+# (check, Kafka's ConfigDef.Range wording)
+_pos = (lambda x: x > 0, "Value must be at least 1")
+_nonneg = (lambda x: x >= 0, "Value must be at least 0")
 
 # The broker keys we honour (server-level). Topic defaults live in storage.log_config.
 BROKER_KEYS: dict[str, BrokerKey] = {k.name: k for k in [
-    _k("listeners", _list, "PLAINTEXT://:9092", "Listener URIs; PLAINTEXT only. Port 0 binds a free port."),
-    _k("advertised.listeners", _list, None, "Listener URIs given to clients in Metadata (default: listeners, with the bound host/port)."),
-    _k("listener.security.protocol.map", _str, "PLAINTEXT:PLAINTEXT", "Accepted for compatibility; only PLAINTEXT is served."),
+    _k("listeners", _list, "PLAINTEXT://:9092", "Listener URIs NAME://host:port. Broker listeners are bound (PLAINTEXT is served; SSL/SASL_* refuse to start, not served yet); controller listeners (controller.listener.names) are understood and not bound. Port 0 binds a free port."),
+    _k("advertised.listeners", _list, None, "Listener URIs given to clients in Metadata, per listener a client came in on (default: listeners, with the bound host/port); controller listeners are left out."),
+    _k("listener.security.protocol.map", _str, "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", "Listener name -> security protocol, as in Kafka (unset: controller listener names map to PLAINTEXT). Only PLAINTEXT listeners are served yet."),
     _k("inter.broker.listener.name", _str, None, "Accepted for compatibility (single node)."),
-    _k("controller.listener.names", _str, None, "Accepted for compatibility (single node)."),
-    _k("process.roles", _str, "broker,controller", "Accepted for compatibility: this node is broker and controller."),
+    _k("controller.listener.names", _list, None, "Names of the controller listeners: understood and not bound (Hourglass is its own controller; Kafka clients never connect there, and a connection to that port is refused)."),
+    _k("process.roles", _list, "broker,controller", "broker,controller or broker: this node is the broker and its own controller either way; controller alone refuses to start (it would serve no client)."),
     _k("controller.quorum.voters", _str, None, "Accepted for compatibility (single node)."),
     _k("log.dirs", _list, None, "Directories holding partition logs (first one also holds broker metadata)."),
     _k("log.dir", _list, "/tmp/hourglass-logs", "Used when log.dirs is not set."),
@@ -81,12 +107,12 @@ BROKER_KEYS: dict[str, BrokerKey] = {k.name: k for k in [
     _k("socket.request.max.bytes", _int, "104857600", "Largest request frame accepted; larger frames close the connection before any read of the body.", *_pos),
     _k("socket.send.buffer.bytes", _int, "102400", "SO_SNDBUF for client sockets (-1: OS default)."),
     _k("socket.receive.buffer.bytes", _int, "102400", "SO_RCVBUF for client sockets (-1: OS default)."),
-    _k("connections.max.idle.ms", _int, "600000", "Close connections idle for this long.", *_pos),
+    _k("connections.max.idle.ms", _long, "600000", "Close connections idle for this long.", *_pos),
     _k("max.connections", _int, "2147483647", "Most connections accepted at once.", *_pos),
     _k("max.connections.per.ip", _int, "2147483647", "Most connections from one IP address.", *_pos),
     _k("request.read.timeout.ms", _int, "30000", "Hourglass: a started request frame must arrive whole within this time.", *_pos),
-    _k("log.retention.check.interval.ms", _int, "300000", "How often retention runs.", *_pos),
-    _k("log.flush.scheduler.interval.ms", _int, "9223372036854775807", "How often logs are checked for flush.ms.", *_pos),
+    _k("log.retention.check.interval.ms", _long, "300000", "How often retention runs.", *_pos),
+    _k("log.flush.scheduler.interval.ms", _long, "9223372036854775807", "How often logs are checked for flush.ms.", *_pos),
     _k("log.flush.offset.checkpoint.interval.ms", _int, "60000", "How often the recovery-point checkpoint is written.", *_pos),
     _k("log.flush.start.offset.checkpoint.interval.ms", _int, "60000", "How often the log-start-offset checkpoint is written.", *_pos),
     _k("num.recovery.threads.per.data.dir", _int, "1", "Accepted for compatibility.", *_pos),
@@ -95,7 +121,7 @@ BROKER_KEYS: dict[str, BrokerKey] = {k.name: k for k in [
     _k("offsets.topic.replication.factor", _int, "1", "Accepted for compatibility."),
     _k("offsets.topic.num.partitions", _int, "50", "Partitions of the internal __consumer_offsets log.", *_pos),
     _k("offsets.retention.minutes", _int, "10080", "Committed offsets of empty groups expire after this.", *_pos),
-    _k("offsets.retention.check.interval.ms", _int, "600000", "How often expired offsets are removed.", *_pos),
+    _k("offsets.retention.check.interval.ms", _long, "600000", "How often expired offsets are removed.", *_pos),
     _k("offset.metadata.max.bytes", _int, "4096", "Largest commit metadata string.", *_nonneg),
     _k("transaction.state.log.replication.factor", _int, "1", "Accepted for compatibility."),
     _k("transaction.state.log.min.isr", _int, "1", "Accepted for compatibility (stored as the transaction topic's min.insync.replicas)."),
@@ -114,8 +140,8 @@ BROKER_KEYS: dict[str, BrokerKey] = {k.name: k for k in [
     _k("transactional.id.expiration.ms", _int, "604800000", "A transactional id without a transaction for this long is removed (its producer must InitProducerId again).", *_pos),
     _k("log.cleaner.enable", _bool, "true", "Run the log cleaner for compacted topics."),
     _k("log.cleaner.threads", _int, "1", "Cleaner concurrency.", *_pos),
-    _k("log.cleaner.backoff.ms", _int, "15000", "Cleaner sleep when there is nothing to clean.", *_pos),
-    _k("log.cleaner.dedupe.buffer.size", _int, "134217728", "Memory for the cleaner's offset map.", *_pos),
+    _k("log.cleaner.backoff.ms", _long, "15000", "Cleaner sleep when there is nothing to clean.", *_pos),
+    _k("log.cleaner.dedupe.buffer.size", _long, "134217728", "Memory for the cleaner's offset map.", *_pos),
     _k("log.cleaner.io.buffer.size", _int, "524288", "Cleaner read/write buffer size.", *_pos),
     _k("log.cleaner.io.max.bytes.per.second", _float, "1.7976931348623157E308", "Cleaner I/O throttle."),
     _k("metrics.port", _int, "-1", "Prometheus metrics HTTP port (-1: off; 0: a free port)."),
@@ -130,94 +156,221 @@ def _topic_default_keys() -> dict[str, Any]:
     return log_config.BROKER_LOG_DEFAULTS
 
 
-def parse_properties(text: str) -> dict[str, str]:
+def read_properties(text: str) -> list[tuple[str, str, int]]:
     """Java ``.properties`` syntax: ``k=v``, ``k: v`` or ``k v``; ``#``/``!`` comments;
-    trailing backslash continues a line."""
-    props: dict[str, str] = {}
-    logical: list[str] = []
-    buf = ""
-    for raw in text.splitlines():
+    trailing backslash continues a line. Returns (key, value, line number) in file order."""
+    out: list[tuple[str, str, int]] = []
+    buf, first = "", 0
+    logical: list[tuple[str, int]] = []
+    for n, raw in enumerate(text.splitlines(), 1):
         line = raw.lstrip()
         if not buf and (not line or line[0] in "#!"):
             continue
+        if not buf:
+            first = n
         if line.endswith("\\") and not line.endswith("\\\\"):
             buf += line[:-1]
             continue
-        logical.append(buf + line)
+        logical.append((buf + line, first))
         buf = ""
     if buf:
-        logical.append(buf)
-    for line in logical:
+        logical.append((buf, first))
+    for line, n in logical:
         m = re.match(r"^((?:\\.|[^=:\s])+)\s*[=:\s]\s*(.*)$", line)
         if m:
             key, value = m.group(1), m.group(2)
         else:
             key, value = line.strip(), ""
-        props[key.replace("\\", "")] = value.rstrip()
-    return props
+        out.append((key.replace("\\", ""), value.rstrip(), n))
+    return out
 
 
-@dataclass
-class Listener:
-    name: str
-    host: str
-    port: int
+def parse_properties(text: str) -> dict[str, str]:
+    """The keys and values of a ``.properties`` text (a later duplicate wins, as in Java)."""
+    return {k: v for k, v, _ in read_properties(text)}
 
 
-def parse_listener(uri: str, key: str) -> Listener:
-    m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)://(\[[^\]]*\]|[^:/]*):(\d+)$", uri.strip())
-    if not m:
-        raise ConfigError(f"{key}: cannot parse listener {uri!r} (expected NAME://host:port)")
-    name, host, port = m.group(1), m.group(2).strip("[]"), int(m.group(3))
-    if name.upper() not in ("PLAINTEXT",):
-        raise ConfigError(f"{key}: listener {uri!r}: only PLAINTEXT is supported")
-    return Listener(name, host, port)
+# ---- key classification --------------------------------------------------------------------
 
+HONOURED, TOPIC_DEFAULT, NO_EFFECT_HERE, PER_LISTENER, UNKNOWN = (
+    "honoured", "topic default", "no effect here", "per listener", "unknown")
+
+# Keys Kafka knows that Hourglass refuses when set, rather than silently run without them.
+REFUSED_WHEN_SET = {
+    "authorizer.class.name": "ACL authorization is not served yet, and running without the "
+                             "authorizer would let every client do everything",
+}
+
+
+def _no_effect() -> dict[str, tuple[str, str]]:
+    from broker.compat_keys import NO_EFFECT
+    return NO_EFFECT
+
+
+def known_keys() -> list[str]:
+    """Every key name Hourglass knows (for suggestions)."""
+    return sorted({*BROKER_KEYS, *_topic_default_keys(), *_no_effect(), *REFUSED_WHEN_SET})
+
+
+def key_status(key: str) -> str:
+    """Which kind of key this is (see the module docstring)."""
+    if key in _no_effect():
+        return NO_EFFECT_HERE
+    if key in BROKER_KEYS or key in REFUSED_WHEN_SET:
+        return HONOURED
+    if key in _topic_default_keys():
+        return TOPIC_DEFAULT
+    from broker.listeners import per_listener_key
+    pl = per_listener_key(key)
+    if pl is not None:
+        rest = pl[1]
+        from broker.compat_keys import SASL_PER_MECHANISM
+        mech_key = rest.partition(".")[2]  # <mechanism>.sasl.jaas.config
+        if key_status(rest) != UNKNOWN or mech_key in SASL_PER_MECHANISM:
+            return PER_LISTENER
+    return UNKNOWN
+
+
+def suggest(key: str) -> str | None:
+    """The closest known key to a misspelled one (``log.retention.hourz`` -> ``log.retention.hours``)."""
+    import difflib  # only when a key is unknown
+    match = difflib.get_close_matches(key, known_keys(), n=1, cutoff=0.75)
+    return match[0] if match else None
+
+
+def is_sensitive(key: str) -> bool:
+    """Values never shown in output or logs (Kafka's PASSWORD type)."""
+    from broker.compat_keys import SENSITIVE_SUFFIXES
+    typ = _no_effect().get(key, ("",))[0]
+    return typ == "password" or key.endswith(SENSITIVE_SUFFIXES)
+
+
+def display_value(key: str, value: str) -> str:
+    return "[hidden]" if is_sensitive(key) else value
+
+
+def _invalid(key: str, value: str, reason: str) -> ConfigError:
+    return ConfigError(f"Invalid value {value} for configuration {key}: {reason}")
+
+
+def check_value(key: str, value: str) -> Any:
+    """Parse one key's value by its Kafka type and checks; raises :class:`ConfigError` with
+    Kafka's wording. Unknown and per-listener keys are not checked (returns the text)."""
+    spec = BROKER_KEYS.get(key)
+    if spec is not None:
+        try:
+            val = spec.parse(value)
+        except (ValueError, TypeError) as exc:
+            raise _invalid(key, value, str(exc)) from None
+        if spec.check is not None and not spec.check(val):
+            raise _invalid(key, value, spec.check_doc)
+        return val
+    from storage.errors import InvalidConfigError
+    from storage import log_config
+    try:
+        if key in log_config.BROKER_LOG_DEFAULTS:
+            return log_config.parse_broker_value(key, value)
+        typ = _no_effect().get(key, (None,))[0]
+        if typ is not None:  # Kafka still parses keys it would use; a short is an int here
+            return log_config._parse_typed(key, "int" if typ == "short" else typ, value)
+    except InvalidConfigError as exc:  # the message is Kafka's and names the key
+        raise ConfigError(str(exc)) from None
+    return value
+
+
+def describe_effect(key: str) -> str:
+    """What a key does on this node, in one line (``hourglass config check``): its doc, the
+    reason it has no effect here, or the suggestion for an unknown key."""
+    status = key_status(key)
+    if status == NO_EFFECT_HERE:
+        return _no_effect()[key][1]
+    if key in REFUSED_WHEN_SET:
+        return f"refused when set: {REFUSED_WHEN_SET[key]}"
+    if status == HONOURED:
+        return BROKER_KEYS[key].doc
+    if status == TOPIC_DEFAULT:
+        from storage.log_config import TOPIC_CONFIGS
+        d = _topic_default_keys()[key]
+        if d.topic_config:
+            return f"broker default of topic config `{d.topic_config}`: {TOPIC_CONFIGS[d.topic_config].documentation}"
+        return "broker log manager setting (Kafka's meaning)"
+    if status == PER_LISTENER:
+        from broker.compat_keys import PER_LISTENER as reason
+        from broker.listeners import per_listener_key
+        name, rest = per_listener_key(key)
+        return f"`{rest}` for listener {name}: {reason}"
+    hint = suggest(key)
+    return "ignored" + (f" (did you mean `{hint}`?)" if hint else "")
+
+
+# ---- the validated configuration ------------------------------------------------------------
 
 class BrokerConfig:
     """Validated broker settings: ``cfg["key"]`` gives the typed value of a broker key;
-    ``topic_defaults`` holds the raw strings of every topic-level broker default that was set."""
+    ``topic_defaults`` holds the raw strings of every topic-level broker default that was set;
+    ``listener_setup`` the resolved listeners (``listeners`` are the broker listeners, bound).
 
-    def __init__(self, raw: dict[str, str] | None = None):
+    ``unknown`` lists (key, suggestion) of keys nobody knows; ``strict`` makes them an error.
+    """
+
+    def __init__(self, raw: dict[str, str] | None = None, *, sources: dict[str, str] | None = None,
+                 strict: bool = False):
         raw = dict(raw or {})
         self.raw = raw
+        self.sources = dict(sources or {})
         self.values: dict[str, Any] = {}
-        topic_keys = _topic_default_keys()
         self.topic_defaults: dict[str, str] = {}
+        self.no_effect: list[str] = []          # keys set that mean nothing on one node
+        self.unknown: list[tuple[str, str | None]] = []
+        per_listener: dict[str, dict[str, str]] = {}
+        from broker.listeners import per_listener_key
         for key, value in raw.items():
-            if key in BROKER_KEYS:
+            status = key_status(key)
+            if status == UNKNOWN:
+                self.unknown.append((key, suggest(key)))
                 continue
-            if key in topic_keys:
+            check_value(key, value)
+            if status == TOPIC_DEFAULT:
                 self.topic_defaults[key] = value
-                continue
-            raise ConfigError(f"unknown config key {key!r}")
+            elif status == NO_EFFECT_HERE:
+                self.no_effect.append(key)
+            elif status == PER_LISTENER:
+                name, rest = per_listener_key(key)
+                per_listener.setdefault(name, {})[rest] = value
+                self.no_effect.append(key)
+        if strict and self.unknown:
+            raise ConfigError("unknown configuration key(s), refused by --strict-config: " + "; ".join(
+                f"'{k}'" + (f" (did you mean `{s}`?)" if s else "") for k, s in self.unknown))
         for name, spec in BROKER_KEYS.items():
             text = raw.get(name, spec.default)
-            if text is None:
-                self.values[name] = None
-                continue
-            try:
-                val = spec.parse(text)
-            except (ValueError, TypeError) as exc:
-                raise ConfigError(f"{name}: invalid value {text!r}: {exc}") from None
-            if spec.check is not None and not spec.check(val):
-                raise ConfigError(f"{name}: invalid value {text!r}: {spec.check_doc}")
-            self.values[name] = val
-        # validate the topic-level defaults with the same rules topics use
-        from storage.errors import InvalidConfigError
-        from storage.log_config import parse_broker_value
-        for key, value in self.topic_defaults.items():
-            try:
-                parse_broker_value(key, value)
-            except InvalidConfigError as exc:  # the message names the key
-                raise ConfigError(str(exc)) from None
-        if raw.get("broker.id") is not None and raw.get("node.id") is None:
-            self.values["node.id"] = self.values["broker.id"]
-        self.listeners = [parse_listener(u, "listeners") for u in self.values["listeners"]]
-        if not self.listeners:
-            raise ConfigError("listeners: at least one listener is required")
-        adv = self.values["advertised.listeners"]
-        self.advertised = [parse_listener(u, "advertised.listeners") for u in adv] if adv else None
+            self.values[name] = None if text is None else check_value(name, text)
+        for key, reason in REFUSED_WHEN_SET.items():
+            if raw.get(key, "").strip():
+                raise ConfigError(f"{key}={raw[key].strip()}: {reason}; Hourglass refuses to start "
+                                  "rather than ignore it (remove the key to run without ACLs)")
+        if raw.get("broker.id") is not None:
+            if raw.get("node.id") is None:
+                self.values["node.id"] = self.values["broker.id"]
+            elif self.values["node.id"] != self.values["broker.id"]:
+                raise ConfigError("You must set `node.id` to the same value as `broker.id`.")
+        roles = self.values["process.roles"]
+        bad = [r for r in roles if r not in ("broker", "controller")]
+        if bad:
+            raise _invalid("process.roles", raw["process.roles"],
+                           f"Unknown process role '{bad[0]}' (only 'broker' and 'controller' are allowed roles)")
+        if roles and "broker" not in roles:
+            raise ConfigError(
+                f"process.roles={raw['process.roles']}: this configures a KRaft controller-only node. "
+                "Hourglass is one node that is the broker and its own controller, and a controller "
+                "alone would serve no client: use a broker or combined (broker,controller) configuration")
+        from broker.listeners import ListenerError, resolve
+        try:
+            self.listener_setup = resolve(self.values["listeners"], self.values["advertised.listeners"],
+                                          raw.get("listener.security.protocol.map"),
+                                          self.values["controller.listener.names"] or [], per_listener)
+        except ListenerError as exc:
+            raise ConfigError(str(exc)) from None
+        self.listeners = self.listener_setup.broker
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -231,18 +384,63 @@ class BrokerConfig:
     def node_id(self) -> int:
         return self.values["node.id"]
 
+    def startup_notes(self) -> list[tuple[str, str]]:
+        """(level, message) lines the broker logs at start: one WARN per unknown key, one INFO
+        line for the keys with no effect here (grouped by reason), one INFO line on the
+        controller role when the configuration mentions one, and a WARN per bound listener
+        that ``advertised.listeners`` leaves out."""
+        notes: list[tuple[str, str]] = []
+        for key, hint in self.unknown:
+            notes.append(("WARNING", f"The configuration '{key}' was supplied but isn't a known config"
+                                     + (f"; did you mean `{hint}`?" if hint else ".") + " It is ignored."))
+        if self.no_effect:
+            from broker.compat_keys import PER_LISTENER as per_listener_reason
+            by_reason: dict[str, list[str]] = {}
+            for key in self.no_effect:
+                reason = _no_effect()[key][1] if key in _no_effect() else per_listener_reason
+                by_reason.setdefault(reason, []).append(key)
+            notes.append(("INFO", "accepted, no effect on this one node: " + "; ".join(
+                f"{', '.join(keys)} ({reason})" for reason, keys in by_reason.items())))
+        setup = self.listener_setup
+        if setup.controller:
+            notes.append(("INFO", "Hourglass is its own controller: controller listener "
+                          + ", ".join(l.uri for l in setup.controller)
+                          + " (controller.listener.names) is not bound; Kafka clients never connect to it, "
+                          "and a connection to that port is refused"))
+        elif any(k in self.raw for k in ("controller.quorum.voters", "controller.quorum.bootstrap.servers",
+                                         "controller.listener.names")):
+            quorum = self.raw.get("controller.quorum.voters") or self.raw.get("controller.quorum.bootstrap.servers")
+            notes.append(("INFO", "Hourglass is its own controller: the controller quorum"
+                          + (f" ({quorum})" if quorum else "") + " is not contacted"))
+        for name in setup.unadvertised:
+            notes.append(("WARNING", f"listener {name} is bound but not in advertised.listeners: clients "
+                                     "that connect to it are told its own bound address"))
+        return notes
+
     @classmethod
-    def load(cls, config_file: str | None = None, overrides: list[str] | None = None) -> "BrokerConfig":
-        raw: dict[str, str] = {}
-        if config_file:
-            path = Path(config_file)
-            try:
-                raw.update(parse_properties(path.read_text()))
-            except OSError as exc:
-                raise ConfigError(f"cannot read config file {config_file}: {exc}") from None
-        for item in overrides or []:
-            if "=" not in item:
-                raise ConfigError(f"override {item!r}: expected key=value")
-            k, v = item.split("=", 1)
-            raw[k.strip()] = v.strip()
-        return cls(raw)
+    def load(cls, config_file: str | None = None, overrides: list[str] | None = None, *,
+             strict: bool = False) -> "BrokerConfig":
+        raw, sources = read_sources(config_file, overrides)
+        return cls(raw, sources=sources, strict=strict)
+
+
+def read_sources(config_file: str | None, overrides: list[str] | None) -> tuple[dict[str, str], dict[str, str]]:
+    """The raw keys from a config file then ``key=value`` overrides, and where each came from."""
+    raw: dict[str, str] = {}
+    sources: dict[str, str] = {}
+    if config_file:
+        path = Path(config_file)
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise ConfigError(f"cannot read config file {config_file}: {exc}") from None
+        for k, v, line in read_properties(text):
+            raw[k] = v
+            sources[k] = f"{path.name}:{line}"
+    for item in overrides or []:
+        if "=" not in item:
+            raise ConfigError(f"override {item!r}: expected key=value")
+        k, v = item.split("=", 1)
+        raw[k.strip()] = v.strip()
+        sources[k.strip()] = "--override"
+    return raw, sources

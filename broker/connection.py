@@ -34,6 +34,11 @@ class RequestContext:
     """What a handler knows about the request beyond its body."""
     __slots__ = ("broker", "conn", "api_key", "api_version", "correlation_id", "client_id", "header")
 
+    @property
+    def listener(self) -> str | None:
+        """The listener the request came in on (None outside a connection, e.g. unit tests)."""
+        return getattr(self.conn, "listener", None)
+
     def __init__(self, broker, conn, api_key, api_version, correlation_id, client_id, header):
         self.broker = broker
         self.conn = conn
@@ -59,8 +64,10 @@ REJECT_LOG_INTERVAL_S = 60.0
 
 
 class Connection:
-    def __init__(self, broker: "Broker", reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+    def __init__(self, broker: "Broker", reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 listener: str | None = None):
         self.broker = broker
+        self.listener = listener  # the listener name it came in on (Metadata advertises that one)
         self.reader = reader
         self.writer = writer
         peer = writer.get_extra_info("peername")

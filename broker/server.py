@@ -16,6 +16,7 @@ import os
 import signal
 import socket
 import time
+from functools import partial
 from pathlib import Path
 
 from broker.cluster import ClusterMeta
@@ -63,6 +64,7 @@ class Broker:
         self.connections: set[Connection] = set()
         self.tasks: list[asyncio.Task] = []
         self.bound: list[tuple[str, int]] = []
+        self.bound_by_listener: dict[str, tuple[str, int]] = {}  # listener name -> its first bound address
         self.started_at = time.monotonic()
         self._stopping = False
         self.logs: LogManager | None = None
@@ -81,16 +83,18 @@ class Broker:
     def cluster_id(self) -> str:
         return self.meta.cluster_id
 
-    def advertised(self) -> tuple[str, int]:
-        """Host and port given to clients in Metadata/FindCoordinator/DescribeCluster."""
-        host, port = self.bound[0]
-        if self.cfg.advertised:
-            a = self.cfg.advertised[0]
-            return (a.host or host), (a.port or port)
-        lhost = self.cfg.listeners[0].host
-        if lhost in ("", "0.0.0.0", "::"):
-            lhost = "localhost" if lhost == "" else socket.gethostname()
-        return lhost, port
+    def advertised(self, listener: str | None = None) -> tuple[str, int]:
+        """Host and port given to clients in Metadata/FindCoordinator/DescribeCluster: the
+        advertised endpoint of the listener the client came in on (None: the first broker
+        listener). An empty host or port 0 there means "as bound"."""
+        a = self.cfg.listener_setup.advertised_for(listener)
+        bhost, bport = self.bound_by_listener.get(a.name) or self.bound[0]
+        host = a.host
+        if host in ("", "0.0.0.0", "::"):
+            # Kafka would advertise the canonical host name for "" (and refuse 0.0.0.0);
+            # "" stays "localhost" here as before, a wildcard the machine's name.
+            host = "localhost" if host == "" else socket.gethostname()
+        return host, (a.port or bport)
 
     # ---- lifecycle -------------------------------------------------------------------------
     def open_storage(self) -> None:
@@ -130,16 +134,19 @@ class Broker:
         from broker.transactions.coordinator import TransactionCoordinator
         self.txn = TransactionCoordinator(self)
         await self.txn.start()
+        for level, note in self.cfg.startup_notes():
+            log.log(logging.getLevelName(level), "%s", note)
         for lst in self.cfg.listeners:
             host = lst.host or None
-            server = await asyncio.start_server(self._accept, host=host, port=lst.port,
+            server = await asyncio.start_server(partial(self._accept, lst.name), host=host, port=lst.port,
                                                 reuse_address=True, limit=1 << 20, backlog=1024)
             self.servers.append(server)
             for sock in server.sockets:
                 addr = sock.getsockname()
                 self.bound.append((addr[0], addr[1]))
-        for h, p in self.bound:
-            log.info("listening on %s:%d (cluster id %s, node id %d)", h, p, self.cluster_id, self.node_id)
+                self.bound_by_listener.setdefault(lst.name, (addr[0], addr[1]))
+                log.info("listening on %s:%d, listener %s (cluster id %s, node id %d)",
+                         addr[0], addr[1], lst.name, self.cluster_id, self.node_id)
         if self.cfg["metrics.port"] >= 0:
             from broker.metrics import MetricsServer
             self.metrics_server = MetricsServer(self, self.cfg["metrics.host"], self.cfg["metrics.port"])
@@ -156,7 +163,7 @@ class Broker:
         if self.cleaner.enabled:
             self.tasks.append(asyncio.create_task(self.cleaner.run()))
 
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _accept(self, listener: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self._stopping or len(self.connections) >= self.cfg["max.connections"]:
             writer.close()
             return
@@ -176,7 +183,7 @@ class Broker:
                 pass
         # Bound what the transport buffers for a client that does not read (back-pressure).
         writer.transport.set_write_buffer_limits(high=4 << 20)
-        conn = Connection(self, reader, writer)
+        conn = Connection(self, reader, writer, listener)
         self.connections.add(conn)
         self.metrics.connections_open = len(self.connections)
         self.metrics.connections_total += 1

@@ -61,7 +61,8 @@ class EmbeddedBroker:
     def _start_thread(self) -> None:
         from broker.config import BrokerConfig
         from broker.server import run_broker
-        cfg = BrokerConfig.load(None, self._overrides())  # a bad key raises ConfigError here
+        # strict: a misspelled key in a test's overrides fails the test instead of a warning
+        cfg = BrokerConfig.load(None, self._overrides(), strict=True)
         ready = threading.Event()
 
         def on_ready(broker):
@@ -95,7 +96,7 @@ class EmbeddedBroker:
     def _start_subprocess(self) -> None:
         ready_file = self.data_dir.parent / (self.data_dir.name + ".ready")
         ready_file.unlink(missing_ok=True)
-        cmd = [sys.executable, "-m", "broker", "serve", "--ready-file", str(ready_file)]
+        cmd = [sys.executable, "-m", "broker", "serve", "--strict-config", "--ready-file", str(ready_file)]
         for o in self._overrides():
             cmd += ["--override", o]
         self._log = open(self.data_dir.parent / (self.data_dir.name + ".broker.log"), "ab")

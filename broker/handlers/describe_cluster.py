@@ -15,7 +15,7 @@ async def handle(ctx, req):
         return R(throttle_time_ms=0, error_code=ErrorCode.MISMATCHED_ENDPOINT_TYPE,
                  error_message="The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER",
                  endpoint_type=req.endpoint_type, cluster_id=b.cluster_id, controller_id=-1, brokers=[])
-    host, port = b.advertised()
+    host, port = b.advertised(ctx.listener)
     return R(throttle_time_ms=0, error_code=0, error_message=None, endpoint_type=1, cluster_id=b.cluster_id,
              controller_id=b.node_id,
              brokers=[R.DescribeClusterBroker(broker_id=b.node_id, host=host, port=port, rack=None)])

@@ -38,7 +38,7 @@ def _lookup(b, key: str, key_type: int) -> tuple[int, str | None]:
 async def handle(ctx, req):
     b = ctx.broker
     v = ctx.api_version
-    host, port = b.advertised()
+    host, port = b.advertised(ctx.listener)
     key_type = req.key_type if v >= 1 else GROUP
     if v >= 4:
         coordinators = []

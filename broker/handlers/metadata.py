@@ -25,8 +25,8 @@ def topic_entry(broker, t, version: int):
                                    is_internal=t.internal, partitions=parts)
 
 
-def brokers(broker):
-    host, port = broker.advertised()
+def brokers(broker, listener=None):
+    host, port = broker.advertised(listener)
     return [R.MetadataResponseBroker(node_id=broker.node_id, host=host, port=port, rack=None)]
 
 
@@ -65,5 +65,5 @@ async def handle(ctx, req):
                 out.append(R.MetadataResponseTopic(error_code=code, name=name, topic_id=ZERO_UUID, partitions=[]))
                 continue
             out.append(topic_entry(b, t, v))
-    return R(throttle_time_ms=0, brokers=brokers(b), cluster_id=b.cluster_id, controller_id=b.node_id,
+    return R(throttle_time_ms=0, brokers=brokers(b, ctx.listener), cluster_id=b.cluster_id, controller_id=b.node_id,
              topics=out)
