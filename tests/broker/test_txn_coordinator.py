@@ -513,3 +513,18 @@ async def test_describe_and_list_with_filters(env):
     assert env.txn.handle_list(states=["Ongoing"], duration_ms=4000)[2] == [("a", pid_a, "Ongoing")]
     assert env.txn.handle_list(states=["Ongoing"], duration_ms=5000)[2] == []
     assert [t for t, _, _ in env.txn.handle_list(duration_ms=5000)[2]] == ["b"]
+
+
+@pytest.mark.asyncio
+async def test_metrics_count_begun_committed_aborted_and_timed_out(env):
+    from broker.metrics import BrokerCollector
+    pid, epoch = env.begin("c")
+    env.txn.handle_end_txn("c", pid, epoch, True)
+    pid, epoch = env.begin("a")
+    env.txn.handle_end_txn("a", pid, epoch, False)
+    env.begin("t", timeout=1000)
+    env.sched.advance(10_000)
+    values = {f.name: f.samples[0].value for f in BrokerCollector(env.broker).collect()
+              if f.name.startswith("hourglass_transactions_")}
+    assert values == {"hourglass_transactions_begun": 3, "hourglass_transactions_committed": 1,
+                      "hourglass_transactions_aborted": 2, "hourglass_transactions_timed_out": 1}
