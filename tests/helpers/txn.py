@@ -249,3 +249,136 @@ def txn_indexes_on_disk(partition_dir: str | Path) -> dict[int, list[tuple[int, 
         if entries:
             out[int(p.stem)] = entries
     return out
+
+
+# ------------------------------------------------------------------ __transaction_state on disk
+# Kafka's TransactionState ids as stored in TransactionLogValue.TransactionStatus.
+TXN_STATUS = {"Empty": 0, "Ongoing": 1, "PrepareCommit": 2, "PrepareAbort": 3, "CompleteCommit": 4,
+              "CompleteAbort": 5, "Dead": 6, "PrepareEpochFence": 7}
+_STATUS_OFFSET = 2 + 8 + 2 + 4   # version, ProducerId, ProducerEpoch, TransactionTimeoutMs (v0 and v1 alike)
+
+
+def java_string_hash(s: str) -> int:
+    h = 0
+    for unit in struct.unpack(f">{len(s.encode('utf-16-be')) // 2}H", s.encode("utf-16-be")):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def txn_state_partition(txn_id: str, num_partitions: int = 50) -> int:
+    """Kafka's TransactionStateManager.partitionFor: Utils.abs(id.hashCode) % partitions."""
+    h = java_string_hash(txn_id)
+    return (0 if h == -(1 << 31) else abs(h)) % num_partitions
+
+
+def txn_log_key(txn_id: str) -> bytes:
+    """TransactionLogKey (version 0): int16 version, TransactionalId as an int16-length string."""
+    raw = txn_id.encode()
+    return struct.pack(">hh", 0, len(raw)) + raw
+
+
+def _uvarint(buf: bytes, pos: int) -> tuple[int, int]:
+    shift = value = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return value, pos
+        shift += 7
+
+
+def decode_txn_log_value(value: bytes) -> dict:
+    """TransactionLogValue v0 (classic encoding) or v1 (flexible: compact strings/arrays and
+    tagged fields), restated from Kafka's TransactionLogValue.json."""
+    version, pid, epoch, timeout, status = struct.unpack_from(">hqhib", value, 0)
+    pos = _STATUS_OFFSET + 1
+    parts: dict[str, list[int]] = {}
+    if version == 0:
+        (n,) = struct.unpack_from(">i", value, pos)
+        pos += 4
+        for _ in range(max(n, 0)):
+            (ln,) = struct.unpack_from(">h", value, pos)
+            topic = value[pos + 2:pos + 2 + ln].decode()
+            pos += 2 + ln
+            (k,) = struct.unpack_from(">i", value, pos)
+            parts[topic] = list(struct.unpack_from(f">{k}i", value, pos + 4))
+            pos += 4 + 4 * k
+    else:
+        n, pos = _uvarint(value, pos)
+        for _ in range(max(n - 1, 0)):
+            ln, pos = _uvarint(value, pos)
+            topic = value[pos:pos + ln - 1].decode()
+            pos += ln - 1
+            k, pos = _uvarint(value, pos)
+            parts[topic] = list(struct.unpack_from(f">{k - 1}i", value, pos))
+            pos += 4 * (k - 1)
+            _tags, pos = _uvarint(value, pos)       # the element's tagged fields (none known)
+            assert _tags == 0, "unexpected tagged fields in PartitionsSchema"
+    last_update, start = struct.unpack_from(">qq", value, pos)
+    return {"version": version, "producer_id": pid, "producer_epoch": epoch, "timeout_ms": timeout,
+            "status": status, "partitions": parts, "last_update_ms": last_update, "start_ms": start}
+
+
+def _valid_end(buf: bytes) -> tuple[int, int]:
+    """(byte position after the last whole batch, next offset) of one .log file's bytes."""
+    pos, nxt = 0, None
+    while len(buf) - pos >= 12:
+        base, length = struct.unpack_from(">qi", buf, pos)
+        if length <= 0 or pos + 12 + length > len(buf):
+            break
+        (last_delta,) = struct.unpack_from(">i", buf, pos + 23)
+        nxt = base + last_delta + 1
+        pos += 12 + length
+    return pos, nxt
+
+
+def latest_record_for_key(partition_dir: str | Path, key: bytes) -> tuple[int, bytes | None] | None:
+    """(offset, value) of the last record with ``key`` in a partition dir, None if none."""
+    found = None
+    for log in sorted(Path(partition_dir).glob("*.log"), key=lambda p: int(p.stem)):
+        buf = log.read_bytes()
+        end, _ = _valid_end(buf)
+        pos = 0
+        while pos < end:
+            header, recs = decode_batch(buf, pos)
+            pos += header.size
+            for r in recs:
+                if r.key == key:
+                    found = (r.offset, r.value)
+    return found
+
+
+def append_record_offline(partition_dir: str | Path, key: bytes, value: bytes, timestamp_ms: int) -> int:
+    """Append one plain record batch at the log end of a partition of a *stopped* broker (as
+    if the broker had written it just before dying); returns its offset. Bytes after the last
+    whole batch (a torn tail, preallocated zeros) are cut first."""
+    from protocol.records.record import build_batch
+    logs = sorted(Path(partition_dir).glob("*.log"), key=lambda p: int(p.stem))
+    active = logs[-1]
+    buf = active.read_bytes()
+    end, nxt = _valid_end(buf)
+    offset = int(active.stem) if nxt is None else nxt
+    batch = build_batch([(key, value, timestamp_ms)], base_offset=offset, partition_leader_epoch=0)
+    with open(active, "r+b") as f:
+        f.truncate(end)
+        f.seek(end)
+        f.write(batch)
+    return offset
+
+
+def rewrite_txn_status_offline(data_dir: str | Path, txn_id: str, status: str, num_partitions: int = 50) -> dict:
+    """Append to ``__transaction_state`` a copy of ``txn_id``'s latest TransactionLogValue
+    with TransactionStatus set to ``status``: what the coordinator writes first when it
+    prepares a commit or abort (Kafka's TransactionMetadata.prepareComplete... transitions
+    keep the producer id/epoch and partitions). Returns the decoded original value."""
+    d = Path(data_dir) / f"__transaction_state-{txn_state_partition(txn_id, num_partitions)}"
+    key = txn_log_key(txn_id)
+    latest = latest_record_for_key(d, key)
+    assert latest is not None and latest[1] is not None, f"no TransactionLogValue for {txn_id} in {d}"
+    before = decode_txn_log_value(latest[1])
+    patched = bytearray(latest[1])
+    patched[_STATUS_OFFSET] = TXN_STATUS[status]
+    now = int(time.time() * 1000)
+    append_record_offline(d, key, bytes(patched), now)
+    return before

@@ -5,7 +5,11 @@ dir each time, with stock clients (confluent-kafka) that stay up across the cras
    held at its first offset, then the coordinator aborts it after transaction.timeout.ms;
 2. killed right after commit_transaction() returned: the commit is never lost;
 3. killed right after abort_transaction() returned: the records are never visible;
-4. killed while commit_transaction() is in flight: all or nothing across both partitions.
+4. killed while commit_transaction() is in flight: all or nothing across both partitions;
+5. killed between the coordinator's PrepareCommit/PrepareAbort and its markers: the crash
+   point is made exact by appending that record to ``__transaction_state`` (Kafka's
+   TransactionLogValue, status patched) while the broker is down; at restart the coordinator
+   must finish what was decided, and the producers' own commit/abort retries succeed.
 
 A read_committed consumer polls throughout (reconnecting by itself) and must never see a
 record of a transaction that is not committed; at the end, what it saw, a fresh
@@ -24,8 +28,8 @@ import uuid
 
 from tests.helpers.broker import REPO_ROOT
 from tests.helpers.clients import wait_until
-from tests.helpers.txn import (READ_COMMITTED, READ_UNCOMMITTED, create_topic, end_offsets, read_to_end,
-                               scan_partition, txn_indexes_on_disk, txn_producer)
+from tests.helpers.txn import (READ_COMMITTED, READ_UNCOMMITTED, TXN_STATUS, create_topic, end_offsets, read_to_end,
+                               rewrite_txn_status_offline, scan_partition, txn_indexes_on_disk, txn_producer)
 
 TXN_TIMEOUT_MS = 2500
 OVERRIDES = {"transaction.abort.timed.out.transaction.cleanup.interval.ms": 300}
@@ -71,9 +75,9 @@ def _send(p, topic: str, values: list[str]) -> None:
     assert p.flush(20) == 0
 
 
-def _producer(bootstrap: str):
-    return txn_producer(bootstrap, f"crash-{uuid.uuid4().hex[:8]}", **{
-        "transaction.timeout.ms": TXN_TIMEOUT_MS, "reconnect.backoff.max.ms": 200, "log_level": 0})
+def _producer(bootstrap: str, txn_id: str | None = None, timeout_ms: int = TXN_TIMEOUT_MS):
+    return txn_producer(bootstrap, txn_id or f"crash-{uuid.uuid4().hex[:8]}", **{
+        "transaction.timeout.ms": timeout_ms, "reconnect.backoff.max.ms": 200, "log_level": 0})
 
 
 def _settled(bootstrap: str, topic: str, timeout: float) -> dict[int, int]:
@@ -205,17 +209,70 @@ def test_kill9_mid_transactions_nothing_aborted_visible_nothing_committed_lost(r
         assert scan.values("committed", "plain") == rc.values(p)
         assert txn_indexes_on_disk(d) == scan.aborted, p
         assert scan.aborted, "no aborted transaction indexed"
+        # dump-log as Kafka's DumpLogSegments: one line per .txnindex entry ("version: 0
+        # producerId: P firstOffset: F lastOffset: L lastStableOffset: S") and each control
+        # record's "endTxnMarker: COMMIT|ABORT coordinatorEpoch: N"
         files = [str(d / f"{base:020d}.txnindex") for base in sorted(scan.aborted)]
-        r = subprocess.run([sys.executable, "-m", "broker", "dump-log", *files], cwd=REPO_ROOT,
+        files += [str(d / f"{base:020d}.log") for base in scan.segments]
+        r = subprocess.run([sys.executable, "-m", "broker", "dump-log", "--print-data", *files], cwd=REPO_ROOT,
                            capture_output=True, text=True, timeout=60)
         assert r.returncode == 0, r.stdout + r.stderr
         for entries in scan.aborted.values():
             for pid, first, last, stable in entries:
                 assert any({str(pid), str(first), str(last), str(stable)} <= set(_numbers(line))
-                           for line in r.stdout.splitlines()), (pid, first, last, stable, r.stdout)
+                           for line in r.stdout.splitlines() if "producerId" in line and "lastStableOffset" in line), \
+                    (pid, first, last, stable, r.stdout[-3000:])
+        for kind, is_commit in (("COMMIT", True), ("ABORT", False)):
+            assert r.stdout.count(f"endTxnMarker: {kind}") == sum(m[2] == is_commit for m in scan.markers), kind
     b.start()
 
 
 def _numbers(line: str) -> list[str]:
     import re
     return re.findall(r"-?\d+", line)
+
+
+def test_kill9_between_prepare_and_markers_is_completed_at_restart(rbroker):
+    b = rbroker(OVERRIDES)
+    bs = b.bootstrap
+    topic = f"txprep-{uuid.uuid4().hex[:6]}"
+    create_topic(bs, topic, 2)
+    ids = {"commit": f"prep-c-{uuid.uuid4().hex[:6]}", "abort": f"prep-a-{uuid.uuid4().hex[:6]}"}
+    # a long timeout: only the prepared decision, never the timeout, may complete these
+    prods = {k: _producer(bs, tid, timeout_ms=60_000) for k, tid in ids.items()}
+    vals = {k: [f"{k}-{i}" for i in range(4)] for k in ids}
+    for k, p in prods.items():
+        p.begin_transaction()
+        _send(p, topic, vals[k])
+    assert end_offsets(bs, topic, PARTS, READ_COMMITTED) == {0: 0, 1: 0}
+    b.kill()
+    for k, status in (("commit", "PrepareCommit"), ("abort", "PrepareAbort")):
+        before = rewrite_txn_status_offline(b.data_dir, ids[k], status)
+        # what the coordinator had durably recorded for the open transaction (Kafka's format)
+        assert before["status"] == TXN_STATUS["Ongoing"] and before["partitions"] == {topic: [0, 1]}, before
+    t0 = time.monotonic()
+    b.start()
+    ends = _settled(bs, topic, 10)
+    assert time.monotonic() - t0 < 8, "completed by the timeout, not at load"
+    assert ends == {0: 2 + 2 + 2, 1: 2 + 2 + 2}          # 2 records of each + one marker each
+    rc = read_to_end(bs, topic, PARTS, READ_COMMITTED)
+    assert sorted(rc.all_values()) == sorted(v.encode() for v in vals["commit"])
+    assert rc.positions == ends
+    # the producers retry their own EndTxn: Kafka answers a completed commit/abort of the
+    # same epoch with success, and they carry on
+    prods["commit"].commit_transaction(20)
+    prods["abort"].abort_transaction(20)
+    for k, p in prods.items():
+        p.begin_transaction()
+        _send(p, topic, [f"{k}-after"])
+        p.commit_transaction(20)
+    rc = read_to_end(bs, topic, PARTS, READ_COMMITTED)
+    assert sorted(rc.all_values()) == sorted([v.encode() for v in vals["commit"]] + [b"commit-after", b"abort-after"])
+    b.stop()
+    for p in PARTS:
+        d = b.data_dir / f"{topic}-{p}"
+        scan = scan_partition(d)
+        assert scan.values("committed") == rc.values(p)
+        assert sorted(m[2] for m in scan.markers) == [False, True, True, True]   # 1 ABORT, 3 COMMITs
+        assert txn_indexes_on_disk(d) == scan.aborted and sum(map(len, scan.aborted.values())) == 1
+    b.start()
