@@ -264,10 +264,11 @@ def test_kill9_between_prepare_and_markers_is_completed_at_restart(rbroker):
     prods["abort"].abort_transaction(20)
     for k, p in prods.items():
         p.begin_transaction()
-        _send(p, topic, [f"{k}-after"])
+        _send(p, topic, [f"{k}-after-0", f"{k}-after-1"])      # one to each partition
         p.commit_transaction(20)
     rc = read_to_end(bs, topic, PARTS, READ_COMMITTED)
-    assert sorted(rc.all_values()) == sorted([v.encode() for v in vals["commit"]] + [b"commit-after", b"abort-after"])
+    after = [f"{k}-after-{i}".encode() for k in ids for i in range(2)]
+    assert sorted(rc.all_values()) == sorted([v.encode() for v in vals["commit"]] + after)
     b.stop()
     for p in PARTS:
         d = b.data_dir / f"{topic}-{p}"
