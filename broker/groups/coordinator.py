@@ -756,7 +756,10 @@ class GroupCoordinator:
             return E.UNKNOWN_MEMBER_ID
         return None
 
-    def _store_offsets(self, group: GroupMetadata, offsets: dict[TP, OffsetAndMetadata]) -> dict[TP, int]:
+    def _store_offsets(self, group: GroupMetadata, offsets: dict[TP, OffsetAndMetadata],
+                       producer: Optional[tuple[int, int]] = None) -> dict[TP, int]:
+        """Write the offsets whose metadata fits (one batch; a transactional batch of
+        ``producer`` = (id, epoch), pending until its marker) and apply them once written."""
         out: dict[TP, int] = {}
         good: dict[TP, OffsetAndMetadata] = {}
         limit = self.config.offset_metadata_max_bytes
@@ -767,14 +770,23 @@ class GroupCoordinator:
                 good[tp] = om
         if good:
             try:
-                info = self.store.write_offsets(group.group_id, good)
+                if producer is None:
+                    info = self.store.write_offsets(group.group_id, good)
+                else:
+                    info = self.store.write_txn_offsets(group.group_id, producer[0], producer[1], good)
             except Exception as exc:
                 code = _store_error(exc)
-                log.warning("offset commit of group %s failed: %r", group.group_id, exc)
+                log.warning("%soffset commit of group %s failed: %r", "" if producer is None else "transactional ",
+                            group.group_id, exc)
                 for tp in good:
                     out[tp] = code
                 return out
-            group.commit_offsets(good, getattr(info, "base_offset", -1))
+            position = getattr(info, "base_offset", -1)
+            if producer is None:
+                group.commit_offsets(good, position)
+            else:
+                group.add_pending_txn_offsets(producer[0], good, position)
+                self._producer_groups.setdefault(producer[0], set()).add(group.group_id)
             for tp in good:
                 out[tp] = 0
         return out
@@ -805,25 +817,7 @@ class GroupCoordinator:
         err = self._validate_offset_commit(group, generation_id, member_id, group_instance_id, is_transactional=True)
         if err is not None:
             return {tp: err for tp in offsets}
-        out: dict[TP, int] = {}
-        good: dict[TP, OffsetAndMetadata] = {}
-        limit = self.config.offset_metadata_max_bytes
-        for tp, om in offsets.items():
-            if om.metadata is not None and len(om.metadata) > limit:
-                out[tp] = E.OFFSET_METADATA_TOO_LARGE
-            else:
-                good[tp] = om
-        if good:
-            try:
-                info = self.store.write_txn_offsets(group_id, producer_id, producer_epoch, good)
-            except Exception as exc:
-                code = _store_error(exc)
-                log.warning("transactional offset commit of group %s failed: %r", group_id, exc)
-                return {**out, **{tp: code for tp in good}}
-            group.add_pending_txn_offsets(producer_id, good, getattr(info, "base_offset", -1))
-            self._producer_groups.setdefault(producer_id, set()).add(group_id)
-            out.update({tp: 0 for tp in good})
-        return out
+        return self._store_offsets(group, offsets, (producer_id, producer_epoch))
 
     def complete_transaction(self, producer_id: int, offsets_partition: int, commit: bool) -> int:
         """A COMMIT/ABORT marker of ``producer_id`` is in ``__consumer_offsets`` partition

@@ -24,9 +24,9 @@ import os
 import sys
 import time
 
+from broker.admin_cli import DEFAULT_BOOTSTRAP, _add_common as _common
 from protocol.errors import ErrorCode
 
-DEFAULT_BOOTSTRAP = "localhost:9092"
 TRANSACTION = 1
 
 
@@ -59,13 +59,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     for sp in (ls, d, dp, a):
         _common(sp, suppress=True)
     return p
-
-
-def _common(p, suppress: bool = False) -> None:
-    p.add_argument("--bootstrap-server", "-b", default=argparse.SUPPRESS if suppress else None,
-                   help=f"host:port of the broker (default: $HOURGLASS_BOOTSTRAP or {DEFAULT_BOOTSTRAP})")
-    p.add_argument("--timeout", type=float, default=argparse.SUPPRESS if suppress else 30.0,
-                   help="seconds to wait for the broker (default 30)")
 
 
 def _client(args):
