@@ -384,14 +384,16 @@ def java_harness(args: list, timeout: float = 600) -> dict:
 
 def step_txn(hg: "Hourglass", rounds: int, quick: bool) -> None:
     """Transactional vs plain Java producer, then read_committed vs read_uncommitted Java
-    consumer, on fresh 3-partition topics; rounds interleave the two sides (A, B, A, B)."""
+    consumer (over the round's transactional topic), on fresh 3-partition topics; rounds
+    interleave the two sides (A, B, B, A, ...)."""
     from bench.rawclient import RawClient
-    n = 300_000 if quick else 1_000_000
+    n = 300_000 if quick else 2_000_000
     runs: dict[str, list[float]] = {}
     c = RawClient(hg.bootstrap)
     for i in range(rounds):
         last_txn_topic = None
-        for kind in ("plain", "txn100ms"):
+        # each round swaps which side goes first (page cache, JIT-free JVMs, neighbours' load)
+        for kind in ("plain", "txn100ms")[::1 if i % 2 == 0 else -1]:
             topic = f"txn-bench-{kind}-{os.getpid()}-{i}"
             create_topic(c, topic, 3)
             extra = ["--txn-commit-ms", 100, "--txn-id", f"bench-{os.getpid()}-{i}"] if kind != "plain" else []
@@ -402,7 +404,7 @@ def step_txn(hg: "Hourglass", rounds: int, quick: bool) -> None:
             if kind != "plain":
                 runs.setdefault("producer_txn100ms_txns", []).append(res["txns"])
                 last_txn_topic = topic
-        for iso in ("read_uncommitted", "read_committed"):
+        for iso in ("read_uncommitted", "read_committed")[::1 if i % 2 == 0 else -1]:
             log(f"txn round {i + 1}/{rounds}: {iso} consumer")
             res = java_harness(["perf-consume", "--bootstrap", hg.bootstrap, "--topic", last_txn_topic,
                                 "--records", n, "--isolation", iso, "--timeout-ms", 300000])
