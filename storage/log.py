@@ -76,7 +76,7 @@ from storage.loader import (
 )
 from storage.producer_snapshot import encode_snapshot, snapshot_file_name
 from storage.producer_state import (
-    BatchMetadata, ProducerStateManager, read_end_txn_marker, sequence_in_order,
+    BatchMetadata, LastRecord, ProducerStateManager, read_end_txn_marker, sequence_in_order,
 )
 from storage.retention import SegmentSnapshot, plan_retention
 from storage.roll import RollParams, should_roll
@@ -503,13 +503,17 @@ class PartitionLog:
         return sorted(out, reverse=True)
 
     # -- transactions -----------------------------------------------------------------------
-    def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+    def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int, *,
+                                     from_log_start: bool = False) -> list[AbortedTxn]:
         """Aborted transactions overlapping ``[start_offset, upper_bound_offset)``, for a
         read_committed fetch (Kafka ``LocalLog.collectAbortedTransactions``): the transaction
-        indexes from the segment holding ``start_offset`` on, until one is complete."""
+        indexes from the segment holding ``start_offset`` on, until one is complete. With
+        ``from_log_start`` those indexes are searched from the log start offset instead
+        (Kafka ``UnifiedLog.collectAbortedTransactions``, the cleaner's question)."""
         out: list[AbortedTxn] = []
+        fetch_offset = self.log_start_offset if from_log_start else start_offset
         for seg in self.segments.iter_from(start_offset):
-            res = seg.collect_aborted_txns(start_offset, upper_bound_offset)
+            res = seg.collect_aborted_txns(fetch_offset, upper_bound_offset)
             out.extend(res.aborted_transactions)
             if res.is_complete:
                 break
@@ -648,15 +652,12 @@ class PartitionLog:
         self.file_ops.fsync_dir(self.dir)
         return not_replaced
 
-    def last_records_of_active_producers(self) -> dict[int, int]:
-        """Producer id -> offset of its last data batch's last record (what the cleaner must
-        keep so idempotent producers keep their sequence numbers)."""
-        out = {}
-        for pid in self.producer_state.producer_ids():
-            entry = self.producer_state.last_entry(pid)
-            if entry is not None and entry.last_offset >= 0:
-                out[pid] = entry.last_offset
-        return out
+    def last_records_of_active_producers(self) -> dict[int, LastRecord]:
+        """Producer id -> its last data offset (None if it has none) and epoch: the batch
+        the cleaner must keep so producers keep their sequence numbers and epochs (Kafka
+        ``lastRecordsOfActiveProducers``)."""
+        return {e.producer_id: LastRecord(e.last_offset if e.last_offset >= 0 else None, e.producer_epoch)
+                for e in self.producer_state.entries()}
 
     def truncate_to(self, offset: int) -> bool:
         """Remove everything at or after ``offset`` (whole batches); True if anything changed."""

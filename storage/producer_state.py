@@ -353,6 +353,14 @@ class ProducerStateManager:
         return m
 
 
+class LastRecord(NamedTuple):
+    """An active producer's last data offset (None if it has none, e.g. after a marker that
+    bumped its epoch) and its epoch: what the cleaner keeps for it (Kafka ``LastRecord``)."""
+
+    last_data_offset: int | None
+    producer_epoch: int
+
+
 class EndTxnMarker(NamedTuple):
     """The control record of a COMMIT/ABORT marker batch (Kafka ``EndTransactionMarker``)."""
 
@@ -408,6 +416,6 @@ def check_txn_state(entry: ProducerStateEntry, producer_id: int, is_transactiona
             f"since offset {entry.current_txn_first_offset}")
 
 
-__all__ = ["ProducerStateManager", "ProducerStateEntry", "BatchMetadata", "CompletedTxn", "EndTxnMarker",
+__all__ = ["ProducerStateManager", "ProducerStateEntry", "BatchMetadata", "CompletedTxn", "EndTxnMarker", "LastRecord",
            "read_end_txn_marker", "replay_batch", "sequence_in_order",
            "last_sequence", "check_epoch", "check_txn_state", "NUM_BATCHES_TO_RETAIN", "NO_COORDINATOR_EPOCH"]

@@ -3,7 +3,8 @@
 One cleaning of a log, given its dirty range ``[first dirty, first uncleanable)``:
 
 1. **Offset map** over the dirty section: ``key -> latest offset`` for every keyed record
-   (control batches skipped), bounded by :class:`OffsetMap`'s capacity. When it fills, the
+   (control batches and batches of aborted transactions skipped), bounded by
+   :class:`OffsetMap`'s capacity. When it fills, the
    pass stops there: ``end offset = map.latest_offset + 1`` (the rest is cleaned by a later
    round); otherwise the end offset is the first uncleanable offset.
 2. **Groups**: the segments holding offsets in ``[0, end offset)`` are grouped
@@ -11,16 +12,22 @@ One cleaning of a log, given its dirty range ``[first dirty, first uncleanable)`
    relative offsets).
 3. **Recopy** each group into one new segment ``<first base>.log.cleaned`` (+ indexes): a
    record survives iff ``decisions.should_retain_record`` says so (the latest offset of its
-   key, tombstones until their batch's delete horizon). A batch whose records all survive and
-   that needs no new delete horizon is copied byte for byte; otherwise it is rebuilt with the
-   same base offset, last offset delta, producer id/epoch/base sequence, leader epoch,
-   timestamp type and codec (max timestamp recomputed from the survivors, or kept for
-   LogAppendTime), and a KIP-534 delete horizon ``now + delete.retention.ms`` when it holds
-   tombstones and had none. Emptied batches are dropped unless they hold an active
-   producer's last sequence or end the cleaning round (``RETAIN_EMPTY``: a header with no
-   records). Offsets never change. The new segment's indexes are built from what survives
-   (appends keep ``index.interval.bytes``), its time index gets the final largest-timestamp
-   entry, it is fsynced and given the last old segment's mtime.
+   key, tombstones until their batch's delete horizon); the transactional verdicts come from
+   one ``decisions.CleanedTransactionMetadata`` walked across all groups (records of aborted
+   transactions dropped; markers kept until their transaction has no data left and their
+   delete horizon has passed; see ``decisions``), fed per segment with the aborted
+   transactions the log's indexes list for it, collected on the caller's side beforehand.
+   A batch whose records all survive and that needs no new delete horizon is copied byte
+   for byte; otherwise it is rebuilt with the same base offset, last offset delta, producer
+   id/epoch/base sequence, transactional and control flags, leader epoch, timestamp type and
+   codec (max timestamp recomputed from the survivors, or kept for LogAppendTime), and a
+   KIP-534 delete horizon ``now + delete.retention.ms`` when it holds tombstones, or is a
+   marker whose transaction has no data left, and had none. Emptied batches are dropped
+   unless they hold an active producer's last record or end the cleaning round
+   (``RETAIN_EMPTY``: a header with no records). Offsets never change. The new segment's
+   indexes are built from what survives (appends keep ``index.interval.bytes``; the
+   ``.txnindex`` gets the aborted transactions whose markers stay), its time index gets the
+   final largest-timestamp entry, it is fsynced and given the last old segment's mtime.
 4. **Swap** (``PartitionLog.replace_segments``, on the event loop): ``.cleaned`` ->
    ``.swap``, the new segment replaces the old ones in the segment map, old files ->
    ``.deleted`` (removed after ``file.delete.delay.ms``), ``.swap`` -> final name.
@@ -51,10 +58,11 @@ from typing import Callable
 from protocol.deferred import dataclass
 from protocol.errors import CorruptRecordError
 from protocol.records.batch import LOG_OVERHEAD, MIN_BATCH_LENGTH, BatchHeader, read_header
-from protocol.records.record import build_batch, decode_batch
+from protocol.records.record import build_batch, control_record_type, decode_batch
 from storage.cleaner.decisions import (
-    RETAIN_EMPTY, LogToClean, SegmentFacts, batch_retention, group_segments_by_size,
-    new_delete_horizon, segments_in_range, should_retain_record,
+    DELETE, RETAIN_EMPTY, CleanedTransactionMetadata, LastRecord, LogToClean, SegmentFacts,
+    batch_retention, group_segments_by_size, is_batch_last_record_of_producer, new_delete_horizon,
+    segments_in_range, should_retain_record,
 )
 from storage.cleaner.offset_map import OffsetMap, digest
 from storage.errors import StorageError
@@ -103,13 +111,16 @@ class CleanerStats:
 @dataclass
 class SegmentSource:
     """A segment as the cleaner reads it: its facts, its own read descriptor, the size seen
-    when the run started, and the live ``LogSegment`` (compared by identity at swap time)."""
+    when the run started, the live ``LogSegment`` (compared by identity at swap time) and the
+    aborted transactions the log lists for its offset range (Kafka collects them per segment
+    in ``cleanSegments``; here on the caller's side, before the file work starts)."""
 
     facts: SegmentFacts
     segment: LogSegment
     fd: int
     size: int
     last_modified_ms: int
+    aborted: list = field(default_factory=list)
 
     @property
     def base_offset(self) -> int:
@@ -149,23 +160,40 @@ def iter_batches(ops: FileOps, fd: int, size: int, start: int = 0, window: int =
         pos += off
 
 
+def control_type_of(data) -> int | None:
+    """The control type of a control batch's record (None for an emptied batch)."""
+    _h, records = decode_batch(data, 0, verify_crc=False)
+    return control_record_type(records[0].key) if records else None
+
+
 def build_offset_map(ops: FileOps, dirty: list[SegmentSource], start: int, end: int, offset_map: OffsetMap,
                      stats: CleanerStats, check_done: Callable[[], None] = lambda: None,
-                     window: int = DEFAULT_IO_BUFFER) -> bool:
+                     window: int = DEFAULT_IO_BUFFER, aborted: list | None = None) -> bool:
     """Kafka ``buildOffsetMap`` over the dirty segments (ascending, covering ``[start, end)``).
 
     Returns True when the map filled up (the pass ends early). Records below ``start`` are
-    not mapped; control batches are skipped; after each batch reaching ``start`` and after
-    each whole segment (the next segment's base offset - 1, ``end`` - 1 for the last) the
-    map's latest offset moves forward, so gaps left by earlier cleanings are covered.
+    not mapped; control batches and batches of the ``aborted`` transactions (the log's list
+    for ``[start, end)``) are skipped; after each batch reaching ``start`` and after each
+    whole segment (the next segment's base offset - 1, ``end`` - 1 for the last) the map's
+    latest offset moves forward, so gaps left by earlier cleanings are covered.
     """
     offset_map.clear()
     limit = offset_map.max_desired_size
+    txns = CleanedTransactionMetadata()
+    txns.add_aborted_transactions(aborted or ())
     for i, src in enumerate(dirty):
         next_start = dirty[i + 1].base_offset if i + 1 < len(dirty) else end
         check_done()
         for _pos, h, data in iter_batches(ops, src.fd, src.size, 0, window):
             last = h.base_offset + h.last_offset_delta
+            if h.is_control:
+                txns.on_control_batch_read(h.producer_id, last, control_type_of(data))
+            elif txns.on_batch_read(h.producer_id, last, h.is_transactional):
+                if last >= start:   # aborted: not mapped
+                    stats.map_messages_read += h.records_count
+                    offset_map.update_latest_offset(last)
+                stats.map_bytes_read += len(data)
+                continue
             if last < start:
                 stats.map_bytes_read += len(data)
                 continue
@@ -193,23 +221,28 @@ def _remove_stale_cleaned(ops: FileOps, dir: Path, base: int) -> None:
 
 
 def clean_group_into(dir, group: list[SegmentSource], offset_map: OffsetMap, *, now_ms: int, config,
-                     clock, ops: FileOps, producer_last_offsets: dict[int, int],
+                     clock, ops: FileOps, producer_last_records: dict[int, LastRecord],
                      upper_bound_offset_of_round: int, stats: CleanerStats,
                      check_done: Callable[[], None] = lambda: None,
-                     window: int = DEFAULT_IO_BUFFER) -> LogSegment:
+                     window: int = DEFAULT_IO_BUFFER,
+                     transactions: CleanedTransactionMetadata | None = None) -> LogSegment:
     """Kafka ``cleanSegments`` minus the swap: recopy ``group`` into a new ``.cleaned``
-    segment (see the module docstring) and return it flushed, indexes trimmed, mtime set."""
+    segment (see the module docstring) and return it flushed, indexes trimmed, mtime set.
+    ``transactions`` carries the transactional state from one group to the next."""
     dir = Path(dir)
     base = group[0].base_offset
     _remove_stale_cleaned(ops, dir, base)
     cleaned = LogSegment(dir, base, index_interval_bytes=config.index_interval_bytes,
                          max_index_size=config.segment_index_bytes, clock=clock, file_ops=ops,
                          suffix=CLEANED_SUFFIX)
+    txns = transactions if transactions is not None else CleanedTransactionMetadata()
+    txns.cleaned_index = cleaned.txn_index
     try:
         latest = offset_map.latest_offset
         delete_retention_ms = config.delete_retention_ms
         last_non_empty = max((i for i, s in enumerate(group) if s.size > 0), default=-1)
         for gi, src in enumerate(group):
+            txns.add_aborted_transactions(src.aborted)
             out = bytearray()
             out_batches: list[tuple[int, BatchHeader]] = []
             written_from_segment = 0
@@ -228,17 +261,31 @@ def clean_group_into(dir, group: list[SegmentSource], offset_map: OffsetMap, *, 
                 stats.bytes_read += len(data)
                 last = h.base_offset + h.last_offset_delta
                 new: bytes | None = None
+                horizon = h.base_timestamp if h.has_delete_horizon else None
                 if h.is_control:
-                    # No transactions here: markers stay as written.
-                    stats.messages_read += 1
-                    stats.messages_written += 1
-                    new = bytes(data)
+                    can_discard = txns.on_control_batch_read(h.producer_id, last, control_type_of(data))
                 else:
-                    _h, records = decode_batch(data)
-                    stats.messages_read += len(records)
-                    horizon = h.base_timestamp if h.has_delete_horizon else None
-                    kept = []
-                    tombstones = False
+                    can_discard = txns.on_batch_read(h.producer_id, last, h.is_transactional)
+                last_of_producer = is_batch_last_record_of_producer(
+                    producer_id=h.producer_id, batch_last_offset=last, is_control=h.is_control,
+                    producer_epoch=h.producer_epoch, last_record=producer_last_records.get(h.producer_id))
+                verdict = batch_retention(
+                    producer_id=h.producer_id, is_control=h.is_control, can_discard=can_discard,
+                    delete_horizon_ms=horizon, now_ms=now_ms, batch_next_offset=last + 1,
+                    is_last_record_of_producer=last_of_producer, upper_bound_offset_of_round=upper_bound_offset_of_round)
+                ends_group = gi == last_non_empty and pos + len(data) == src.size
+                if verdict.retention == DELETE and not (ends_group and written_from_segment == 0):
+                    stats.messages_read += h.records_count
+                    continue
+                _h, records = decode_batch(data)
+                stats.messages_read += len(records)
+                kept = []
+                tombstones = False
+                if verdict.discard_records:
+                    pass
+                elif h.is_control:
+                    kept = records
+                else:
                     for r in records:
                         has_key = r.key is not None
                         map_offset = offset_map.get_digest(digest(r.key)) if has_key and r.offset <= latest else -1
@@ -250,36 +297,32 @@ def clean_group_into(dir, group: list[SegmentSource], offset_map: OffsetMap, *, 
                                 tombstones = True
                         elif not has_key:
                             stats.invalid_messages += 1
-                    if kept:
-                        stats.messages_written += len(kept)
-                        new_horizon = new_delete_horizon(contains_tombstones=tombstones, existing_horizon=horizon,
-                                                         now_ms=now_ms, delete_retention_ms=delete_retention_ms)
-                        if len(kept) == len(records) and new_horizon == horizon:
-                            new = bytes(data)
-                        else:
-                            stats.batches_rebuilt += 1
-                            lat = h.timestamp_type == 1
-                            new = build_batch(
-                                kept, base_offset=h.base_offset, compression=h.compression,
-                                timestamp_type=h.timestamp_type, producer_id=h.producer_id,
-                                producer_epoch=h.producer_epoch, base_sequence=h.base_sequence,
-                                is_transactional=h.is_transactional,
-                                partition_leader_epoch=h.partition_leader_epoch,
-                                log_append_time=h.max_timestamp if lat else None,
-                                last_offset_delta=h.last_offset_delta, delete_horizon_ms=new_horizon)
+                if kept:
+                    stats.messages_written += len(kept)
+                    new_horizon = new_delete_horizon(
+                        contains_tombstones=tombstones or verdict.contains_marker_for_empty_txn,
+                        existing_horizon=horizon, now_ms=now_ms, delete_retention_ms=delete_retention_ms)
+                    if len(kept) == len(records) and new_horizon == horizon:
+                        new = bytes(data)
                     else:
-                        retention = batch_retention(
-                            producer_id=h.producer_id, batch_last_offset=last, batch_next_offset=last + 1,
-                            last_offset_of_producer=producer_last_offsets.get(h.producer_id),
-                            upper_bound_offset_of_round=upper_bound_offset_of_round)
-                        ends_group = gi == last_non_empty and pos + len(data) == src.size
-                        if retention == RETAIN_EMPTY or (ends_group and written_from_segment == 0):
-                            new = build_batch(
-                                [], base_offset=h.base_offset, timestamp_type=h.timestamp_type,
-                                producer_id=h.producer_id, producer_epoch=h.producer_epoch,
-                                base_sequence=h.base_sequence, is_transactional=h.is_transactional,
-                                partition_leader_epoch=h.partition_leader_epoch,
-                                last_offset_delta=h.last_offset_delta, max_timestamp=h.max_timestamp)
+                        stats.batches_rebuilt += 1
+                        lat = h.timestamp_type == 1
+                        new = build_batch(
+                            kept, base_offset=h.base_offset, compression=h.compression,
+                            timestamp_type=h.timestamp_type, producer_id=h.producer_id,
+                            producer_epoch=h.producer_epoch, base_sequence=h.base_sequence,
+                            is_transactional=h.is_transactional, is_control=h.is_control,
+                            partition_leader_epoch=h.partition_leader_epoch,
+                            log_append_time=h.max_timestamp if lat else None,
+                            last_offset_delta=h.last_offset_delta, delete_horizon_ms=new_horizon)
+                else:
+                    if verdict.retention == RETAIN_EMPTY or (ends_group and written_from_segment == 0):
+                        new = build_batch(
+                            [], base_offset=h.base_offset, timestamp_type=h.timestamp_type,
+                            producer_id=h.producer_id, producer_epoch=h.producer_epoch,
+                            base_sequence=h.base_sequence, is_transactional=h.is_transactional,
+                            is_control=h.is_control, partition_leader_epoch=h.partition_leader_epoch,
+                            last_offset_delta=h.last_offset_delta, max_timestamp=h.max_timestamp)
                 if new is not None:
                     out_batches.append((len(out), read_header(new)))
                     out += new
@@ -295,11 +338,14 @@ def clean_group_into(dir, group: list[SegmentSource], offset_map: OffsetMap, *, 
         cleaned.flush()
         cleaned.offset_index.close_handler()
         cleaned.time_index.close_handler()
+        cleaned.txn_index.close_handler()
         cleaned.set_last_modified(group[-1].last_modified_ms)
         return cleaned
     except BaseException:
         cleaned.delete_if_exists()
         raise
+    finally:
+        txns.cleaned_index = None
 
 
 class SourceFds:
@@ -428,6 +474,13 @@ class Cleaner:
         sources = snapshot_sources(plog, upper)
         fds = SourceFds(ops, sources)
         producer_last = plog.last_records_of_active_producers()
+        # Decided transactions only (nothing past the LSO is cleaned), so the aborted ones
+        # are known now; collected here, where the log's indexes are read safely.
+        for i, src in enumerate(sources):
+            nxt = sources[i + 1].base_offset if i + 1 < len(sources) else src.segment.read_next_offset()
+            src.aborted = plog.collect_aborted_transactions(src.base_offset, nxt, from_log_start=True)
+        map_aborted = plog.collect_aborted_transactions(first_dirty, upper, from_log_start=True)
+        transactions = CleanedTransactionMetadata()
         window = self.io_buffer_size
         log.info("Beginning cleaning of log %s-%d", plog.topic, plog.partition)
         try:
@@ -437,7 +490,7 @@ class Cleaner:
             dirty = [s for s in sources if s.base_offset in dirty_bases]
             if dirty:
                 await run(_build_map_guarded, fds, dirty, first_dirty, upper, self.offset_map, stats, check_done,
-                          window)
+                          window, map_aborted)
                 end_offset = self.offset_map.latest_offset + 1
             else:
                 self.offset_map.clear()
@@ -450,7 +503,7 @@ class Cleaner:
                 for group_facts in groups:
                     group = [by_base[f.base_offset] for f in group_facts]
                     cleaned = await run(_clean_group_guarded, fds, plog.dir, group, self.offset_map, now, config, plog.clock,
-                                        ops, producer_last, upper, stats, check_done, window)
+                                        ops, producer_last, upper, stats, check_done, window, transactions)
                     # Back on the caller's side: the log must still hold exactly these segments.
                     try:
                         check_done()
@@ -473,22 +526,22 @@ class Cleaner:
             fds.close()
 
 
-def _build_map_guarded(fds: SourceFds, dirty, start, end, offset_map, stats, check_done, window):
+def _build_map_guarded(fds: SourceFds, dirty, start, end, offset_map, stats, check_done, window, aborted):
     fds.acquire()
     try:
-        return build_offset_map(fds.ops, dirty, start, end, offset_map, stats, check_done, window)
+        return build_offset_map(fds.ops, dirty, start, end, offset_map, stats, check_done, window, aborted)
     finally:
         fds.release()
 
 
 def _clean_group_guarded(fds: SourceFds, dir, group, offset_map, now, config, clock, ops, producer_last, upper,
-                         stats, check_done, window):
+                         stats, check_done, window, transactions):
     """Positional adapter for executors (``run_in_executor`` takes no keywords)."""
     fds.acquire()
     try:
         return clean_group_into(dir, group, offset_map, now_ms=now, config=config, clock=clock, ops=ops,
-                                producer_last_offsets=producer_last, upper_bound_offset_of_round=upper,
-                                stats=stats, check_done=check_done, window=window)
+                                producer_last_records=producer_last, upper_bound_offset_of_round=upper,
+                                stats=stats, check_done=check_done, window=window, transactions=transactions)
     finally:
         fds.release()
 

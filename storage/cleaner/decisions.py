@@ -2,8 +2,20 @@
 
 Kafka references: ``LogCleanerManager.cleanableOffsets`` / ``calculateCleanableBytes`` /
 ``maxCompactionDelay`` / ``grabFilthiestCompactedLog``, ``LogToClean``, and in ``Cleaner``:
-``shouldRetainRecord``, the batch retention of ``cleanInto``'s filter, and
-``groupSegmentsBySize``.
+``shouldRetainRecord``, the batch retention of ``cleanInto``'s filter
+(``checkBatchRetention``, ``isBatchLastRecordOfProducer``), ``groupSegmentsBySize``, and
+``CleanedTransactionMetadata``.
+
+Transactions (Kafka's rules): cleaning never passes the last stable offset, so every
+transaction the cleaner sees is decided and the aborted ones are known ahead of time from
+the transaction indexes. Records of aborted transactions are dropped without regard to
+keys (and never enter the offset map). A COMMIT/ABORT marker may go once no batch of its
+transaction was seen in the cleaning pass (its data is gone): the first such cleaning gives
+its batch a delete horizon of ``now + delete.retention.ms`` (as for tombstones, KIP-534),
+and a cleaning after that horizon removes it. An ABORT marker whose data was still there is
+kept, and the aborted transaction goes into the cleaned segment's ``.txnindex``. The last
+batch of an active producer is kept (empty if need be): the one holding its last data
+offset, or, when it has none, a marker with its current epoch.
 
 Vocabulary: the log is ``[log start offset, log end offset)``; the *clean* section is
 ``[log start, first dirty offset)`` (deduplicated by the last cleaning, its position kept in
@@ -14,9 +26,11 @@ past it (the uncleanable section) is never touched.
 """
 from __future__ import annotations
 
-from typing import Sequence
+import heapq
+from typing import NamedTuple, Sequence
 
 from protocol.deferred import dataclass
+from storage.producer_state import LastRecord
 
 INT32_MAX = 0x7FFFFFFF
 LONG_MAX = (1 << 63) - 1
@@ -24,6 +38,8 @@ LONG_MAX = (1 << 63) - 1
 # Batch retention (Kafka ``BatchRetention``)
 DELETE_EMPTY = "DELETE_EMPTY"      # keep the batch only if some record survives
 RETAIN_EMPTY = "RETAIN_EMPTY"      # keep the batch header even when no record survives
+CONTROL_ABORT, CONTROL_COMMIT = 0, 1  # control record types (Kafka ``ControlRecordType``)
+DELETE = "DELETE"                  # drop the batch without looking at its records
 
 
 @dataclass(frozen=True)
@@ -208,23 +224,110 @@ def should_retain_record(*, offset: int, has_key: bool, has_value: bool, map_off
     return latest_for_key and (has_value or retain_deletes)
 
 
-def batch_retention(*, producer_id: int, batch_last_offset: int, batch_next_offset: int,
-                    last_offset_of_producer: int | None, upper_bound_offset_of_round: int) -> str:
-    """Kafka's ``checkBatchRetention`` without transactions: keep the (possibly emptied)
-    batch of an active producer's last data offset (its sequence numbers must survive for
-    idempotence), and the batch that ends the cleaning round (so the last offset is not
-    lost); any other batch goes when none of its records survive."""
-    if producer_id >= 0 and last_offset_of_producer is not None and batch_last_offset == last_offset_of_producer:
-        return RETAIN_EMPTY
-    if batch_next_offset == upper_bound_offset_of_round:
-        return RETAIN_EMPTY
-    return DELETE_EMPTY
+def is_batch_last_record_of_producer(*, producer_id: int, batch_last_offset: int, is_control: bool,
+                                     producer_epoch: int, last_record: LastRecord | None) -> bool:
+    """Kafka ``isBatchLastRecordOfProducer``: the batch holding the producer's last data
+    offset, or, without one, a marker with its current epoch (it carries the epoch that
+    fences older producers)."""
+    if producer_id < 0 or last_record is None:
+        return False
+    if last_record.last_data_offset is not None:
+        return batch_last_offset == last_record.last_data_offset
+    return is_control and producer_epoch == last_record.producer_epoch
+
+
+class BatchRetentionResult(NamedTuple):
+    retention: str                      # DELETE, RETAIN_EMPTY or DELETE_EMPTY
+    discard_records: bool               # no record of the batch survives
+    contains_marker_for_empty_txn: bool  # a marker whose transaction has no data left
+
+
+def batch_retention(*, producer_id: int, is_control: bool, can_discard: bool, delete_horizon_ms: int | None,
+                    now_ms: int, batch_next_offset: int, is_last_record_of_producer: bool,
+                    upper_bound_offset_of_round: int) -> BatchRetentionResult:
+    """Kafka's ``checkBatchRetention``. ``can_discard`` is the transactional verdict
+    (:class:`CleanedTransactionMetadata`): an aborted data batch, or a marker whose
+    transaction has no data left. Such a marker loses its record only once its delete
+    horizon has passed. The batch holding an active producer's last record and the batch
+    ending the cleaning round are kept even if emptied."""
+    if is_control:
+        discard = can_discard and delete_horizon_ms is not None and delete_horizon_ms <= now_ms
+    else:
+        discard = can_discard
+    if producer_id >= 0 and is_last_record_of_producer:
+        retention = RETAIN_EMPTY
+    elif batch_next_offset == upper_bound_offset_of_round:
+        retention = RETAIN_EMPTY
+    elif discard:
+        retention = DELETE
+    else:
+        retention = DELETE_EMPTY
+    return BatchRetentionResult(retention, discard, can_discard and is_control)
+
+
+class CleanedTransactionMetadata:
+    """Kafka ``CleanedTransactionMetadata``: the transactions open while the cleaner walks a
+    log in offset order, deciding which batches of aborted transactions and which markers
+    can go. ``cleaned_index`` (anything with ``append(AbortedTxn)``) receives the aborted
+    transactions whose markers stay in the segment being written."""
+
+    def __init__(self) -> None:
+        self._committed: set[int] = set()              # producers with committed data seen
+        self._aborted: dict[int, list] = {}            # producer -> [AbortedTxn, data seen]
+        self._pending: list = []                       # heap of (first offset, n, AbortedTxn)
+        self._n = 0
+        self.cleaned_index = None
+
+    def add_aborted_transactions(self, txns) -> None:
+        for t in txns:
+            self._n += 1
+            heapq.heappush(self._pending, (t.first_offset, self._n, t))
+
+    def _consume_up_to(self, offset: int) -> None:
+        pending = self._pending
+        while pending and pending[0][0] <= offset:
+            t = heapq.heappop(pending)[2]
+            self._aborted.setdefault(t.producer_id, [t, False])
+
+    def on_control_batch_read(self, producer_id: int, last_offset: int, control_type: int | None) -> bool:
+        """A control batch: ``control_type`` of its record (0 ABORT, 1 COMMIT, others are
+        kept), None when the cleaner already emptied it; True when it can be discarded."""
+        self._consume_up_to(last_offset)
+        if control_type is None:
+            return True
+        if control_type not in (CONTROL_ABORT, CONTROL_COMMIT):
+            return False
+        if control_type == CONTROL_ABORT:
+            meta = self._aborted.pop(producer_id, None)
+            if meta is not None and meta[1]:
+                # data of the transaction was still there: the marker and its entry stay
+                if self.cleaned_index is not None:
+                    self.cleaned_index.append(meta[0])
+                return False
+            return True
+        if producer_id in self._committed:
+            self._committed.discard(producer_id)
+            return False
+        return True
+
+    def on_batch_read(self, producer_id: int, last_offset: int, is_transactional: bool) -> bool:
+        """A data batch; True when it belongs to an aborted transaction (drop it)."""
+        self._consume_up_to(last_offset)
+        if not is_transactional:
+            return False
+        meta = self._aborted.get(producer_id)
+        if meta is not None:
+            meta[1] = True
+            return True
+        self._committed.add(producer_id)
+        return False
 
 
 def new_delete_horizon(*, contains_tombstones: bool, existing_horizon: int | None, now_ms: int,
                        delete_retention_ms: int) -> int | None:
-    """KIP-534: a rewritten batch holding tombstones gets ``now + delete.retention.ms`` as its
-    delete horizon the first time it is cleaned; an existing horizon is kept."""
+    """KIP-534: a rewritten batch holding tombstones (or a marker whose transaction has no
+    data left) gets ``now + delete.retention.ms`` as its delete horizon the first time it is
+    cleaned; an existing horizon is kept."""
     if existing_horizon is not None:
         return existing_horizon
     if contains_tombstones:
@@ -274,6 +377,7 @@ __all__ = [
     "SegmentFacts", "LogFacts", "OffsetsToClean", "LogToClean", "segments_in_range",
     "non_active_segments_from", "cleanable_offsets", "cleanable_bytes", "max_compaction_delay",
     "log_to_clean", "is_cleanable", "choose_filthiest", "should_retain_record", "batch_retention",
-    "new_delete_horizon", "group_segments_by_size", "DELETE_EMPTY", "RETAIN_EMPTY", "INT32_MAX",
+    "BatchRetentionResult", "LastRecord", "is_batch_last_record_of_producer", "CleanedTransactionMetadata",
+    "new_delete_horizon", "group_segments_by_size", "DELETE", "DELETE_EMPTY", "RETAIN_EMPTY", "INT32_MAX",
     "LONG_MAX",
 ]

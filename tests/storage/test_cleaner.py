@@ -11,7 +11,8 @@ import pytest
 from protocol.records.record import Record, build_batch
 from storage.cleaner import CLEANER_OFFSET_CHECKPOINT, Cleaner, LogCleaner, OffsetMap, log_facts
 from storage.cleaner.decisions import (
-    DELETE_EMPTY, LONG_MAX, RETAIN_EMPTY, LogFacts, SegmentFacts, batch_retention, cleanable_offsets,
+    DELETE, DELETE_EMPTY, LONG_MAX, RETAIN_EMPTY, CleanedTransactionMetadata, LastRecord, LogFacts, SegmentFacts,
+    batch_retention, cleanable_offsets, is_batch_last_record_of_producer,
     choose_filthiest, group_segments_by_size, log_to_clean, should_retain_record,
 )
 from storage.cleaner.cleaner import build_offset_map, snapshot_sources, close_sources, CleanerStats
@@ -57,13 +58,51 @@ def test_should_retain_record_rules():
 
 def test_batch_retention_rules():
     """The RecordFilter's checkBatchRetention: an active producer's last batch and the
-    round's last batch stay even when emptied."""
-    kw = dict(batch_last_offset=9, batch_next_offset=10, upper_bound_offset_of_round=50)
-    assert batch_retention(producer_id=-1, last_offset_of_producer=None, **kw) == DELETE_EMPTY
-    assert batch_retention(producer_id=7, last_offset_of_producer=9, **kw) == RETAIN_EMPTY
-    assert batch_retention(producer_id=7, last_offset_of_producer=12, **kw) == DELETE_EMPTY
-    assert batch_retention(producer_id=-1, last_offset_of_producer=None,
-                           **{**kw, "upper_bound_offset_of_round": 10}) == RETAIN_EMPTY
+    round's last batch stay even when emptied; an aborted data batch goes at once; a marker
+    whose transaction has no data left loses its record only past its delete horizon."""
+    def last_of(pid, last, control=False, epoch=0, rec=None):
+        return is_batch_last_record_of_producer(producer_id=pid, batch_last_offset=last, is_control=control,
+                                                producer_epoch=epoch, last_record=rec)
+    assert not last_of(-1, 9)
+    assert last_of(7, 9, rec=LastRecord(9, 0)) and not last_of(7, 9, rec=LastRecord(12, 0))
+    assert last_of(7, 9, control=True, epoch=3, rec=LastRecord(None, 3))
+    assert not last_of(7, 9, control=False, epoch=3, rec=LastRecord(None, 3))
+    assert not last_of(7, 9, control=True, epoch=2, rec=LastRecord(None, 3))
+
+    kw = dict(producer_id=-1, is_control=False, can_discard=False, delete_horizon_ms=None, now_ms=100,
+              batch_next_offset=10, is_last_record_of_producer=False, upper_bound_offset_of_round=50)
+    assert batch_retention(**kw) == (DELETE_EMPTY, False, False)
+    assert batch_retention(**{**kw, "producer_id": 7, "is_last_record_of_producer": True}).retention == RETAIN_EMPTY
+    assert batch_retention(**{**kw, "upper_bound_offset_of_round": 10}).retention == RETAIN_EMPTY
+    aborted = {**kw, "producer_id": 7, "can_discard": True}
+    assert batch_retention(**aborted) == (DELETE, True, False)
+    assert batch_retention(**{**aborted, "is_last_record_of_producer": True}) == (RETAIN_EMPTY, True, False)
+    marker = {**aborted, "is_control": True}
+    assert batch_retention(**marker) == (DELETE_EMPTY, False, True), "no horizon yet: kept, horizon to set"
+    assert batch_retention(**{**marker, "delete_horizon_ms": 101}) == (DELETE_EMPTY, False, True)
+    assert batch_retention(**{**marker, "delete_horizon_ms": 100}) == (DELETE, True, True)
+    assert batch_retention(**{**marker, "can_discard": False, "delete_horizon_ms": 1}) == (DELETE_EMPTY, False, False)
+
+
+def test_cleaned_transaction_metadata():
+    """Kafka's CleanedTransactionMetadata: aborted batches are discardable, an ABORT marker
+    whose data was seen stays (and is indexed), markers of transactions without data can go."""
+    from storage.index.txn_index import AbortedTxn
+    m = CleanedTransactionMetadata()
+    index = []
+    m.cleaned_index = type("I", (), {"append": lambda self, t: index.append(t)})()
+    m.add_aborted_transactions([AbortedTxn(1, 10, 15, 16)])
+    assert not m.on_batch_read(2, 9, True)            # p2 commits later
+    assert not m.on_batch_read(-1, 9, False)
+    assert m.on_batch_read(1, 11, True)              # aborted
+    assert not m.on_batch_read(2, 12, True)
+    assert not m.on_control_batch_read(2, 13, 1), "COMMIT with data seen stays"
+    assert m.on_control_batch_read(2, 14, 1), "COMMIT with no data seen since can go"
+    assert not m.on_control_batch_read(1, 15, 0), "ABORT with data seen stays"
+    assert index == [AbortedTxn(1, 10, 15, 16)]
+    assert m.on_control_batch_read(1, 20, 0), "an ABORT nothing is known of can go"
+    assert m.on_control_batch_read(1, 21, None), "an emptied control batch can go"
+    assert not m.on_control_batch_read(1, 22, 5), "other control types stay"
 
 
 # ---- segment grouping (testSegmentGrouping*) -------------------------------------------------
