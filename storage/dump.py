@@ -3,15 +3,19 @@
 ``dump_file(path)`` dispatches on the suffix:
 
 * ``.log``: every batch with position, offsets, count, timestamps, size, codec, producer
-  fields and whether its CRC is valid (``deep=True`` adds the records); a torn or unreadable
-  tail is reported, not raised.
+  fields, delete horizon and whether its CRC is valid (``deep=True`` adds the records, and for
+  a control record its marker: ``endTxnMarker: COMMIT coordinatorEpoch: 3``); a torn or
+  unreadable tail is reported, not raised.
 * ``.index``: (offset, position) entries; ``.timeindex``: (timestamp, offset) entries. With the
   segment's ``.log`` next to it, each entry is cross-checked against the log exactly as
   Kafka's ``--index-sanity-check``/``--verify-index-only`` does: an offset index entry must
   point at the start of the batch whose last offset is the entry's offset, offsets must
   increase; a time index entry's offset must be the last offset of a batch whose max
   timestamp is the entry's timestamp, timestamps must not decrease.
-* ``.snapshot``: the producer entries of a producer state snapshot (CRC-checked).
+* ``.txnindex``: the aborted transactions (``version: 0 producerId: .. firstOffset: ..
+  lastOffset: .. lastStableOffset: ..``), as Kafka's ``dumpTxnIndex``.
+* ``.snapshot``: the producer entries of a producer state snapshot (CRC-checked), with each
+  producer's coordinator epoch and open transaction's first offset.
 
 Results are plain dataclasses (for tests and tools); ``render`` gives Kafka-like text.
 """
@@ -28,7 +32,10 @@ from protocol.records.batch import (
 )
 from storage.files import DEFAULT_FILE_OPS, FileOps
 from storage.producer_snapshot import SNAPSHOT_SUFFIX, CorruptSnapshotError, decode_snapshot
-from storage.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, offset_from_filename
+from protocol.records.record import CONTROL_ABORT, CONTROL_COMMIT, control_record_type, parse_end_txn_marker
+from storage.index import CorruptIndexError
+from storage.index.txn_index import CURRENT_VERSION, AbortedTxn, parse_entries
+from storage.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, offset_from_filename
 
 _CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 _I32 = struct.Struct(">i")
@@ -210,6 +217,18 @@ def verify_index_only(path, *, file_ops: FileOps | None = None) -> IndexDump:
 
 
 @dataclass
+class TxnIndexDump:
+    path: Path
+    entries: list[AbortedTxn]
+
+
+def dump_txn_index(path, *, file_ops: FileOps | None = None) -> TxnIndexDump:
+    """The aborted transactions of a ``.txnindex`` (CorruptIndexError on an unknown version)."""
+    path = Path(path)
+    return TxnIndexDump(path, parse_entries((file_ops or DEFAULT_FILE_OPS).read_file(path), str(path)))
+
+
+@dataclass
 class SnapshotDump:
     path: Path
     entries: list   # ProducerStateEntry, by producer id
@@ -227,16 +246,44 @@ def dump_file(path, *, deep: bool = False, file_ops: FileOps | None = None):
         return dump_log(path, deep=deep, file_ops=file_ops)
     if name.endswith(SNAPSHOT_SUFFIX):
         return dump_snapshot(path, file_ops=file_ops)
+    if name.endswith(TXN_INDEX_SUFFIX):
+        return dump_txn_index(path, file_ops=file_ops)
     return dump_index(path, file_ops=file_ops)
 
 
+def _optional_long(v) -> str:
+    """Java's ``OptionalLong.toString``, as Kafka 4's tools print these fields."""
+    return "OptionalLong.empty" if v is None else f"OptionalLong[{v}]"
+
+
+def _record_extra(h: BatchHeader, r) -> str:
+    """What Kafka prints after a control record's header keys: its marker or type."""
+    if not h.is_control:
+        return ""
+    try:
+        ctype = control_record_type(r.key)
+        if ctype in (CONTROL_ABORT, CONTROL_COMMIT):
+            commit, coordinator_epoch = parse_end_txn_marker(r)
+            return f" endTxnMarker: {'COMMIT' if commit else 'ABORT'} coordinatorEpoch: {coordinator_epoch}"
+        return f" controlType: UNKNOWN({ctype})"
+    except CorruptRecordError as e:
+        return f" invalid control record: {e}"
+
+
 def render(result, *, verify_only: bool = False) -> str:
-    """Kafka-like text for a LogDump or IndexDump."""
+    """Kafka-like text for a LogDump, IndexDump, TxnIndexDump or SnapshotDump."""
     lines = [f"Dumping {result.path}"]
+    if isinstance(result, TxnIndexDump):
+        for t in result.entries:
+            lines.append(f"version: {CURRENT_VERSION} producerId: {t.producer_id} firstOffset: {t.first_offset} "
+                         f"lastOffset: {t.last_offset} lastStableOffset: {t.last_stable_offset}")
+        return "\n".join(lines)
     if isinstance(result, SnapshotDump):
         for e in result.entries:
-            line = (f"producerId: {e.producer_id} producerEpoch: {e.producer_epoch} coordinatorEpoch: -1 "
-                    f"currentTxnFirstOffset: None lastTimestamp: {e.last_timestamp}")
+            line = (f"producerId: {e.producer_id} producerEpoch: {e.producer_epoch} "
+                    f"coordinatorEpoch: {e.coordinator_epoch} "
+                    f"currentTxnFirstOffset: {_optional_long(e.current_txn_first_offset)} "
+                    f"lastTimestamp: {e.last_timestamp}")
             if e.batches:
                 b = e.batches[-1]
                 line += (f" firstSequence: {b.first_seq} lastSequence: {b.last_seq} lastOffset: {b.last_offset} "
@@ -254,14 +301,16 @@ def render(result, *, verify_only: bool = False) -> str:
                 f"baseSequence: {h.base_sequence} lastSequence: {lseq} producerId: {h.producer_id} "
                 f"producerEpoch: {h.producer_epoch} partitionLeaderEpoch: {h.partition_leader_epoch} "
                 f"isTransactional: {str(h.is_transactional).lower()} isControl: {str(h.is_control).lower()} "
+                f"deleteHorizonMs: {_optional_long(h.base_timestamp if h.has_delete_horizon else None)} "
                 f"position: {b.position} {ts_name}: {h.max_timestamp} size: {b.size} magic: {h.magic} "
                 f"compresscodec: {_CODECS.get(h.compression, h.compression)} crc: {h.crc} "
                 f"isvalid: {str(b.crc_valid).lower()}")
             for r in b.records or ():
+                seq = -1 if h.base_sequence < 0 else (h.base_sequence + r.offset - h.base_offset) % 0x80000000
                 lines.append(f"| offset: {r.offset} {ts_name}: {r.timestamp} keySize: "
                              f"{-1 if r.key is None else len(r.key)} valueSize: "
-                             f"{-1 if r.value is None else len(r.value)} headerKeys: "
-                             f"[{','.join(k for k, _ in r.headers)}]")
+                             f"{-1 if r.value is None else len(r.value)} sequence: {seq} headerKeys: "
+                             f"[{','.join(k for k, _ in r.headers)}]" + _record_extra(h, r))
         if result.error:
             lines.append(f"Found {result.trailing_bytes} invalid bytes at position {result.valid_bytes}: {result.error}")
         return "\n".join(lines)
@@ -292,7 +341,7 @@ def main(files: list[str], *, verify_index_only: bool = False, print_data: bool 
             if verify_index_only and Path(f).name.endswith(LOG_SUFFIX):
                 continue
             res = dump_file(f, deep=print_data)
-        except (OSError, ValueError, CorruptRecordError, CorruptSnapshotError) as exc:
+        except (OSError, ValueError, CorruptRecordError, CorruptSnapshotError, CorruptIndexError) as exc:
             print(f"Dumping {f}\ncannot read {f}: {exc}", file=out)
             rc = 1
             continue
@@ -302,5 +351,6 @@ def main(files: list[str], *, verify_index_only: bool = False, print_data: bool 
     return rc
 
 
-__all__ = ["BatchInfo", "LogDump", "IndexDump", "SnapshotDump", "dump_log", "dump_index", "dump_snapshot", "dump_file",
+__all__ = ["BatchInfo", "LogDump", "IndexDump", "SnapshotDump", "TxnIndexDump", "dump_log", "dump_index",
+           "dump_snapshot", "dump_txn_index", "dump_file",
            "verify_index_only", "render", "main"]

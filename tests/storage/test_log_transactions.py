@@ -440,3 +440,38 @@ def test_property_state_and_indexes_match_a_scan_of_the_log(tmp_path_factory, op
             break
     assert log.collect_aborted_transactions(start, upper) == expected
     log.close()
+
+
+# ---- dump-log ---------------------------------------------------------------------------------
+
+def test_dump_log_prints_markers_txnindex_and_snapshot_transactions(tmp_path, capsys):
+    """``hourglass dump-log`` as kafka-dump-log.sh: control records with their marker, the
+    entries of a .txnindex, and the open transaction in a producer snapshot."""
+    from broker.cli import main
+    d = tmp_path / "t-0"
+    log = open_log(d)
+    p1, p2 = Producer(11, epoch=2), Producer(12)
+    log.append(p1.batch())                       # 0
+    log.append(p2.batch())                       # 1
+    log.append_marker(11, 2, 4, commit=False)    # 2
+    log.append_marker(12, 0, 4, commit=True)     # 3
+    log.append(p1.batch())                       # 4: open at close
+    log.close()
+    seg = f"{0:020d}"
+    assert main(["dump-log", "--print-data", str(d / f"{seg}.log")]) == 0
+    out = capsys.readouterr().out
+    assert ("baseOffset: 2 lastOffset: 2 count: 1 baseSequence: -1 lastSequence: -1 producerId: 11 "
+            "producerEpoch: 2 partitionLeaderEpoch: 0 isTransactional: true isControl: true "
+            "deleteHorizonMs: OptionalLong.empty position: ") in out
+    assert (f"| offset: 2 CreateTime: {NOW} keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] "
+            "endTxnMarker: ABORT coordinatorEpoch: 4") in out
+    assert "endTxnMarker: COMMIT coordinatorEpoch: 4" in out
+    assert main(["dump-log", str(d / f"{seg}.txnindex")]) == 0
+    assert "version: 0 producerId: 11 firstOffset: 0 lastOffset: 2 lastStableOffset: 1" in capsys.readouterr().out
+    assert main(["dump-log", str(d / f"{5:020d}.snapshot")]) == 0
+    out = capsys.readouterr().out
+    assert "producerId: 11 producerEpoch: 2 coordinatorEpoch: 4 currentTxnFirstOffset: OptionalLong[4]" in out
+    assert "producerId: 12 producerEpoch: 0 coordinatorEpoch: 4 currentTxnFirstOffset: OptionalLong.empty" in out
+    (d / f"{seg}.txnindex").write_bytes(b"\x00\x07" + bytes(32))
+    assert main(["dump-log", str(d / f"{seg}.txnindex")]) == 1
+    assert "cannot read" in capsys.readouterr().out

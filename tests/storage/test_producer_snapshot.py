@@ -197,7 +197,7 @@ def test_dump_log_prints_a_snapshot(tmp_path, capsys):
     path = d / f"{3:020d}.snapshot"
     assert main(["dump-log", str(path)]) == 0
     out = capsys.readouterr().out
-    assert ("producerId: 3 producerEpoch: 2 coordinatorEpoch: -1 currentTxnFirstOffset: None lastTimestamp: "
+    assert ("producerId: 3 producerEpoch: 2 coordinatorEpoch: -1 currentTxnFirstOffset: OptionalLong.empty lastTimestamp: "
             f"{NOW + 2} firstSequence: 0 lastSequence: 2 lastOffset: 2 offsetDelta: 2 timestamp: {NOW + 2}") in out
     path.write_bytes(path.read_bytes()[:-1])
     assert main(["dump-log", str(path)]) == 1
