@@ -192,3 +192,120 @@ def test_kafka_schema_reads_our_producer_snapshot(tmp_path, java_reader):
         f"77 3 0 1 1 {t + 1} -1 -1",   # last sequence wrapped to 0; offsets 0..1
         f"78 0 0 2 0 {t + 5} -1 -1",
     ]
+
+
+# Kafka's transaction formats, read with the Java client's own classes: FileRecords walks a
+# log holding markers, ControlRecordType/EndTransactionMarker parse their records (and
+# re-serialize the same key and value bytes), and the .txnindex entry layout of Kafka's
+# AbortedTxn (storage module, not in the client jar) is restated with the client's schema types.
+TXN_READER = r"""
+import java.io.File;
+import java.nio.ByteBuffer;
+import java.nio.file.*;
+import org.apache.kafka.common.protocol.types.*;
+import org.apache.kafka.common.record.*;
+
+public class TxnReader {
+    static final Schema ABORTED_TXN = new Schema(
+        new Field("version", Type.INT16), new Field("producer_id", Type.INT64),
+        new Field("first_offset", Type.INT64), new Field("last_offset", Type.INT64),
+        new Field("last_stable_offset", Type.INT64));
+
+    public static void main(String[] args) throws Exception {
+        for (String path : args) {
+            if (path.endsWith(".txnindex")) {
+                ByteBuffer buf = ByteBuffer.wrap(Files.readAllBytes(Paths.get(path)));
+                while (buf.hasRemaining()) {   // a partial entry fails the schema read
+                    Struct s = ABORTED_TXN.read(buf);
+                    System.out.println("TXN " + s.getShort("version") + " " + s.getLong("producer_id") + " "
+                        + s.getLong("first_offset") + " " + s.getLong("last_offset") + " "
+                        + s.getLong("last_stable_offset"));
+                }
+                continue;
+            }
+            FileRecords records = FileRecords.open(new File(path));
+            for (FileLogInputStream.FileChannelRecordBatch batch : records.batches()) {
+                batch.ensureValid();
+                System.out.println("BATCH " + batch.baseOffset() + " " + batch.lastOffset() + " "
+                    + batch.isTransactional() + " " + batch.isControlBatch() + " " + batch.producerId() + " "
+                    + batch.producerEpoch() + " " + batch.baseSequence());
+                if (!batch.isControlBatch()) continue;
+                for (org.apache.kafka.common.record.Record r : batch) {
+                    r.ensureValid();
+                    ControlRecordType type = ControlRecordType.parse(r.key());
+                    EndTransactionMarker m = EndTransactionMarker.deserialize(r);
+                    Struct key = type.recordKey();
+                    ByteBuffer kb = ByteBuffer.allocate(key.sizeOf());
+                    key.writeTo(kb);
+                    kb.flip();
+                    boolean sameKey = kb.equals(r.key());
+                    boolean sameValue = m.serializeValue().equals(r.value());
+                    System.out.println("MARKER " + r.offset() + " " + m.controlType() + " " + m.coordinatorEpoch()
+                        + " " + r.timestamp() + " " + sameKey + " " + sameValue);
+                }
+            }
+            records.close();
+        }
+    }
+}
+"""
+
+
+def test_java_client_reads_our_markers_and_txnindex(tmp_path, java_reader):
+    jars = ensure_jars()
+    (tmp_path / "TxnReader.java").write_text(TXN_READER)
+    cp = os.pathsep.join(str(jars / j) for j in JARS)
+    subprocess.run(["javac", "-cp", cp, "-d", str(tmp_path), str(tmp_path / "TxnReader.java")],
+                   check=True, capture_output=True, timeout=300)
+    t = 1_700_000_000_000
+    clock = ManualClock(t)
+    log = PartitionLog.open(tmp_path / "txn-0", LogConfig.from_props({}, {"segment.bytes": "600"}), clock,
+                            recover=False, rng=random.Random(2))
+    expected, seqs = [], {}
+    rng = random.Random(9)
+    for i in range(30):
+        pid = rng.choice([1000, 2000, 3000])
+        if rng.random() < 0.7:
+            seq = seqs.get(pid, 0)
+            info = log.append(build_batch([(b"k", b"v" * 30, t)], producer_id=pid, producer_epoch=1,
+                                          base_sequence=seq, is_transactional=True))
+            seqs[pid] = seq + 1
+            expected.append(f"BATCH {info.base_offset} {info.last_offset} true false {pid} 1 {seq}")
+        else:
+            commit = rng.random() < 0.5
+            info = log.append_marker(pid, 1, 7, commit=commit, partition_leader_epoch=0)
+            expected.append(f"BATCH {info.base_offset} {info.base_offset} true true {pid} 1 -1")
+            expected.append(f"MARKER {info.base_offset} {'COMMIT' if commit else 'ABORT'} 7 {t} true true")
+    aborted = [f"TXN 0 {a.producer_id} {a.first_offset} {a.last_offset} {a.last_stable_offset}"
+               for a in log.collect_aborted_transactions(0, log.log_end_offset)]
+    log.close()
+    d = tmp_path / "txn-0"
+    logs = sorted(d.glob("*.log"))
+    txns = sorted(d.glob("*.txnindex"))
+    assert len(logs) > 2 and txns and aborted
+    res = subprocess.run(["java", "-cp", os.pathsep.join([str(tmp_path), cp]), "TxnReader",
+                          *map(str, logs + txns)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert [x for x in lines if not x.startswith("TXN")] == expected
+    assert [x for x in lines if x.startswith("TXN")] == aborted
+
+
+def test_kafka_schema_reads_our_snapshot_with_an_open_transaction(tmp_path, java_reader):
+    """CoordinatorEpoch and CurrentTxnFirstOffset of snapshot v1, as Kafka reads them."""
+    jars = ensure_jars()
+    (tmp_path / "SnapshotReader.java").write_text(SNAPSHOT_READER)
+    cp = os.pathsep.join(str(jars / j) for j in JARS)
+    subprocess.run(["javac", "-cp", cp, "-d", str(tmp_path), str(tmp_path / "SnapshotReader.java")],
+                   check=True, capture_output=True, timeout=300)
+    t = 1_700_000_000_000
+    log = PartitionLog.open(tmp_path / "snap-0", LogConfig.from_props({}, {}), ManualClock(t), recover=False)
+    log.append(build_batch([(None, b"a", t)], producer_id=5, producer_epoch=2, base_sequence=0, is_transactional=True))
+    log.append_marker(5, 2, 9, commit=True)                                           # 1
+    log.append(build_batch([(None, b"b", t)], producer_id=5, producer_epoch=2, base_sequence=1,
+                           is_transactional=True))                                   # 2: open
+    log.close()
+    res = subprocess.run(["java", "-cp", os.pathsep.join([str(tmp_path), cp]), "SnapshotReader",
+                          str(tmp_path / "snap-0" / f"{3:020d}.snapshot")], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines() == [f"5 2 1 2 0 {t} 9 2"]
