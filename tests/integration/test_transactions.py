@@ -152,6 +152,45 @@ def test_interleaved_transactions_of_two_producers_on_three_partitions(tbroker):
     tbroker.start()
 
 
+def test_parked_read_committed_fetch_waits_for_the_lso_then_wakes_at_commit(tbroker):
+    """A read_committed consumer parked at the end (fetch.wait.max.ms=2000): appends of an
+    open transaction do not answer its Fetch early (Kafka's DelayedFetch counts bytes below
+    the LSO only), so it does not spin; the commit marker moves the LSO and wakes it at once."""
+    import json
+    from confluent_kafka import Consumer, TopicPartition
+    topic = unique("tx-park")
+    create_topic(tbroker.bootstrap, topic, 1)
+    fetches = []
+    c = Consumer({"bootstrap.servers": tbroker.bootstrap, "group.id": unique("g"), "isolation.level": READ_COMMITTED,
+                  "enable.auto.commit": False, "fetch.wait.max.ms": 2000, "statistics.interval.ms": 100,
+                  "stats_cb": lambda js: fetches.append(sum(br["req"].get("Fetch", 0)
+                                                            for br in json.loads(js)["brokers"].values()))})
+    c.assign([TopicPartition(topic, 0, 0)])
+    p = txn_producer(tbroker.bootstrap, unique("tid"))
+    try:
+        c.poll(0.5)                                   # connected and parked
+        p.begin_transaction()
+        start = fetches[-1]
+        for i in range(10):
+            _produce(p, topic, 0, [f"u{i}"])
+            assert c.poll(0.05) is None
+        t_window = time.monotonic()
+        while time.monotonic() - t_window < 0.5:
+            assert c.poll(0.05) is None
+        assert fetches[-1] - start <= 4, f"{fetches[-1] - start} fetches in ~1 s: woken by uncommitted appends"
+        p.commit_transaction(20)
+        t0 = time.monotonic()
+        got = []
+        while len(got) < 10 and time.monotonic() - t0 < 5:
+            m = c.poll(0.05)
+            if m is not None and m.error() is None:
+                got.append(m.value())
+        assert len(got) == 10
+        assert time.monotonic() - t0 < 1.2, "the parked fetch was not woken by the LSO move"
+    finally:
+        c.close()
+
+
 # ------------------------------------------------------------------------------------- fencing
 def test_second_producer_with_same_id_fences_first_and_aborts_its_transaction(tbroker):
     """p1 opens a transaction and writes x0-x2; p2 with the same transactional.id initialises:
