@@ -17,8 +17,9 @@ import time
 import pytest
 
 from tests.helpers.clients import wait_until
-from tests.helpers.txn import (READ_COMMITTED, READ_UNCOMMITTED, create_topic, end_offsets, group_committed,  # noqa: F401
-                               read_to_end, scan_partition, tbroker, txn_indexes_on_disk, txn_producer, unique)
+from tests.helpers.txn import (READ_COMMITTED, READ_UNCOMMITTED, consumer, create_topic, end_offsets,  # noqa: F401
+                               group_committed, read_to_end, scan_partition, tbroker, txn_indexes_on_disk,
+                               txn_producer, unique)
 
 
 def _produce(p, topic: str, partition: int, values: list[str]) -> None:
@@ -28,6 +29,16 @@ def _produce(p, topic: str, partition: int, values: list[str]) -> None:
         p.produce(topic, v.encode(), partition=partition, on_delivery=lambda err, _m: err and errors.append(err))
     assert p.flush(20) == 0
     assert not errors, errors
+
+
+def offset_for_time(bootstrap: str, topic: str, ts: int, isolation: str) -> int:
+    """offsets_for_times of a consumer with that isolation level (-1: none)."""
+    from confluent_kafka import TopicPartition
+    c = consumer(bootstrap, isolation)
+    try:
+        return c.offsets_for_times([TopicPartition(topic, 0, ts)], timeout=20)[0].offset
+    finally:
+        c.close()
 
 
 def _b(values) -> list[bytes]:
@@ -65,14 +76,21 @@ def test_commit_visible_abort_hidden_open_blocks_read_committed(tbroker):
     assert rc.positions == {0: 11} and ru.positions == {0: 11}     # past the last marker
 
     p.begin_transaction()
-    _produce(p, topic, 0, ["d0", "d1"])                               # offsets 11, 12: open
+    future = int(time.time() * 1000) + 60_000                        # later than every marker
+    for i, v in enumerate(["d0", "d1"]):                              # offsets 11, 12: open
+        p.produce(topic, v.encode(), partition=0, timestamp=future + i)
+    assert p.flush(20) == 0
     assert end_offsets(tbroker.bootstrap, topic, [0], READ_COMMITTED) == {0: 11}
     assert end_offsets(tbroker.bootstrap, topic, [0], READ_UNCOMMITTED) == {0: 13}
+    # by timestamp: nothing at or past the LSO for read_committed (Kafka filters offset < LSO)
+    assert offset_for_time(tbroker.bootstrap, topic, future, READ_UNCOMMITTED) == 11
+    assert offset_for_time(tbroker.bootstrap, topic, future, READ_COMMITTED) == -1
     rc = read_to_end(tbroker.bootstrap, topic, [0], READ_COMMITTED)
     assert rc.values(0) == _b(a + c) and rc.positions == {0: 11}
     assert read_to_end(tbroker.bootstrap, topic, [0], READ_UNCOMMITTED).values(0) == _b(a + b + c + ["d0", "d1"])
     p.commit_transaction(20)
     assert end_offsets(tbroker.bootstrap, topic, [0], READ_COMMITTED) == {0: 14}
+    assert offset_for_time(tbroker.bootstrap, topic, future + 1, READ_COMMITTED) == 12
     assert read_to_end(tbroker.bootstrap, topic, [0], READ_COMMITTED).values(0) == _b(a + c + ["d0", "d1"])
     p.flush(5)
 
