@@ -47,6 +47,7 @@ from dataclasses import field
 from typing import Iterable, NamedTuple
 
 from protocol.deferred import dataclass
+from protocol.errors import CorruptRecordError
 from protocol.records.batch import CONTROL_FLAG, TRANSACTIONAL_FLAG
 from protocol.records.record import (
     CONTROL_ABORT, CONTROL_COMMIT, control_record_type, decode_batch, parse_end_txn_marker,
@@ -373,14 +374,18 @@ def read_end_txn_marker(buf, pos: int = 0) -> EndTxnMarker | None:
     """The marker of the control batch at ``buf[pos:]``; None when it has no record (the
     cleaner emptied it) or its record is another control type. Only control batches are
     ever decoded (one small record)."""
-    _h, records = decode_batch(buf, pos, verify_crc=False)
-    if not records:
+    try:
+        _h, records = decode_batch(buf, pos, verify_crc=False)
+        if not records:
+            return None
+        rec = records[0]
+        if control_record_type(rec.key) not in (CONTROL_ABORT, CONTROL_COMMIT):
+            return None
+        commit, coordinator_epoch = parse_end_txn_marker(rec)
+    except CorruptRecordError:
+        # (CRC-valid but not a marker we can read: treated like another control type, so a
+        # replay or recovery never stops on it)
         return None
-    rec = records[0]
-    ctype = control_record_type(rec.key)
-    if ctype not in (CONTROL_ABORT, CONTROL_COMMIT):
-        return None
-    commit, coordinator_epoch = parse_end_txn_marker(rec)
     return EndTxnMarker(commit, coordinator_epoch, rec.timestamp)
 
 

@@ -73,7 +73,29 @@ def _be_int32_array(data: bytes) -> array:
     return arr
 
 
-class AbstractIndex:
+class IndexFile:
+    """The write handle of an index file (``_fd``, opened at the first write), its fsync
+    bookkeeping and its directory, shared by every index kind."""
+
+    _fd: int | None
+    _unflushed: bool
+
+    def flush(self) -> None:
+        """fsync what this object wrote since its last flush (nothing to do otherwise)."""
+        if self._fd is not None and self._unflushed:
+            self._ops.fsync(self._fd)
+            self._unflushed = False
+
+    def close_handler(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            self._ops.close(fd)
+
+    def update_parent_dir(self, parent) -> None:
+        self.path = os.path.join(os.fspath(parent), os.path.basename(self._path))
+
+
+class AbstractIndex(IndexFile):
     """State and file handling common to both index kinds.
 
     Invariants: ``0 <= entries <= max_entries == length // ENTRY_SIZE``; the first
@@ -266,17 +288,6 @@ class AbstractIndex:
         self.truncate()
         self.resize(self.max_index_size)
 
-    def flush(self) -> None:
-        """fsync what this object wrote since its last flush (nothing to do otherwise)."""
-        if self._fd is not None and self._unflushed:
-            self._ops.fsync(self._fd)
-            self._unflushed = False
-
-    def close_handler(self) -> None:
-        if self._fd is not None:
-            fd, self._fd = self._fd, None
-            self._ops.close(fd)
-
     def close(self) -> None:
         """Trim and release the file (Kafka: ``close`` = ``trimToValidSize`` + unmap)."""
         self._pending_size = None
@@ -295,9 +306,6 @@ class AbstractIndex:
         finally:
             self.path = new_path
 
-    def update_parent_dir(self, parent) -> None:
-        self.path = os.path.join(os.fspath(parent), os.path.basename(self._path))
-
     def sanity_check(self) -> None:
         raise NotImplementedError
 
@@ -310,7 +318,7 @@ from storage.index.offset_index import OffsetIndex  # noqa: E402
 from storage.index.time_index import TimeIndex  # noqa: E402
 
 __all__ = [
-    "AbstractIndex", "OffsetIndex", "TimeIndex", "OffsetPosition", "TimestampOffset",
+    "IndexFile", "AbstractIndex", "OffsetIndex", "TimeIndex", "OffsetPosition", "TimestampOffset",
     "CorruptIndexError", "InvalidOffsetError", "IndexOffsetOverflowError", "IndexFullError",
     "round_down_to_multiple",
 ]

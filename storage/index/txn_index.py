@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from storage.files import DEFAULT_FILE_OPS, FileOps, PathAttr
-from storage.index import CorruptIndexError
+from storage.index import CorruptIndexError, IndexFile
 
 ENTRY = struct.Struct(">hqqqq")
 ENTRY_SIZE = ENTRY.size          # 34
@@ -73,7 +73,7 @@ def parse_entries(data: bytes, name: str = "transaction index") -> list[AbortedT
     return out
 
 
-class TransactionIndex:
+class TransactionIndex(IndexFile):
     """A segment's ``.txnindex``. Not thread-safe (the cleaner writes only its own new one).
 
     ``exists`` tells whether the file is known to exist (the loader knows from its directory
@@ -195,18 +195,9 @@ class TransactionIndex:
                 raise CorruptIndexError(f"Last offset of aborted transaction {e} in index {self._path} "
                                         f"is less than start offset {self.base_offset}")
 
-    # -- file lifecycle -------------------------------------------------------------------
-    def flush(self) -> None:
-        if self._fd is not None and self._unflushed:
-            self._ops.fsync(self._fd)
-            self._unflushed = False
-
-    def close_handler(self) -> None:
-        if self._fd is not None:
-            fd, self._fd = self._fd, None
-            self._ops.close(fd)
-
-    close = close_handler
+    # -- file lifecycle (flush, close_handler, update_parent_dir: IndexFile) --------------------------------
+    def close(self) -> None:
+        self.close_handler()
 
     def delete_if_exists(self) -> bool:
         self.close_handler()
@@ -223,9 +214,6 @@ class TransactionIndex:
                 self._ops.rename(self._path, new_path)
         finally:
             self.path = new_path
-
-    def update_parent_dir(self, parent) -> None:
-        self.path = os.path.join(os.fspath(parent), os.path.basename(self._path))
 
     def __repr__(self) -> str:
         n = "?" if self._entries is None else len(self._entries)

@@ -171,12 +171,25 @@ public class SnapshotReader {
 """
 
 
-def test_kafka_schema_reads_our_producer_snapshot(tmp_path, java_reader):
+def java_program(tmp_path, name: str, source: str):
+    """Compile ``source`` (class ``name``) against the client jars; returns ``run(*args)``,
+    which runs it and gives its output lines (a non-zero exit fails the test)."""
     jars = ensure_jars()
-    (tmp_path / "SnapshotReader.java").write_text(SNAPSHOT_READER)
+    (tmp_path / f"{name}.java").write_text(source)
     cp = os.pathsep.join(str(jars / j) for j in JARS)
-    subprocess.run(["javac", "-cp", cp, "-d", str(tmp_path), str(tmp_path / "SnapshotReader.java")],
+    subprocess.run(["javac", "-cp", cp, "-d", str(tmp_path), str(tmp_path / f"{name}.java")],
                    check=True, capture_output=True, timeout=300)
+
+    def run(*args):
+        res = subprocess.run(["java", "-cp", os.pathsep.join([str(tmp_path), cp]), name, *map(str, args)],
+                             capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr
+        return res.stdout.splitlines()
+    return run
+
+
+def test_kafka_schema_reads_our_producer_snapshot(tmp_path, java_reader):
+    read_snapshot = java_program(tmp_path, "SnapshotReader", SNAPSHOT_READER)
     log = PartitionLog.open(tmp_path / "snap-0", LogConfig.from_props({}, {}), ManualClock(1_700_000_000_000),
                             recover=False)
     t = 1_700_000_000_000
@@ -184,11 +197,7 @@ def test_kafka_schema_reads_our_producer_snapshot(tmp_path, java_reader):
                            base_sequence=2_147_483_647))  # sequences wrap: 2147483647, 0
     log.append(build_batch([(None, b"c", t + 5)], producer_id=78, producer_epoch=0, base_sequence=0))
     log.close()
-    snap = tmp_path / "snap-0" / f"{3:020d}.snapshot"
-    res = subprocess.run(["java", "-cp", os.pathsep.join([str(tmp_path), cp]), "SnapshotReader", str(snap)],
-                         capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stderr
-    assert sorted(res.stdout.splitlines()) == [
+    assert sorted(read_snapshot(tmp_path / "snap-0" / f"{3:020d}.snapshot")) == [
         f"77 3 0 1 1 {t + 1} -1 -1",   # last sequence wrapped to 0; offsets 0..1
         f"78 0 0 2 0 {t + 5} -1 -1",
     ]
@@ -252,11 +261,7 @@ public class TxnReader {
 
 
 def test_java_client_reads_our_markers_and_txnindex(tmp_path, java_reader):
-    jars = ensure_jars()
-    (tmp_path / "TxnReader.java").write_text(TXN_READER)
-    cp = os.pathsep.join(str(jars / j) for j in JARS)
-    subprocess.run(["javac", "-cp", cp, "-d", str(tmp_path), str(tmp_path / "TxnReader.java")],
-                   check=True, capture_output=True, timeout=300)
+    read_txn = java_program(tmp_path, "TxnReader", TXN_READER)
     t = 1_700_000_000_000
     clock = ManualClock(t)
     log = PartitionLog.open(tmp_path / "txn-0", LogConfig.from_props({}, {"segment.bytes": "600"}), clock,
@@ -283,21 +288,14 @@ def test_java_client_reads_our_markers_and_txnindex(tmp_path, java_reader):
     logs = sorted(d.glob("*.log"))
     txns = sorted(d.glob("*.txnindex"))
     assert len(logs) > 2 and txns and aborted
-    res = subprocess.run(["java", "-cp", os.pathsep.join([str(tmp_path), cp]), "TxnReader",
-                          *map(str, logs + txns)], capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stderr
-    lines = res.stdout.splitlines()
+    lines = read_txn(*logs, *txns)
     assert [x for x in lines if not x.startswith("TXN")] == expected
     assert [x for x in lines if x.startswith("TXN")] == aborted
 
 
 def test_kafka_schema_reads_our_snapshot_with_an_open_transaction(tmp_path, java_reader):
     """CoordinatorEpoch and CurrentTxnFirstOffset of snapshot v1, as Kafka reads them."""
-    jars = ensure_jars()
-    (tmp_path / "SnapshotReader.java").write_text(SNAPSHOT_READER)
-    cp = os.pathsep.join(str(jars / j) for j in JARS)
-    subprocess.run(["javac", "-cp", cp, "-d", str(tmp_path), str(tmp_path / "SnapshotReader.java")],
-                   check=True, capture_output=True, timeout=300)
+    read_snapshot = java_program(tmp_path, "SnapshotReader", SNAPSHOT_READER)
     t = 1_700_000_000_000
     log = PartitionLog.open(tmp_path / "snap-0", LogConfig.from_props({}, {}), ManualClock(t), recover=False)
     log.append(build_batch([(None, b"a", t)], producer_id=5, producer_epoch=2, base_sequence=0, is_transactional=True))
@@ -305,7 +303,4 @@ def test_kafka_schema_reads_our_snapshot_with_an_open_transaction(tmp_path, java
     log.append(build_batch([(None, b"b", t)], producer_id=5, producer_epoch=2, base_sequence=1,
                            is_transactional=True))                                   # 2: open
     log.close()
-    res = subprocess.run(["java", "-cp", os.pathsep.join([str(tmp_path), cp]), "SnapshotReader",
-                          str(tmp_path / "snap-0" / f"{3:020d}.snapshot")], capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stderr
-    assert res.stdout.splitlines() == [f"5 2 1 2 0 {t} 9 2"]
+    assert read_snapshot(tmp_path / "snap-0" / f"{3:020d}.snapshot") == [f"5 2 1 2 0 {t} 9 2"]

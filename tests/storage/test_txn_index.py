@@ -17,6 +17,18 @@ def make(tmp_path, base=BASE, name="00000000000000000000.txnindex"):
     return TransactionIndex(tmp_path / name, base)
 
 
+# the entries of Kafka's TransactionIndexTest
+KAFKA_TXNS = [AbortedTxn(0, 0, 10, 11), AbortedTxn(1, 5, 15, 13), AbortedTxn(2, 18, 35, 25),
+              AbortedTxn(3, 32, 50, 40)]
+
+
+def filled(tmp_path, txns=KAFKA_TXNS):
+    idx = make(tmp_path)
+    for t in txns:
+        idx.append(t)
+    return idx
+
+
 def test_file_is_created_at_the_first_append_only(tmp_path):
     idx = make(tmp_path)
     assert idx.is_empty and not (tmp_path / idx.path.name).exists()
@@ -38,12 +50,8 @@ def test_entry_layout_is_kafkas(tmp_path):
 
 def test_position_set_correctly_when_opened(tmp_path):
     """testPositionSetCorrectlyWhenOpened: a reopened index appends after its entries."""
-    idx = make(tmp_path)
-    txns = [AbortedTxn(0, 0, 10, 11), AbortedTxn(1, 5, 15, 13), AbortedTxn(2, 18, 35, 25),
-            AbortedTxn(3, 32, 50, 40)]
-    for t in txns:
-        idx.append(t)
-    idx.close()
+    txns = KAFKA_TXNS
+    filled(tmp_path).close()
     again = make(tmp_path)
     again.append(AbortedTxn(4, 55, 60, 56))
     assert again.all_aborted_txns() == txns + [AbortedTxn(4, 55, 60, 56)]
@@ -82,11 +90,8 @@ def test_last_offset_must_increase(tmp_path):
 
 def test_collect_aborted_transactions(tmp_path):
     """testCollectAbortedTransactions."""
-    idx = make(tmp_path)
-    txns = [AbortedTxn(0, 0, 10, 11), AbortedTxn(1, 5, 15, 13), AbortedTxn(2, 18, 35, 25),
-            AbortedTxn(3, 32, 50, 40)]
-    for t in txns:
-        idx.append(t)
+    txns = KAFKA_TXNS
+    idx = filled(tmp_path)
     assert idx.collect_aborted_txns(0, 100) == (txns, False)
     assert idx.collect_aborted_txns(0, 32) == (txns[:3], True)
     assert idx.collect_aborted_txns(0, 33) == (txns, True)
@@ -98,11 +103,9 @@ def test_collect_aborted_transactions(tmp_path):
 
 def test_truncate(tmp_path):
     """testTruncate: entries whose marker is at or past the offset go, file included."""
-    idx = make(tmp_path)
     txns = [AbortedTxn(0, 0, 10, 2), AbortedTxn(1, 5, 15, 16), AbortedTxn(2, 18, 35, 25),
             AbortedTxn(3, 32, 50, 40)]
-    for t in txns:
-        idx.append(t)
+    idx = filled(tmp_path, txns)
     idx.truncate_to(51)
     assert idx.collect_aborted_txns(0, 100).aborted_transactions == txns
     idx.truncate_to(50)
