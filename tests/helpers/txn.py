@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pytest
 
+from protocol.primitives import read_uvarint
 from protocol.records.record import decode_batch, parse_end_txn_marker
 
 READ_COMMITTED = "read_committed"
@@ -138,6 +139,22 @@ def create_topic(bootstrap: str, topic: str, partitions: int, config: dict | Non
     from confluent_kafka.admin import AdminClient, NewTopic
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(topic, partitions, 1, config=config or {})])[topic].result(20)
+
+
+def ctp_topics(bootstrap: str, prefix: str, per_partition: int, partitions: int = 4) -> tuple[str, str, str]:
+    """(input, output, group) names for a consume-transform-produce test: both topics created
+    with ``partitions`` partitions, the input holding ``per_partition`` plain records
+    ``in-<partition>-<i>`` in each partition."""
+    from confluent_kafka import Producer
+    src, dst, group = unique(f"{prefix}-in"), unique(f"{prefix}-out"), unique(f"{prefix}-g")
+    create_topic(bootstrap, src, partitions)
+    create_topic(bootstrap, dst, partitions)
+    plain = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    for part in range(partitions):
+        for i in range(per_partition):
+            plain.produce(src, f"in-{part}-{i}".encode(), partition=part)
+    assert plain.flush(20) == 0
+    return src, dst, group
 
 
 def group_committed(bootstrap: str, group: str, topic: str, partitions) -> dict[int, int]:
@@ -277,17 +294,6 @@ def txn_log_key(txn_id: str) -> bytes:
     return struct.pack(">hh", 0, len(raw)) + raw
 
 
-def _uvarint(buf: bytes, pos: int) -> tuple[int, int]:
-    shift = value = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return value, pos
-        shift += 7
-
-
 def decode_txn_log_value(value: bytes) -> dict:
     """TransactionLogValue v0 (classic encoding) or v1 (flexible: compact strings/arrays and
     tagged fields), restated from Kafka's TransactionLogValue.json."""
@@ -305,15 +311,15 @@ def decode_txn_log_value(value: bytes) -> dict:
             parts[topic] = list(struct.unpack_from(f">{k}i", value, pos + 4))
             pos += 4 + 4 * k
     else:
-        n, pos = _uvarint(value, pos)
+        n, pos = read_uvarint(value, pos)
         for _ in range(max(n - 1, 0)):
-            ln, pos = _uvarint(value, pos)
+            ln, pos = read_uvarint(value, pos)
             topic = value[pos:pos + ln - 1].decode()
             pos += ln - 1
-            k, pos = _uvarint(value, pos)
+            k, pos = read_uvarint(value, pos)
             parts[topic] = list(struct.unpack_from(f">{k - 1}i", value, pos))
             pos += 4 * (k - 1)
-            _tags, pos = _uvarint(value, pos)       # the element's tagged fields (none known)
+            _tags, pos = read_uvarint(value, pos)       # the element's tagged fields (none known)
             assert _tags == 0, "unexpected tagged fields in PartitionsSchema"
     last_update, start = struct.unpack_from(">qq", value, pos)
     return {"version": version, "producer_id": pid, "producer_epoch": epoch, "timeout_ms": timeout,

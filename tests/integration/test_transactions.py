@@ -18,8 +18,8 @@ import pytest
 
 from tests.helpers.clients import wait_until
 from tests.helpers.txn import (READ_COMMITTED, READ_UNCOMMITTED, consumer, create_topic, end_offsets,  # noqa: F401
-                               group_committed, read_to_end, scan_partition, tbroker, txn_indexes_on_disk,
-                               txn_producer, unique)
+                               ctp_topics, group_committed, read_to_end, scan_partition, tbroker,
+                               txn_indexes_on_disk, txn_producer, unique)
 
 
 def _produce(p, topic: str, partition: int, values: list[str]) -> None:
@@ -356,18 +356,11 @@ def test_consume_transform_produce_exactly_once_across_a_rebalance(tbroker):
     """4 input partitions x 50 records copied by a transactional loop (5 records per
     transaction, paced); a second member joins after the first's second transaction (the
     group rebalances, both copy; librdkafka hands out a partition's records in order, so the
-    first member cannot have finished two partitions by then). The output holds every input exactly once for
-    a read_committed reader, and the group's committed offsets equal the input end offsets."""
-    from confluent_kafka import Producer
+    first member cannot have finished two partitions by then). The output holds every input
+    exactly once for a read_committed reader, and the group's committed offsets equal the
+    input end offsets."""
     bs = tbroker.bootstrap
-    src, dst, group = unique("ctp-in"), unique("ctp-out"), unique("ctp-g")
-    create_topic(bs, src, 4)
-    create_topic(bs, dst, 4)
-    plain = Producer({"bootstrap.servers": bs, "linger.ms": 5})
-    for part in range(4):
-        for i in range(N_PER_PART):
-            plain.produce(src, f"in-{part}-{i}".encode(), partition=part)
-    assert plain.flush(20) == 0
+    src, dst, group = ctp_topics(bs, "ctp", N_PER_PART)
 
     a = CopyMember(bs, group, src, dst)
     a.start()

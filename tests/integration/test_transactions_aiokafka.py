@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from tests.helpers.txn import (READ_COMMITTED, READ_UNCOMMITTED, create_topic, group_committed,  # noqa: F401
-                               read_to_end, tbroker, unique)
+from tests.helpers.txn import (READ_COMMITTED, READ_UNCOMMITTED, create_topic, ctp_topics,  # noqa: F401
+                               group_committed, read_to_end, tbroker, unique)
 
 
 async def _producer(bootstrap: str, txn_id: str):
@@ -159,20 +159,8 @@ async def _copy_member(bootstrap, group, src, dst, stop: asyncio.Event, stats: d
 
 @pytest.mark.asyncio
 async def test_aiokafka_consume_transform_produce_across_a_rebalance(tbroker):
-    from aiokafka import AIOKafkaProducer
     bs = tbroker.bootstrap
-    src, dst, group = unique("actp-in"), unique("actp-out"), unique("actp-g")
-    create_topic(bs, src, 4)
-    create_topic(bs, dst, 4)
-    plain = AIOKafkaProducer(bootstrap_servers=bs)
-    await plain.start()
-    try:
-        for part in range(4):
-            for i in range(30):
-                await plain.send(src, f"in-{part}-{i}".encode(), partition=part)
-        await plain.flush()
-    finally:
-        await plain.stop()
+    src, dst, group = await asyncio.to_thread(ctp_topics, bs, "actp", 30)
 
     stop = asyncio.Event()
     sa, sb = {}, {}

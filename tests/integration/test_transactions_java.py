@@ -13,7 +13,8 @@ import time
 import pytest
 
 from tests.helpers.java import popen_java, run_java
-from tests.helpers.txn import READ_COMMITTED, create_topic, group_committed, tbroker, unique  # noqa: F401
+from tests.helpers.txn import (READ_COMMITTED, create_topic, ctp_topics, group_committed,  # noqa: F401
+                               tbroker, unique)
 
 
 def consume_to_end(bootstrap: str, topic: str, isolation: str, partitions="0"):
@@ -99,18 +100,11 @@ def test_java_silent_producer_transaction_times_out(tbroker, client_tools):
 
 def test_java_consume_transform_produce_two_jvms(tbroker, client_tools):
     """txn-copy of 4 x 30 input records (5 per transaction, paced); a second JVM is started
-    as soon as the first has its partitions, so it joins while the first is copying. Every input appears exactly once in the output for read_committed, and
-    the group's committed offsets equal the input end offsets."""
+    as soon as the first has its partitions, so it joins while the first is copying. Every
+    input appears exactly once in the output for read_committed, and the group's committed
+    offsets equal the input end offsets."""
     bs = tbroker.bootstrap
-    src, dst, group = unique("jctp-in"), unique("jctp-out"), unique("jctp-g")
-    create_topic(bs, src, 4)
-    create_topic(bs, dst, 4)
-    from confluent_kafka import Producer
-    plain = Producer({"bootstrap.servers": bs, "linger.ms": 5})
-    for p in range(4):
-        for i in range(30):
-            plain.produce(src, f"in-{p}-{i}".encode(), partition=p)
-    assert plain.flush(20) == 0
+    src, dst, group = ctp_topics(bs, "jctp", 30)
 
     common = ["txn-copy", "--bootstrap", bs, "--input", src, "--output", dst, "--group", group,
               "--max-poll-records", 5, "--sleep-ms", 100, "--timeout-ms", 45000,

@@ -133,23 +133,16 @@ def test_kill9_mid_transactions_nothing_aborted_visible_nothing_committed_lost(r
             assert all(scan[p].ongoing for p in PARTS), scan
         _settled(bs, topic, TXN_TIMEOUT_MS / 1000 + 10)
 
-        # 2. killed right after the commit was acknowledged
-        keeper.begin_transaction()
-        vals = [f"commit-ack-{i}" for i in range(4)]
-        _send(keeper, topic, vals)
-        keeper.commit_transaction(20)
-        committed.update(v.encode() for v in vals)
-        b.kill()
-        b.start()
-
-        # 3. killed right after the abort was acknowledged
-        keeper.begin_transaction()
-        vals = [f"abort-ack-{i}" for i in range(4)]
-        _send(keeper, topic, vals)
-        keeper.abort_transaction(20)
-        aborted.update(v.encode() for v in vals)
-        b.kill()
-        b.start()
+        # 2. and 3. killed right after the commit, then an abort, was acknowledged
+        for label, end_txn, outcome in (("commit-ack", keeper.commit_transaction, committed),
+                                        ("abort-ack", keeper.abort_transaction, aborted)):
+            keeper.begin_transaction()
+            vals = [f"{label}-{i}" for i in range(4)]
+            _send(keeper, topic, vals)
+            end_txn(20)
+            outcome.update(v.encode() for v in vals)
+            b.kill()
+            b.start()
 
         # 4. killed while the commit is in flight: whatever the outcome, all or nothing
         racer = _producer(bs)
