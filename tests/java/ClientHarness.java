@@ -170,17 +170,12 @@ public final class ClientHarness {
         String keyPrefix = OPTS.get("key-prefix");
         String valuePrefix = opt("value-prefix", "value-");
 
-        Properties p = common();
+        Properties p = producerProps();
         p.put(ProducerConfig.ACKS_CONFIG, opt("acks", "all"));
         p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, opt("compression", "none"));
         if (OPTS.containsKey("idempotence")) p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, OPTS.get("idempotence"));
         p.put(ProducerConfig.LINGER_MS_CONFIG, opt("linger-ms", "5"));
-        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         int timeout = timeoutMs();
-        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, String.valueOf(timeout));
-        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, String.valueOf(Math.min(timeout, 15000)));
-        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, String.valueOf(Math.max(timeout, 15000 + 5 + 1)));
         extraProps(p);
 
         boolean failed = false;
@@ -382,16 +377,10 @@ public final class ClientHarness {
     // ---------------------------------------------------------------- transactions
 
     private static Properties txnProducerProps(String txnId) {
-        Properties p = common();
+        Properties p = producerProps();
         p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, txnId);
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.LINGER_MS_CONFIG, opt("linger-ms", "0"));
-        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-        int timeout = timeoutMs();
-        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, String.valueOf(timeout));
-        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, String.valueOf(Math.min(timeout, 15000)));
-        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, String.valueOf(Math.max(timeout, 15000 + 1)));
         extraProps(p);
         return p;
     }
@@ -730,6 +719,18 @@ public final class ClientHarness {
         Properties p = new Properties();
         p.put("bootstrap.servers", req("bootstrap"));
         p.put("client.id", opt("client-id", "hourglass-harness"));
+        return p;
+    }
+
+    /** Byte-array serializers and timeouts from --timeout-ms (delivery timeout at least linger + request timeout). */
+    private static Properties producerProps() {
+        Properties p = common();
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        int timeout = timeoutMs();
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, String.valueOf(timeout));
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, String.valueOf(Math.min(timeout, 15000)));
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, String.valueOf(Math.max(timeout, 15000 + 5 + 1)));
         return p;
     }
 
