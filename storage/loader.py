@@ -115,6 +115,7 @@ def _swap_log_range(ops: FileOps, path: str, base_offset: int) -> int:
 
 
 _TEMP_SUFFIXES = (DELETED_SUFFIX, CLEANED_SUFFIX, SWAP_SUFFIX)
+_SNAPSHOT_TMP = SNAPSHOT_SUFFIX + ".tmp"
 
 
 def _remove_temp_files_and_collect_swaps(dir: str, ops: FileOps, names: list[str]) -> list[str]:
@@ -216,20 +217,25 @@ def rebuilding_hook(state: ProducerStateManager, seg: LogSegment):
     return on_batch
 
 
-def snapshot_files(dir: str, names) -> dict[int, str]:
-    """Offset -> path of the producer snapshot files among ``names``."""
+def snapshot_files(dir: str, names, ops: FileOps | None = None) -> dict[int, str]:
+    """Offset -> path of the producer snapshot files among ``names``; with ``ops``, the
+    ``.snapshot.tmp`` files a crash left (a write cut short) are removed on the way."""
     out = {}
     for name in names:
         if name.endswith(SNAPSHOT_SUFFIX):
             off = _offset_or_none(name)
             if off is not None:
                 out[off] = os.path.join(dir, name)
+        elif ops is not None and name.endswith(_SNAPSHOT_TMP):
+            ops.remove(os.path.join(dir, name))
     return out
 
 
 def remove_stray_snapshots(ops: FileOps, snapshots: dict[int, str], base_offsets) -> None:
     """Kafka ``removeStraySnapshots``: keep the snapshots at segment base offsets and the
     newest other one if it is past every base offset (what a clean shutdown wrote)."""
+    if not snapshots:
+        return
     bases = set(base_offsets)
     strays = sorted(o for o in snapshots if o not in bases)
     keep_last = bool(strays) and (not bases or strays[-1] > max(bases))
@@ -240,6 +246,8 @@ def remove_stray_snapshots(ops: FileOps, snapshots: dict[int, str], base_offsets
 def newest_snapshot_state(ops: FileOps, snapshots: dict[int, str], low: int, high: int):
     """``(state, offset)`` from the newest snapshot with ``low <= offset <= high`` that reads
     back; unreadable ones are removed on the way. ``(None, None)`` when there is none."""
+    if not snapshots:
+        return None, None
     for off in sorted((o for o in snapshots if low <= o <= high), reverse=True):
         path = snapshots[off]
         try:
@@ -336,10 +344,7 @@ def load_log(dir, *, config, clock: Clock, file_ops: FileOps | None = None,
                         seg.log_path, e)
             to_recover.add(seg.base_offset)
 
-    snapshots = snapshot_files(dir, names)
-    for name in names:
-        if name.endswith(SNAPSHOT_SUFFIX + ".tmp"):   # a write a crash cut short
-            ops.remove(os.path.join(dir, name))
+    snapshots = snapshot_files(dir, names, ops)
     remove_stray_snapshots(ops, snapshots, segments.base_offsets())
 
     # Producer state. A clean shutdown left a snapshot at the log end offset: read it, replay
@@ -348,11 +353,14 @@ def load_log(dir, *, config, clock: Clock, file_ops: FileOps | None = None,
     # open transactions at its base offset) or, with none to recover, at or below the log end
     # offset; then one pass in offset order recovers or replays every later segment.
     state = loaded_at = None
-    if not segments.is_empty:
+    # (a log of one empty segment and no snapshot, as most of a broker's partitions are at
+    # start-up: no state to load)
+    has_data = not segments.is_empty and (len(segments) > 1 or segments.last_segment.size > 0 or bool(snapshots))
+    if has_data:
         # (without segments to recover the indexes passed their checks: the LEO is cheap to read)
         replay_to = min(to_recover) if to_recover else segments.last_segment.read_next_offset()
         state, loaded_at = newest_snapshot_state(ops, snapshots, log_start_offset, replay_to)
-    if not segments.is_empty and (to_recover or loaded_at != replay_to):
+    if has_data and (to_recover or loaded_at != replay_to):
         if to_recover:
             # Kafka's recoverSegment reloads the state at the segment's base offset
             # (truncateAndReload): snapshots past it are removed.
@@ -422,8 +430,10 @@ def load_log(dir, *, config, clock: Clock, file_ops: FileOps | None = None,
     new_log_start = max(log_start_offset, segments.first_segment.base_offset)
     # Kafka truncateAndReload: snapshots past the log end offset or below the log start
     # offset describe no state of this log.
-    for off in [o for o in snapshots if o > next_offset or o < new_log_start]:
+    for off in [o for o in snapshots if o > next_offset or o < new_log_start] if snapshots else ():
         ops.remove(snapshots.pop(off))
+    if state is None:
+        state = ProducerStateManager()
     if loaded_at is not None and loaded_at != next_offset:
         loaded_at = None
     return LoadedLog(segments, new_log_start, new_recovery_point, next_offset, state,

@@ -184,10 +184,12 @@ class LogSegment:
                                         max_index_size, file_ops=self._ops)
         self.time_index = TimeIndex(prefix + TIME_INDEX_SUFFIX + suffix, base_offset,
                                     max_index_size, file_ops=self._ops)
-        # A new segment has none (a roll removes stale files first); an existing one may.
-        self.txn_index = TransactionIndex(
-            prefix + TXN_INDEX_SUFFIX + suffix, base_offset, file_ops=self._ops,
-            exists=txn_index_exists if file_already_exists else False)
+        # The transaction index object is made when first needed (most segments never have
+        # the file: thousands of them are opened at start-up). A new segment has no file (a
+        # roll removes stale ones first); whether an existing one has is known from the
+        # loader's listing, or else found out at first use.
+        self._txn: TransactionIndex | None = None
+        self._txn_exists = txn_index_exists if file_already_exists else False
         self.created_ms = self._clock.now_ms()
         self._bytes_since_last_index_entry = 0
         self._max_ts: TimestampOffset | None = None          # None = not read yet
@@ -381,6 +383,21 @@ class LogSegment:
             self._bytes_since_last_index_entry += h.batch_length + LOG_OVERHEAD
 
     # -- transactions -----------------------------------------------------------------------
+    @property
+    def txn_index(self) -> TransactionIndex:
+        if self._txn is None:
+            d, name = os.path.split(self._log_path)
+            i = name.index(LOG_SUFFIX)
+            path = os.path.join(d, name[:i] + TXN_INDEX_SUFFIX + name[i + len(LOG_SUFFIX):])
+            self._txn = TransactionIndex(path, self.base_offset, file_ops=self._ops, exists=self._txn_exists)
+        return self._txn
+
+    def _existing_txn_index(self) -> TransactionIndex | None:
+        """The transaction index unless it is known to have no file (and so nothing to do)."""
+        if self._txn is None and self._txn_exists is False:
+            return None
+        return self.txn_index
+
     def update_txn_index(self, completed, last_stable_offset: int) -> None:
         """Kafka ``updateTxnIndex``: an aborted transaction completed by a marker in this
         segment becomes an entry of its ``.txnindex`` (committed ones leave no trace)."""
@@ -389,7 +406,10 @@ class LogSegment:
                                              completed.last_offset, last_stable_offset))
 
     def collect_aborted_txns(self, fetch_offset: int, upper_bound_offset: int) -> TxnIndexSearchResult:
-        return self.txn_index.collect_aborted_txns(fetch_offset, upper_bound_offset)
+        txn = self._existing_txn_index()
+        if txn is None:
+            return TxnIndexSearchResult([], False)
+        return txn.collect_aborted_txns(fetch_offset, upper_bound_offset)
 
     # -- offset translation and reads -------------------------------------------------------
     def translate_offset(self, offset: int, starting_position: int = 0) -> LogOffsetPosition | None:
@@ -520,7 +540,9 @@ class LogSegment:
         """
         self.offset_index.reset()
         self.time_index.reset()
-        self.txn_index.reset()
+        txn = self._existing_txn_index()
+        if txn is not None:
+            txn.reset()
         valid = 0
         last_index_entry = 0
         max_ts = NO_TIMESTAMP
@@ -599,7 +621,9 @@ class LogSegment:
         mapping = self.translate_offset(offset)
         self.offset_index.truncate_to(offset)
         self.time_index.truncate_to(offset)
-        self.txn_index.truncate_to(offset)
+        txn = self._existing_txn_index()
+        if txn is not None:
+            txn.truncate_to(offset)
         # The segment may take appends again: give the indexes their full size back.
         self.offset_index.resize(self.max_index_size)
         self.time_index.resize(self.max_index_size)
@@ -643,7 +667,9 @@ class LogSegment:
         from storage.index import CorruptIndexError
         self.offset_index.sanity_check()
         self.time_index.sanity_check()
-        self.txn_index.sanity_check()
+        txn = self._existing_txn_index()
+        if txn is not None:
+            txn.sanity_check()
         if self.offset_index.entries:
             last = self.offset_index.last_entry
             if last.position < 0 or last.position + HEADER_SIZE > self._size:
@@ -670,10 +696,11 @@ class LogSegment:
         # reopen lazily should a truncation need them).
         self.offset_index.flush()
         self.time_index.flush()
-        self.txn_index.flush()
         self.offset_index.close_handler()
         self.time_index.close_handler()
-        self.txn_index.close_handler()
+        if self._txn is not None:
+            self._txn.flush()
+            self._txn.close_handler()
 
     def resize_indexes(self, size: int) -> None:
         self.offset_index.resize(size)
@@ -692,7 +719,8 @@ class LogSegment:
             self._unflushed = False
         self.offset_index.flush()
         self.time_index.flush()
-        self.txn_index.flush()
+        if self._txn is not None:
+            self._txn.flush()
 
     def assume_flushed(self) -> None:
         """The files on disk are known durable (the clean shutdown that closed them fsynced
@@ -719,7 +747,8 @@ class LogSegment:
             self.flush()
             self.offset_index.close()
             self.time_index.close()
-            self.txn_index.close()
+            if self._txn is not None:
+                self._txn.close()
         finally:
             self.close_handlers()
 
@@ -729,7 +758,8 @@ class LogSegment:
             self._closed = True
             self.offset_index.close_handler()
             self.time_index.close_handler()
-            self.txn_index.close_handler()
+            if self._txn is not None:
+                self._txn.close_handler()
             try:
                 self._ops.close(self._fd)
             except OSError:
@@ -740,7 +770,9 @@ class LogSegment:
         self._ops.remove(self._log_path)
         self.offset_index.delete_if_exists()
         self.time_index.delete_if_exists()
-        self.txn_index.delete_if_exists()
+        txn = self._existing_txn_index()
+        if txn is not None:
+            txn.delete_if_exists()
 
     def change_file_suffixes(self, old_suffix: str, new_suffix: str) -> None:
         """Rename the log and index files (e.g. ``""`` -> ``".deleted"``)."""
@@ -756,7 +788,9 @@ class LogSegment:
         self.log_path = new_log
         self.offset_index.rename_to(repl(self.offset_index.path))
         self.time_index.rename_to(repl(self.time_index.path))
-        self.txn_index.rename_to(repl(self.txn_index.path))
+        txn = self._existing_txn_index()
+        if txn is not None:
+            txn.rename_to(repl(txn.path))     # (without a file the name follows the log's)
 
     def has_suffix(self, suffix: str) -> bool:
         return (self.log_path.name.endswith(suffix) and self.offset_index.path.name.endswith(suffix)
@@ -767,7 +801,8 @@ class LogSegment:
         self.log_path = self.dir / self.log_path.name
         self.offset_index.update_parent_dir(new_dir)
         self.time_index.update_parent_dir(new_dir)
-        self.txn_index.update_parent_dir(new_dir)
+        if self._txn is not None:
+            self._txn.update_parent_dir(new_dir)
 
     @property
     def deleted(self) -> bool:

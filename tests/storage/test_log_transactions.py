@@ -475,3 +475,20 @@ def test_dump_log_prints_markers_txnindex_and_snapshot_transactions(tmp_path, ca
     (d / f"{seg}.txnindex").write_bytes(b"\x00\x07" + bytes(32))
     assert main(["dump-log", str(d / f"{seg}.txnindex")]) == 1
     assert "cannot read" in capsys.readouterr().out
+
+
+def test_state_survives_when_retention_emptied_the_log(tmp_path):
+    """Retention may leave one empty segment: the producer state (an open transaction
+    included) still comes back from the snapshot after a restart."""
+    d = tmp_path / "t-0"
+    clock = ManualClock(NOW)
+    log = open_log(d, clock=clock, retention_ms=1000)
+    log.append(Producer(3).batch())
+    clock.advance(10_000)
+    assert log.delete_old_segments() == 1 and log.segments.size_in_bytes() == 0
+    assert log.last_stable_offset == 1 == log.log_start_offset
+    log.close()
+    again = open_log(d, clock=clock, retention_ms=1000)
+    assert again.ongoing_transactions() == [(3, 0, 0)] and again.last_stable_offset == 1
+    again.append_marker(3, 0, 0, commit=False)
+    assert again.last_stable_offset == 2
