@@ -281,5 +281,7 @@ def test_clean_restarts_with_and_without_appends_stay_durable(tmp_path):
     assert lg.log_end_offset == 45
     assert [v for _o, v in _records(lg)] == [b"p%d" % i for i in range(45)]
     assert lg.append(idem(42)).duplicate
-    assert sorted(n for n in os.listdir(lg.dir) if n.endswith(".snapshot")) == [f"{45:020d}.snapshot"]
+    # one snapshot per roll (Kafka's, named after the new segment) and the last close's at 45
+    rolled = [f"{b:020d}.snapshot" for b in lg.segments.base_offsets()[1:]]
+    assert sorted(n for n in os.listdir(lg.dir) if n.endswith(".snapshot")) == rolled + [f"{45:020d}.snapshot"]
     _verify_indexes(tmp_path)
