@@ -1,4 +1,6 @@
 """Sparse per-segment indexes: the offset index (``.index``) and the time index (``.timeindex``).
+(The transaction index, ``.txnindex``, is no sparse index: see ``txn_index``; it shares only
+``IndexFile``, the write handle and its fsync bookkeeping.)
 
 Shared shape (Kafka's ``AbstractIndex``):
 
