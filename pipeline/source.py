@@ -48,8 +48,10 @@ def _client_config(options) -> tuple[str, dict]:
 
 def _consumer(bootstrap: str, extra: dict, **more):
     from confluent_kafka import Consumer
+    # Spark's kafka source reads with the Java consumer's default isolation, read_uncommitted;
+    # librdkafka defaults to read_committed. kafka.isolation.level overrides either way.
     return Consumer({"bootstrap.servers": bootstrap, "group.id": "hourglass-spark", "enable.auto.commit": False,
-                     "enable.partition.eof": True, **extra, **more})
+                     "enable.partition.eof": True, "isolation.level": "read_uncommitted", **extra, **more})
 
 
 class _Planner:
