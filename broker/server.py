@@ -154,6 +154,8 @@ class Broker:
         self.tasks.append(asyncio.create_task(self._every(self.cfg["log.retention.check.interval.ms"], self._retention)))
         self.tasks.append(asyncio.create_task(self._every(1000, self._housekeeping)))
         self.tasks.append(asyncio.create_task(self._every(
+            self.cfg["producer.id.expiration.check.interval.ms"], self._expire_producers)))
+        self.tasks.append(asyncio.create_task(self._every(
             min(self.cfg["log.flush.offset.checkpoint.interval.ms"],
                 self.cfg["log.flush.start.offset.checkpoint.interval.ms"]), self._checkpoint)))
         self.tasks.append(asyncio.create_task(self._idle_reaper()))
@@ -210,6 +212,11 @@ class Broker:
         n = self.logs.cleanup_expired(self.clock.now_ms())
         if n:
             log.info("retention deleted %d segment(s)", n)
+
+    def _expire_producers(self) -> None:
+        n = self.logs.remove_expired_producers(self.clock.now_ms(), self.cfg["producer.id.expiration.ms"])
+        if n:
+            log.info("forgot %d idle producer id(s) (producer.id.expiration.ms)", n)
 
     def _housekeeping(self) -> None:
         self.logs.flush_dirty()

@@ -519,6 +519,12 @@ class PartitionLog:
                 break
         return out
 
+    def remove_expired_producers(self, now_ms: int, producer_id_expiration_ms: int) -> int:
+        """Forget idle producers without an open transaction (Kafka's
+        ``UnifiedLog.removeExpiredProducers``); their next batch is accepted at any sequence."""
+        self._check_open()
+        return len(self.producer_state.remove_expired(now_ms, producer_id_expiration_ms))
+
     def producer_entries(self) -> list[ProducerInfo]:
         """Each producer's state here, for DescribeProducers (Kafka ``activeProducers``)."""
         out = []

@@ -235,6 +235,10 @@ class LogManager:
         self.run_pending_deletes(now_ms)
         return total
 
+    def remove_expired_producers(self, now_ms: int, producer_id_expiration_ms: int) -> int:
+        """Producer state expiry over every log; returns the number of producers forgotten."""
+        return sum(lg.remove_expired_producers(now_ms, producer_id_expiration_ms) for lg in self._logs.values())
+
     def run_pending_deletes(self, now_ms: int | None = None, *, force: bool = False) -> int:
         now = self.clock.now_ms() if now_ms is None else now_ms
         removed = 0

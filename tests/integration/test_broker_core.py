@@ -249,3 +249,32 @@ def test_fetch_returns_stored_batches_byte_for_byte(broker):
     hdr, recs = decode_batch(records)
     assert hdr.compression == 1 and recs[0].value == b"value-0"
     c.close()
+
+
+def test_idle_producer_ids_expire_and_their_next_batch_is_accepted_at_any_sequence(broker_factory):
+    """producer.id.expiration.ms (checked every producer.id.expiration.check.interval.ms):
+    a producer whose last batch is older than that is forgotten, as Kafka's
+    removeExpiredProducers does; its next batch is then a new producer's (any sequence)."""
+    b = broker_factory({"producer.id.expiration.ms": "1000",
+                        "producer.id.expiration.check.interval.ms": "100"})
+    from protocol.messages.init_producer_id import InitProducerIdRequest
+    c = RawClient(b.bootstrap)
+    c.request(3, 9, MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name="idem")],
+                                    allow_auto_topic_creation=True))
+    init = c.request(22, 4, InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60000))
+
+    def produce(seq, values, ts):
+        batch = build_batch([(None, v, ts) for v in values], producer_id=init.producer_id,
+                            producer_epoch=init.producer_epoch, base_sequence=seq)
+        req = ProduceRequest(transactional_id=None, acks=-1, timeout_ms=5000, topic_data=[
+            ProduceRequest.TopicProduceData(name="idem", partition_data=[
+                ProduceRequest.PartitionProduceData(index=0, records=batch)])])
+        r = c.request(0, 9, req).responses[0].partition_responses[0]
+        return r.error_code, r.base_offset
+
+    now = int(time.time() * 1000)
+    assert produce(0, [b"a"], now) == (0, 0)
+    assert produce(5, [b"gap"], now)[0] == 45     # still known: a gap is refused
+    time.sleep(1.5)                                # idle past the expiration (by record time)
+    assert produce(5, [b"b"], int(time.time() * 1000)) == (0, 1)   # forgotten: accepted
+    c.close()
