@@ -161,10 +161,12 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--port", type=int, help="shortcut for listeners=PLAINTEXT://HOST:PORT")
     s.add_argument("--host", default="127.0.0.1", help="host for --port (default 127.0.0.1)")
     s.add_argument("--data-dir", help="shortcut for log.dirs=DIR")
-    d = sub.add_parser("dump-log", help="print segment files (.log, .index, .timeindex) like Kafka's DumpLogSegments")
+    d = sub.add_parser("dump-log", help="print segment files (.log, .index, .timeindex, .txnindex, .snapshot) "
+                                        "like Kafka's DumpLogSegments")
     d.add_argument("files", nargs="+")
     d.add_argument("--verify-index-only", action="store_true")
-    d.add_argument("--print-data", action="store_true", help="print record keys and values")
+    d.add_argument("--print-data", "--print-data-log", dest="print_data", action="store_true",
+                   help="print record keys and values (and markers as endTxnMarker: COMMIT/ABORT)")
     from broker import admin_cli, cli_client
     from broker.transactions import cli as txn_cli
     admin_cli.add_parser(sub)

@@ -18,6 +18,7 @@ from pathlib import Path
 from protocol.deferred import dataclass
 from protocol.records import iter_record_timestamps
 from storage.checkpoints import read_checkpoint
+from storage.producer_state import ProducerStateManager, read_end_txn_marker, replay_batch
 from storage.dump import dump_index, dump_log
 from storage.log_config import LogConfig
 from storage.manager import LOG_START_OFFSET_CHECKPOINT
@@ -44,6 +45,9 @@ class PartitionView:
     log_end_offset: int
     segments: list[SegmentView]
     retention: dict
+    last_stable_offset: int = 0
+    open_transactions: list[tuple[int, int]] = field(default_factory=list)  # (producer id, first offset)
+    aborted_transactions: int = 0
 
 
 @dataclass
@@ -64,9 +68,17 @@ def _topic_overrides(data_dir: Path, topic: str) -> dict:
     return {}
 
 
-def _segment(log_path: Path, running_max: list[int], progress=None) -> SegmentView:
+def _segment(log_path: Path, running_max: list[int], txns: ProducerStateManager, aborted: list[int],
+             progress=None) -> SegmentView:
     dump = dump_log(log_path)
     data = log_path.read_bytes()[:dump.valid_bytes]
+    for b in dump.batches:
+        h = b.header
+        if h.producer_id >= 0:
+            completed = replay_batch(txns, h, read_end_txn_marker(data, b.position) if h.is_control else None)
+            if completed is not None:
+                aborted[0] += completed.is_aborted
+                txns.complete_txn(completed)
     base = offset_from_filename(log_path.name)
     records = 0
     min_ts = max_ts = None
@@ -113,10 +125,15 @@ def inspect_topic(data_dir, topic: str, broker_defaults: dict | None = None, now
     for d in dirs:
         p = int(d.name.rsplit("-", 1)[1])
         running_max = [-1 << 63]
-        segs = [_segment(f, running_max, progress) for f in sorted(d.glob("*" + LOG_SUFFIX))]
+        txns, aborted = ProducerStateManager(), [0]
+        segs = [_segment(f, running_max, txns, aborted, progress) for f in sorted(d.glob("*" + LOG_SUFFIX))]
         leo = segs[-1].next_offset if segs else 0
-        lso = max(starts.get((topic, p), 0), segs[0].base_offset if segs else 0)
-        parts.append(PartitionView(p, lso, leo, segs, _retention(segs, cfg, now_ms, lso, leo)))
+        start = max(starts.get((topic, p), 0), segs[0].base_offset if segs else 0)
+        unstable = txns.first_unstable_offset
+        stable = leo if unstable is None else max(start, min(unstable, leo))  # as the broker's LSO
+        parts.append(PartitionView(p, start, leo, segs, _retention(segs, cfg, now_ms, start, leo),
+                                   stable, txns.ongoing_transactions(),
+                                   aborted[0]))
     if show_progress and total:
         print(file=sys.stderr)
     shown = {k: v for k, v in overrides.items()}
@@ -150,7 +167,12 @@ def render(view: TopicView, entries: bool = False) -> str:
     lines = [f"topic {view.topic}  " + "  ".join(f"{k}={v}" for k, v in sorted(view.configs.items()))]
     for p in view.partitions:
         lines.append(f"partition {p.partition}: log start offset {p.log_start_offset}, "
+                     f"last stable offset {p.last_stable_offset}, "
                      f"log end offset {p.log_end_offset}, {len(p.segments)} segment(s)")
+        if p.open_transactions or p.aborted_transactions:
+            opened = ", ".join(f"producer {pid} from offset {first}" for pid, first in p.open_transactions)
+            lines.append(f"  transactions: {len(p.open_transactions)} open{' (' + opened + ')' if opened else ''}, "
+                         f"{p.aborted_transactions} aborted on disk")
         lines.append(f"  {'base offset':>12} {'records':>8} {'bytes':>10} {'min timestamp':>25} "
                      f"{'max timestamp':>25} {'time idx':>8} {'out of order':>12}")
         for s in p.segments:

@@ -99,7 +99,7 @@ def test_inspect_lists_segments_with_counts_and_time_ranges(broker_factory):
     assert [tuple(x) for s in segs for x in s["out_of_order"]] == [(6, BASE + 500)]
     assert all(s["time_index"] for s in segs if s["records"])
     text = hg("inspect", topic, "--data-dir", b.data_dir).stdout.decode()
-    assert "log start offset 0, log end offset 12" in text and "retention: next time cut removes segment 0" in text
+    assert "log start offset 0, last stable offset 12, log end offset 12" in text and "retention: next time cut removes segment 0" in text
 
 
 def test_inspect_plot_svg_has_one_box_per_segment_and_the_retention_horizon(broker_factory, tmp_path):
@@ -119,3 +119,31 @@ def test_inspect_plot_svg_has_one_box_per_segment_and_the_retention_horizon(brok
     html = tmp_path / "t.html"
     assert hg("inspect", topic, "--data-dir", b.data_dir, "--plot", html).returncode == 0
     assert html.read_text().startswith("<!doctype html>") and "<svg" in html.read_text()
+
+
+def test_inspect_shows_last_stable_offset_and_open_transactions(broker):
+    """inspect replays the transactional state from the files: one committed, one aborted and
+    one open transaction leave the LSO at the open one's first offset."""
+    from tests.helpers.txn import create_topic, txn_producer
+    topic = _topic("inspect-txn")
+    create_topic(broker.bootstrap, topic, 1)
+    done = txn_producer(broker.bootstrap, f"{topic}-a")
+    for commit in (True, False):
+        done.begin_transaction()
+        done.produce(topic, b"x", partition=0)
+        done.produce(topic, b"y", partition=0)
+        assert done.flush(10) == 0   # sent: an abort must not just purge them client-side
+        (done.commit_transaction if commit else done.abort_transaction)(30)
+    # offsets 0-1 committed, 2 COMMIT, 3-4 aborted, 5 ABORT; then an open one from offset 6
+    hanging = txn_producer(broker.bootstrap, f"{topic}-b")
+    hanging.begin_transaction()
+    hanging.produce(topic, b"open", partition=0)
+    assert hanging.flush(10) == 0
+    r = hg("inspect", topic, "--data-dir", broker.data_dir, "--json")
+    assert r.returncode == 0, r.stderr.decode()
+    (p,) = json.loads(r.stdout)["partitions"]
+    assert (p["last_stable_offset"], p["log_end_offset"], p["aborted_transactions"]) == (6, 7, 1)
+    assert [first for _pid, first in p["open_transactions"]] == [6]
+    text = hg("inspect", topic, "--data-dir", broker.data_dir).stdout.decode()
+    assert "last stable offset 6" in text and "transactions: 1 open (producer " in text
+    hanging.abort_transaction(30)
