@@ -333,11 +333,47 @@ def step_startup(tmp: Path, repeats: int, peer: bool) -> None:
         times.append(hg.start())
         hg.stop()
     emit("startup_1000_partitions_clean_median", statistics.median(times) * 1000, "ms")
+    step_startup_txn_state(tmp, repeats)
     # The same starts over the interpreter floor measured minutes before: comparable across
     # days on a shared host whose speed moves (the floor went 66 -> 119 ms in one day here).
     floor_ms = figures[HOST_FLOOR][0]
     for name in ("startup_empty_median", "startup_1000_partitions_clean_median"):
         emit(name.replace("_median", "_over_floor"), figures[name][0] / floor_ms, "x")
+
+
+def step_startup_txn_state(tmp: Path, repeats: int) -> None:
+    """What ``__transaction_state`` (50 partitions, one transactional id committed) adds to a
+    start-up: a data dir with one topic written by a transactional producer against one whose
+    topic was written by a plain idempotent producer (so both pay the one-time costs of a first
+    non-empty log, e.g. reading a producer snapshot), starts alternated so host drift hits both."""
+    from confluent_kafka import Producer
+
+    def prepare(name: str, conf: dict) -> "Hourglass":
+        hg = Hourglass(tmp / name)
+        hg.start()
+        p = Producer({"bootstrap.servers": hg.bootstrap, **conf})
+        if "transactional.id" in conf:
+            p.init_transactions(30)
+            p.begin_transaction()
+            p.produce("bench-startup", b"x")
+            p.commit_transaction(30)
+        else:
+            p.produce("bench-startup", b"x")
+            p.flush(30)
+        del p
+        hg.stop()
+        return hg
+
+    txn = prepare("txn-state", {"transactional.id": "bench-startup"})
+    plain = prepare("txn-plain", {"enable.idempotence": True})
+    with_state, without = [], []
+    for _ in range(repeats):
+        with_state.append(txn.start())
+        txn.stop()
+        without.append(plain.start())
+        plain.stop()
+    emit("startup_with_txn_state_median", statistics.median(with_state) * 1000, "ms")
+    emit("startup_txn_state_added", (statistics.median(with_state) - statistics.median(without)) * 1000, "ms")
 
 
 def step_lookup(tmp: Path, big: bool) -> None:
