@@ -427,3 +427,34 @@ def test_bad_input_gets_kafkas_error_codes(kbroker):
         from protocol.messages.consumer_group_describe import ConsumerGroupDescribeRequest
         d = w.request(69, 1, ConsumerGroupDescribeRequest(group_ids=["connect-group", "g"])).groups
         assert [x.error_code for x in d] == [E.GROUP_ID_NOT_FOUND, 0]
+
+
+# ---- admin clients -------------------------------------------------------------------------------------------
+def test_admin_client_lists_describes_and_deletes_consumer_groups(kbroker):
+    from confluent_kafka import ConsumerGroupState, ConsumerGroupType
+    from confluent_kafka.admin import AdminClient
+    b = kbroker.bootstrap
+    topic, group = _name("t"), _name("g")
+    create_topic(b, topic, 2)
+    members = [RdMember(b, group, [topic]) for _ in range(2)]
+    for m in members:
+        m.start()
+    admin = AdminClient({"bootstrap.servers": b})
+    try:
+        wait_until(lambda: all(len(m.assigned) == 1 for m in members), timeout=30, what="balanced")
+        listed = admin.list_consumer_groups(types={ConsumerGroupType.CONSUMER}).result(20).valid
+        assert [(g.group_id, g.type, g.state) for g in listed if g.group_id == group] == [
+            (group, ConsumerGroupType.CONSUMER, ConsumerGroupState.STABLE)]
+        assert group not in {g.group_id for g in admin.list_consumer_groups(
+            types={ConsumerGroupType.CLASSIC}).result(20).valid}
+        d = admin.describe_consumer_groups([group])[group].result(20)  # ConsumerGroupDescribe
+        assert (d.type, d.state, d.partition_assignor) == (ConsumerGroupType.CONSUMER, ConsumerGroupState.STABLE,
+                                                           "uniform")
+        assert sorted(tp.partition for m in d.members for tp in m.assignment.topic_partitions) == [0, 1]
+        with pytest.raises(Exception, match="NON_EMPTY_GROUP"):
+            admin.delete_consumer_groups([group])[group].result(20)
+    finally:
+        for m in members:
+            m.stop()
+    admin.delete_consumer_groups([group])[group].result(20)
+    assert group not in {g.group_id for g in admin.list_consumer_groups().result(20).valid}
