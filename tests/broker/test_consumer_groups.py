@@ -559,3 +559,72 @@ async def test_no_partition_is_ever_owned_twice(tmp_path_factory, ops, assignor)
             assert e.group().state is ConsumerGroupState.STABLE
     finally:
         await e.stop()
+
+
+@pytest.mark.asyncio
+async def test_offset_delete_refuses_subscribed_topics(env):
+    env.broker.topics.create_topic("other", 1)
+    a = Sim(env, "a")
+    settle([a])
+    om = {(TOPIC, 0): OffsetAndMetadata(1, commit_timestamp=T0), ("other", 0): OffsetAndMetadata(2, commit_timestamp=T0)}
+    assert set(env.gc.handle_commit_offsets("g", "a", None, a.epoch, om, api_version=9).values()) == {0}
+    err, res = env.gc.handle_delete_offsets("g", [(TOPIC, 0), ("other", 0)])
+    assert err == 0 and res == {(TOPIC, 0): E.GROUP_SUBSCRIBED_TO_TOPIC, ("other", 0): 0}
+    assert set(env.group().offsets) == {(TOPIC, 0)}
+
+
+def test_consumer_group_config_checks(tmp_path):
+    from broker.config import ConfigError
+    base = {"log.dirs": str(tmp_path)}
+    cfg = BrokerConfig(base)
+    assert cfg["group.consumer.session.timeout.ms"] == 45000 and cfg["group.consumer.heartbeat.interval.ms"] == 5000
+    with pytest.raises(ConfigError, match="group.consumer.heartbeat.interval.ms must be less than "
+                                          "group.consumer.session.timeout.ms"):
+        BrokerConfig({**base, "group.consumer.heartbeat.interval.ms": "9000", "group.consumer.session.timeout.ms": "8000",
+                      "group.consumer.min.session.timeout.ms": "1000"})
+    with pytest.raises(ConfigError, match="must be greater than or equal to group.consumer.min.session.timeout.ms"):
+        BrokerConfig({**base, "group.consumer.session.timeout.ms": "1000"})
+    with pytest.raises(ConfigError, match="Invalid value sticky for configuration group.consumer.assignors"):
+        BrokerConfig({**base, "group.consumer.assignors": "sticky"})
+    from broker.groups.coordinator import GroupConfig
+    c = GroupConfig.from_broker_config(BrokerConfig({**base, "group.consumer.assignors":
+                                                     "org.apache.kafka.coordinator.group.assignor.RangeAssignor,uniform",
+                                                     "group.consumer.migration.policy": "UPGRADE"}))
+    assert c.consumer_assignors == ("range", "uniform") and c.migration_policy == "upgrade"
+
+
+@pytest.mark.asyncio
+async def test_migration_policy_disabled_keeps_the_classic_group(tmp_path):
+    import asyncio
+    e = await Env(tmp_path / "d", **{"group.consumer.migration.policy": "downgrade"}).start()
+    try:
+        fut = asyncio.ensure_future(classic_join(e, "u"))
+        await asyncio.sleep(0)
+        e.sched.advance(3001)
+        j = await fut
+        await classic_sync(e, "u", j.member_id, j.generation_id)
+        r = e.hb("u", "n", 0)
+        assert r.error == E.GROUP_ID_NOT_FOUND and "online upgrade is disabled" in r.message
+        assert isinstance(e.group("u"), GroupMetadata)
+    finally:
+        await e.stop()
+
+
+@pytest.mark.asyncio
+async def test_empty_consumer_group_becomes_classic_on_join_keeping_offsets(env):
+    import asyncio
+    a = Sim(env, "a")
+    settle([a])
+    env.gc.handle_commit_offsets("g", "a", None, a.epoch, {(TOPIC, 2): OffsetAndMetadata(4, commit_timestamp=T0)},
+                                 api_version=9)
+    a.leave()
+    fut = asyncio.ensure_future(classic_join(env, "g"))
+    await asyncio.sleep(0)
+    env.sched.advance(3001)
+    j = await fut
+    assert j.error == 0
+    g = env.group()
+    assert isinstance(g, GroupMetadata) and g.offsets[(TOPIC, 2)].offset == 4
+    e2 = await restart(env)
+    g2 = e2.group()
+    assert isinstance(g2, GroupMetadata) and g2.offsets[(TOPIC, 2)].offset == 4

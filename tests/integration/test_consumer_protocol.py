@@ -458,3 +458,17 @@ def test_admin_client_lists_describes_and_deletes_consumer_groups(kbroker):
             m.stop()
     admin.delete_consumer_groups([group])[group].result(20)
     assert group not in {g.group_id for g in admin.list_consumer_groups().result(20).valid}
+
+
+def test_consumer_protocol_apis_follow_group_coordinator_rebalance_protocols(broker_factory):
+    from protocol.messages.api_versions import ApiVersionsRequest
+    on = broker_factory(OVERRIDES)
+    off = broker_factory({**OVERRIDES, "group.coordinator.rebalance.protocols": "classic"})
+    for b, advertised in ((on, True), (off, False)):
+        with WireClient(b.bootstrap) as w:
+            keys = {k.api_key: (k.min_version, k.max_version)
+                    for k in w.request(18, 3, ApiVersionsRequest(client_software_name="t",
+                                                                 client_software_version="1")).api_keys}
+            assert (keys.get(68), keys.get(69)) == (((0, 1), (0, 1)) if advertised else (None, None))
+            if not advertised:
+                assert heartbeat(w).error_code == E.UNSUPPORTED_VERSION
