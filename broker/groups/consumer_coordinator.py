@@ -369,20 +369,7 @@ class ConsumerGroupCoordinator:
             subscribed_topic_names=frozenset(names) if names is not None else member.subscribed_topic_names,
             subscribed_topic_regex=regex if regex is not None else member.subscribed_topic_regex,
             client_id=client_id, client_host=client_host, classic=None)
-        names_changed = self._member_subscription_changed(group_id, member, updated, records)
-        regex_status, refresh = self._maybe_update_regexes(group, member, updated, records, now)
-        subscription_changed = names_changed or regex_status != "unchanged"
-        group_epoch = group.group_epoch
-        bump = group_epoch == 0 or names_changed or regex_status == "updated_and_resolved"
-        if bump or group.metadata_refresh_needed:
-            group_epoch = self._update_subscription_metadata(group, bump, updated, records)
-        if group_epoch > group.target_assignment_epoch:
-            target = self._update_target_assignment(group, group_epoch, updated, records, now)
-            target_epoch = group_epoch
-        else:
-            target_epoch = group.target_assignment_epoch
-            target = self._target_of(group, updated)
-        updated = self._maybe_reconcile(group, updated, target_epoch, target, subscription_changed, owned, records)
+        updated, refresh = self._update_and_reconcile(group, member, updated, owned, records, now, classic=False)
         self._schedule_session_timeout(group_id, member_id)
         self._append(group_id, records)
         if refresh:
@@ -391,6 +378,28 @@ class ConsumerGroupCoordinator:
         send = member_epoch == 0 or full or freeze(updated.assigned) != freeze(member.assigned)
         return HeartbeatResult(0, None, updated.member_id, updated.member_epoch, self._heartbeat_interval(group_id),
                                dict(updated.assigned) if send else None)
+
+    def _update_and_reconcile(self, group: ConsumerGroup, member, updated, owned, records: list, now: int, *,
+                              classic: bool):
+        """Steps 1-3 of a heartbeat or of a classic member's JoinGroup: persist the member,
+        bump the group epoch on a new subscription (or new metadata of the subscribed topics),
+        compute a new target assignment when the group epoch is ahead, reconcile the member.
+        Returns the reconciled member and the regexes to resolve after the append (or None)."""
+        names_changed = self._member_subscription_changed(group.group_id, member, updated, records)
+        regex_status, refresh = self._maybe_update_regexes(group, member, updated, records, now)
+        subscription_changed = names_changed or regex_status != "unchanged"
+        # a new group must leave epoch 0; a classic member's JoinGroup bumps on any change
+        bump = (subscription_changed if classic else
+                group.group_epoch == 0 or names_changed or regex_status == "updated_and_resolved")
+        epoch = group.group_epoch
+        if bump or group.metadata_refresh_needed:
+            epoch = self._update_subscription_metadata(group, bump, updated, records)
+        if epoch > group.target_assignment_epoch:
+            target, target_epoch = self._update_target_assignment(group, epoch, updated, records, now), epoch
+        else:
+            target, target_epoch = self._target_of(group, updated), group.target_assignment_epoch
+        updated = self._maybe_reconcile(group, updated, target_epoch, target, subscription_changed, owned, records)
+        return updated, refresh
 
     @staticmethod
     def _target_of(group: ConsumerGroup, member: ConsumerGroupMember) -> dict:
@@ -858,21 +867,9 @@ class ConsumerGroupCoordinator:
                 subscribed_topic_names=frozenset(sub.topics), subscribed_topic_regex="",
                 client_id=client_id, client_host=client_host,
                 classic=ClassicMemberMetadata(session_timeout_ms, tuple((n, bytes(md)) for n, md in protocols)))
-            now = self.now()
-            names_changed = self._member_subscription_changed(gid, member, updated, records)
-            regex_status, _refresh = self._maybe_update_regexes(group, member, updated, records, now)
-            bump = names_changed or regex_status != "unchanged"
-            epoch = group.group_epoch
-            if bump or group.metadata_refresh_needed:
-                epoch = self._update_subscription_metadata(group, bump, updated, records)
-            if epoch > group.target_assignment_epoch:
-                target = self._update_target_assignment(group, epoch, updated, records, now)
-                target_epoch = epoch
-            else:
-                target_epoch = group.target_assignment_epoch
-                target = self._target_of(group, updated)
             owned = self._topic_ids_of({tp.topic: tp.partitions for tp in sub.owned_partitions})
-            updated = self._maybe_reconcile(group, updated, target_epoch, target, bump, owned, records)
+            updated, _refresh = self._update_and_reconcile(group, member, updated, owned, records, self.now(),
+                                                           classic=True)
             self._append(gid, records)
         except GroupError as exc:
             callback(JoinResult(member_id if not unknown else "", exc.code))
