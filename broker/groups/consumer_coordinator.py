@@ -279,13 +279,13 @@ class ConsumerGroupCoordinator:
 
     # ---- topics -------------------------------------------------------------------------------------
     def on_topics_changed(self, created=(), deleted=(), changed=()) -> None:
-        """Kafka's onNewMetadataImage: groups subscribed to a changed or deleted topic refresh
-        their metadata at their next heartbeat (bumping the epoch); regexes are re-resolved
-        when topics were created or deleted."""
+        """Kafka's onNewMetadataImage: groups subscribed to a created, changed or deleted topic
+        refresh their metadata at their next heartbeat (bumping the epoch); regexes are
+        re-resolved when topics were created or deleted."""
         self.topics_version += 1
         if created or deleted:
             self.topics_version_with_new_topics = self.topics_version
-        touched = set(deleted) | set(changed)
+        touched = set(created) | set(deleted) | set(changed)  # a created topic is a changed one to Kafka
         for g in self.groups.values():
             if isinstance(g, ConsumerGroup) and (touched & g.subscribed_topic_names()):
                 g.metadata_refresh_needed = True

@@ -628,3 +628,23 @@ async def test_empty_consumer_group_becomes_classic_on_join_keeping_offsets(env)
     e2 = await restart(env)
     g2 = e2.group()
     assert isinstance(g2, GroupMetadata) and g2.offsets[(TOPIC, 2)].offset == 4
+
+
+@pytest.mark.asyncio
+async def test_topics_created_grown_or_deleted_after_the_subscription(env):
+    a = Sim(env, "a", topics=(TOPIC, "later"))
+    settle([a])
+    assert a.parts() == set(range(6))
+    env.broker.topics.create_topic("later", 2)  # subscribed before it existed
+    a.beat()
+    a.beat()
+    assert a.owned[env.tid("later")] == {0, 1}
+    env.broker.topics.add_partitions("later", 3)
+    a.beat()
+    a.beat()
+    assert a.owned[env.tid("later")] == {0, 1, 2}
+    gone = env.tid("later")
+    env.broker.topics.delete_topic("later")
+    a.beat()
+    a.beat()
+    assert gone not in a.owned and env.group().state is ConsumerGroupState.STABLE
