@@ -149,13 +149,13 @@ class ConsumerGroupCoordinator:
         self.topics_version = 0
         self.topics_version_with_new_topics = 0
 
-    def _append(self, group_id: str, records: list, raw: list = ()) -> None:
-        """Write ``records`` (and already encoded ``raw`` pairs) as one batch, then replay the
-        records. Raises ``GroupError`` when the write fails (nothing is replayed)."""
-        if not records and not raw:
+    def _append(self, group_id: str, records: list) -> None:
+        """Write ``records`` as one batch, then replay them. Raises ``GroupError`` when the
+        write fails (nothing is replayed)."""
+        if not records:
             return
         try:
-            self.store.write_records(group_id, [encode_record(r) for r in records] + list(raw))
+            self.store.write_records(group_id, [encode_record(r) for r in records])
         except Exception as exc:
             from broker.groups.coordinator import _store_error
             code = _store_error(exc)
@@ -578,17 +578,13 @@ class ConsumerGroupCoordinator:
             records.append(group_epoch_record(group_id, group.group_epoch + 1, mhash))
             log.info("[GroupId %s] Bumped group epoch to %d with metadata hash %d.", group_id, group.group_epoch + 1,
                      mhash)
-        group.last_regex_refresh_ms = now
-        group.last_regex_topics_version = self.topics_version
         try:
-            self._append(group_id, records)
+            self._append(group_id, records)  # the regex records' replay restarts the refresh clock
         except GroupError:
             return
         g = self.groups.get(group_id)
-        if isinstance(g, ConsumerGroup):
-            g.last_regex_refresh_ms = now
-            g.last_regex_topics_version = self.topics_version
-            g.metadata_refresh_needed = False
+        if isinstance(g, ConsumerGroup) and bump:
+            g.metadata_refresh_needed = False  # the bump carried the new metadata hash
 
     def _members_after(self, group: ConsumerGroup, updated: ConsumerGroupMember) -> list:
         members = {mid: m for mid, m in group.members.items()

@@ -293,6 +293,9 @@ class ConsumerGroup(GroupOffsets):
             else:
                 self.resolved_regexes[key.regular_expression] = ResolvedRegex(
                     frozenset(value.topics), value.version, value.timestamp)
+                # Kafka's updateResolvedRegularExpression: the batch refresh clock restarts
+                self.last_regex_refresh_ms = max(self.last_regex_refresh_ms, value.timestamp)
+                self.last_regex_topics_version = value.version
 
     def _replay_member_metadata(self, member_id: str, value) -> None:
         old = self.members.get(member_id)
