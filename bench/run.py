@@ -21,7 +21,11 @@ Steps:
 - ``txn``: the Java producer (kafka-clients, through tests/java/ClientHarness.java) with a
   transaction committed every 100 ms vs the same producer without transactions (idempotent,
   acks=all), and a read_committed vs a read_uncommitted Java consumer over the transactional
-  topic; interleaved rounds, medians and the ratios (issue 17's bar: >= 0.8 and >= 0.9).
+  topic; interleaved rounds, medians and the ratios (issue 17's bar: >= 0.8 and >= 0.9);
+- ``groups``: KIP-848 consumer protocol vs classic (eager range) groups of librdkafka consumers
+  (bench/group_rebalance.py): time for 3 members to settle on a 6-partition topic, time for a
+  4th to be taken in, and the longest consumption pause of the first 3 meanwhile; interleaved
+  rounds, medians.
 
 Profiles of the hot paths under the same loads: ``bench/profile.py`` (py-spy).
 
@@ -465,6 +469,20 @@ def step_txn(hg: "Hourglass", rounds: int, quick: bool) -> None:
         emit(f"txn.{name}", statistics.median(x / y for x, y in zip(runs[a], runs[b])), "x")
 
 
+def step_groups(hg: "Hourglass", rounds: int) -> None:
+    from bench.group_rebalance import measure
+    runs: dict[str, list[float]] = {}
+    for i in range(rounds):
+        for protocol in ("consumer", "classic"):
+            log(f"groups round {i + 1}/{rounds}: {protocol} protocol")
+            for k, v in measure(hg.bootstrap, protocol).items():
+                runs.setdefault(f"{protocol}.{k}", []).append(v)
+    for k, vs in sorted(runs.items()):
+        emit(f"groups.{k}", statistics.median(vs), "s")
+        if len(vs) > 1:
+            emit(f"groups.{k}.spread", (max(vs) - min(vs)) / (statistics.median(vs) or 1), "rel")
+
+
 def step_micro() -> None:
     for script in ("micro_records.py", "micro_codec.py", "micro_storage.py"):
         r = subprocess.run([sys.executable, str(ROOT / "bench" / script)], capture_output=True, text=True, cwd=ROOT)
@@ -529,7 +547,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--peer", action="store_true", help="also run the suite against Tansu, interleaved")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", default="suite,ofs,ingest,startup,lookup,micro,txn")
+    ap.add_argument("--only", default="suite,ofs,ingest,startup,lookup,micro,txn,groups")
     ap.add_argument("--big", action="store_true", help="add the 10M-record lookup")
     ap.add_argument("--noise", type=float, default=0.15)
     a = ap.parse_args(argv)
@@ -561,6 +579,14 @@ def main(argv=None) -> int:
             step_lookup(tmp, a.big)
         if "micro" in steps:
             step_micro()
+        if "groups" in steps:
+            hg = Hourglass(tmp / "groups", "group.consumer.heartbeat.interval.ms=500",
+                           "group.consumer.min.heartbeat.interval.ms=100")
+            hg.start()
+            try:
+                step_groups(hg, 1 if a.quick else a.rounds)
+            finally:
+                hg.stop()
         if "txn" in steps:
             hg = Hourglass(tmp / "txn")
             hg.start()

@@ -168,8 +168,10 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--print-data", "--print-data-log", dest="print_data", action="store_true",
                    help="print record keys and values (and markers as endTxnMarker: COMMIT/ABORT)")
     from broker import admin_cli, cli_client
+    from broker.groups import cli as groups_cli
     from broker.transactions import cli as txn_cli
     admin_cli.add_parser(sub)
+    groups_cli.add_parser(sub)
     txn_cli.add_parser(sub)
     cli_client.add_parsers(sub)
     cf = sub.add_parser("config", help="check a server.properties file against what Hourglass does with each key")
@@ -200,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
         return admin_cli.run(args)
     if args.cmd == "transactions":
         return txn_cli.run(args)
+    if args.cmd == "groups":
+        return groups_cli.run(args)
     if args.cmd in ("offsets", "produce", "consume", "inspect"):
         return _client_command(args)
     if args.cmd == "dump-log":

@@ -19,7 +19,8 @@ CONTROLLER = "no KRaft quorum to join or reach: this one node is broker and cont
 ZOOKEEPER = "no ZooKeeper: Hourglass is a KRaft-era node, and Kafka 4.0 dropped ZooKeeper mode"
 VERSIONS = "one protocol and storage version: nothing to negotiate between brokers"
 SHARE_GROUPS = "share groups (KIP-932) are not served"
-KIP848 = "KIP-848 consumer groups are not served: clients use the classic group protocol"
+NEW_COORDINATOR = ("the group coordinator is always the new one, serving classic and KIP-848 consumer groups "
+                   "(Kafka 4.0 removed this key)")
 METRICS = "Kafka's metrics reporters are Java plugins: Hourglass exports Prometheus metrics on metrics.port"
 QUOTAS = "client quotas are not enforced"
 PURGATORY = "no request purgatories to purge: waiting requests are woken directly"
@@ -111,12 +112,7 @@ NO_EFFECT: dict[str, tuple[str, str]] = {
     "share.coordinator.state.topic.min.isr": ("short", SHARE_GROUPS),
     "share.coordinator.state.topic.num.partitions": ("int", SHARE_GROUPS),
     "group.share.enable": ("boolean", SHARE_GROUPS),
-    "group.coordinator.rebalance.protocols": ("list", KIP848),
-    "group.coordinator.new.enable": ("boolean", KIP848),
-    "group.consumer.session.timeout.ms": ("int", KIP848),
-    "group.consumer.heartbeat.interval.ms": ("int", KIP848),
-    "group.consumer.max.size": ("int", KIP848),
-    "group.consumer.assignors": ("list", KIP848),
+    "group.coordinator.new.enable": ("boolean", NEW_COORDINATOR),
     # internal offsets log tunables
     "offsets.load.buffer.size": ("int", OFFSETS_LOG),
     "offsets.topic.segment.bytes": ("int", OFFSETS_LOG),

@@ -136,6 +136,17 @@ BROKER_KEYS: dict[str, BrokerKey] = {k.name: k for k in [
     _k("group.min.session.timeout.ms", _int, "6000", "Smallest session timeout a member may ask for.", *_pos),
     _k("group.max.session.timeout.ms", _int, "1800000", "Largest session timeout a member may ask for.", *_pos),
     _k("group.max.size", _int, "2147483647", "Most members in one group.", *_pos),
+    _k("group.coordinator.rebalance.protocols", _list, "classic,consumer", "Group protocols served: classic (JoinGroup/SyncGroup) and consumer (KIP-848 ConsumerGroupHeartbeat, advertised only when listed); classic is required.", lambda v: "classic" in v, "The list must contain 'classic'"),
+    _k("group.consumer.session.timeout.ms", _int, "45000", "Session timeout of consumer-protocol (KIP-848) members: a member silent this long is removed.", *_pos),
+    _k("group.consumer.min.session.timeout.ms", _int, "45000", "Lower bound of group.consumer.session.timeout.ms.", *_pos),
+    _k("group.consumer.max.session.timeout.ms", _int, "60000", "Upper bound of group.consumer.session.timeout.ms.", *_pos),
+    _k("group.consumer.heartbeat.interval.ms", _int, "5000", "Heartbeat interval given to consumer-protocol members.", *_pos),
+    _k("group.consumer.min.heartbeat.interval.ms", _int, "5000", "Lower bound of group.consumer.heartbeat.interval.ms.", *_pos),
+    _k("group.consumer.max.heartbeat.interval.ms", _int, "15000", "Upper bound of group.consumer.heartbeat.interval.ms.", *_pos),
+    _k("group.consumer.max.size", _int, "2147483647", "Most members in one consumer-protocol group (GROUP_MAX_SIZE_REACHED past it).", *_pos),
+    _k("group.consumer.assignors", _list, "uniform,range", "Server-side assignors a member may pick (server_assignor); the first is the default. Names or Kafka's class names (org.apache.kafka.coordinator.group.assignor.UniformAssignor, ...RangeAssignor).", lambda v: bool(v) and all(_assignor_name(a) for a in v), "Only the uniform and range assignors are available"),
+    _k("group.consumer.migration.policy", _str, "bidirectional", "Online conversion between classic and consumer-protocol groups: bidirectional, upgrade, downgrade or disabled.", lambda v: v.lower() in ("bidirectional", "upgrade", "downgrade", "disabled"), "String must be one of (case insensitive): DISABLED, DOWNGRADE, UPGRADE, BIDIRECTIONAL"),
+    _k("group.consumer.regex.refresh.interval.ms", _int, "600000", "Longest time before a group's subscribed regular expressions are resolved again.", lambda v: v >= 10000, "Value must be at least 10000"),
     _k("producer.id.expiration.ms", _int, "86400000", "A producer id idle this long (by its last batch's timestamp) and without an open transaction is forgotten.", *_pos),
     _k("producer.id.expiration.check.interval.ms", _int, "600000", "How often idle producer ids are looked for (producer.id.expiration.ms).", *_pos),
     _k("transactional.id.expiration.ms", _int, "604800000", "A transactional id without a transaction for this long is removed (its producer must InitProducerId again).", *_pos),
@@ -149,6 +160,36 @@ BROKER_KEYS: dict[str, BrokerKey] = {k.name: k for k in [
     _k("metrics.host", _str, "127.0.0.1", "Prometheus metrics HTTP host."),
     _k("hourglass.clean.shutdown.skip.recovery", _bool, "true", "Skip the log scan after a clean shutdown (Kafka's behaviour)."),
 ]}
+
+
+def _assignor_name(a: str) -> str | None:
+    """``uniform``/``range``, or Kafka's class name of either assignor."""
+    short = a.rsplit(".", 1)[-1]
+    return {"uniform": "uniform", "range": "range", "UniformAssignor": "uniform",
+            "RangeAssignor": "range"}.get(short)
+
+
+def consumer_assignor_names(values: list[str]) -> list[str]:
+    """``group.consumer.assignors`` as assignor names, first (the default) first."""
+    out: list[str] = []
+    for a in values:
+        n = _assignor_name(a)
+        if n and n not in out:
+            out.append(n)
+    return out
+
+
+# Kafka's GroupCoordinatorConfig checks between the consumer group keys
+_CONSUMER_BOUNDS = [
+    ("group.consumer.max.heartbeat.interval.ms", ">=", "group.consumer.min.heartbeat.interval.ms"),
+    ("group.consumer.heartbeat.interval.ms", ">=", "group.consumer.min.heartbeat.interval.ms"),
+    ("group.consumer.heartbeat.interval.ms", "<=", "group.consumer.max.heartbeat.interval.ms"),
+    ("group.consumer.max.session.timeout.ms", ">=", "group.consumer.min.session.timeout.ms"),
+    ("group.consumer.session.timeout.ms", ">=", "group.consumer.min.session.timeout.ms"),
+    ("group.consumer.session.timeout.ms", "<=", "group.consumer.max.session.timeout.ms"),
+    ("group.consumer.heartbeat.interval.ms", "<", "group.consumer.session.timeout.ms"),
+]
+_BOUND_WORDS = {">=": "greater than or equal to", "<=": "less than or equal to", "<": "less than"}
 
 
 def _topic_default_keys() -> dict[str, Any]:
@@ -349,6 +390,10 @@ class BrokerConfig:
             if raw.get(key, "").strip():
                 raise ConfigError(f"{key}={raw[key].strip()}: {reason}; Hourglass refuses to start "
                                   "rather than ignore it (remove the key to run without ACLs)")
+        for a, op, b in _CONSUMER_BOUNDS:
+            x, y = self.values[a], self.values[b]
+            if not (x >= y if op == ">=" else x <= y if op == "<=" else x < y):
+                raise ConfigError(f"{a} must be {_BOUND_WORDS[op]} {b}")
         if raw.get("broker.id") is not None:
             if raw.get("node.id") is None:
                 self.values["node.id"] = self.values["broker.id"]

@@ -39,6 +39,9 @@ class TopicManager:
         self.num_partitions = num_partitions
         self.auto_create = auto_create
         self.on_partition_created = None  # callback(topic, partition, log)
+        # callback(created=, deleted=, changed=) with topic names: the group coordinator
+        # re-evaluates subscriptions and regexes (Kafka's onNewMetadataImage)
+        self.on_topics_changed = None
 
     # ---- lookups ------------------------------------------------------------------------------
     @property
@@ -127,7 +130,15 @@ class TopicManager:
                              f"Creating the partitions of {name} failed: {exc.strerror or exc}") from None
         log.info("created topic %s with %d partition(s)%s", name, partitions,
                  f" and configs {clean}" if clean else "")
+        self._topics_changed(created=(name,))
         return t
+
+    def _topics_changed(self, **kw) -> None:
+        if self.on_topics_changed is not None:
+            try:
+                self.on_topics_changed(**kw)
+            except Exception:  # the topic change happened either way
+                log.exception("topic change listener failed")
 
     def _open_partition(self, t: TopicInfo, p: int) -> None:
         plog = self.logs.get(t.name, p) or self.logs.create(t.name, p, t.configs)
@@ -152,6 +163,7 @@ class TopicManager:
         self.meta.remove_topic(name)
         self.logs.delete_topic(name)
         log.info("deleted topic %s", name)
+        self._topics_changed(deleted=(name,))
         return t
 
     def add_partitions(self, name: str, count: int, *, validate_only: bool = False) -> TopicInfo:
@@ -173,6 +185,7 @@ class TopicManager:
         self.meta.save_topic(t)
         for p in range(old, count):
             self._open_partition(t, p)
+        self._topics_changed(changed=(name,))
         return t
 
     def set_configs(self, name: str, configs: dict[str, str], *, validate_only: bool = False) -> None:

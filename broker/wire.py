@@ -1,5 +1,7 @@
 """A minimal blocking Kafka client over our own codec, for the command line tools that need
-APIs the client libraries do not expose (``hourglass probe``, ``hourglass transactions``).
+APIs the client libraries do not expose (``hourglass probe``, ``hourglass transactions``,
+``hourglass groups``), and what those tools share: the ``--bootstrap-server``/``--timeout``
+options, Kafka's error names and its tools' table layout.
 
 One connection, one request at a time: ``request(api_key, version, body)`` sends the request
 with header v1/v2 (as the version is flexible or not) and returns the decoded response,
@@ -7,10 +9,11 @@ checking the correlation id; ApiVersions responses use header v0 as Kafka's do.
 """
 from __future__ import annotations
 
+import argparse
+import os
 import socket
 import struct
 
-from protocol.api_keys import APIS
 from protocol.header import RequestHeader, encode_request_header, response_header_version
 
 _SIZE = struct.Struct(">i")
@@ -41,6 +44,7 @@ class WireClient:
         self.close()
 
     def request(self, api_key: int, version: int, body):
+        from protocol.api_keys import APIS  # every message schema: only once a request is made
         spec = APIS[api_key]
         self.correlation_id += 1
         flexible = spec.flexible(version)
@@ -67,3 +71,57 @@ class WireClient:
                 raise WireError(f"{self.address}: connection closed by the broker")
             buf += chunk
         return bytes(buf)
+
+
+# ---- shared by the CLI tools over this client ------------------------------------------------
+
+DEFAULT_BOOTSTRAP = "localhost:9092"
+
+
+def add_cli_options(p, suppress: bool = False) -> None:
+    """``--bootstrap-server`` and ``--timeout``, accepted before or after a sub-command
+    (``suppress``: the sub-command's copy keeps the outer value when not repeated)."""
+    p.add_argument("--bootstrap-server", "-b", default=argparse.SUPPRESS if suppress else None,
+                   help=f"host:port of the broker (default: $HOURGLASS_BOOTSTRAP or {DEFAULT_BOOTSTRAP})")
+    p.add_argument("--timeout", type=float, default=argparse.SUPPRESS if suppress else 30.0,
+                   help="seconds to wait for the broker (default 30)")
+
+
+class CliError(Exception):
+    """A failure a CLI tool reports on stderr with exit code 1."""
+
+
+def cli_client(args, client_id: str) -> WireClient:
+    """A client to the broker the options name (``CliError`` when it cannot be reached)."""
+    bootstrap = args.bootstrap_server or os.environ.get("HOURGLASS_BOOTSTRAP") or DEFAULT_BOOTSTRAP
+    try:
+        return WireClient(bootstrap, client_id, args.timeout)
+    except WireError as exc:
+        raise CliError(str(exc)) from None
+
+
+def run_cli(prog: str, fn, args, out=None, err=None) -> int:
+    """Run one CLI command ``fn(args, out)``; a ``CliError`` or ``WireError`` is one line on
+    stderr (``hourglass <prog>: error: ...``) and exit code 1."""
+    import sys
+    try:
+        return fn(args, out or sys.stdout)
+    except (CliError, WireError) as exc:
+        print(f"hourglass {prog}: error: {exc}", file=err or sys.stderr)
+        return 1
+
+
+def error_name(code: int) -> str:
+    from protocol.errors import ErrorCode
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return str(code)
+
+
+def print_table(out, header: list[str], rows: list[list]) -> None:
+    """Kafka's ToolsUtils.prettyPrintTable: left-aligned columns."""
+    cells = [header] + [[str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    for r in cells:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip(), file=out)

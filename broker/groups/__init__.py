@@ -1,7 +1,15 @@
-"""Consumer groups and committed offsets (Kafka's classic group protocol).
+"""Consumer groups and committed offsets: Kafka's classic group protocol and, beside it, the
+next-generation consumer protocol (KIP-848), with online conversion between the two.
 
-- ``group``: one group's state machine and members (pure, no I/O, no event loop);
-- ``coordinator``: ``GroupCoordinator`` owning every group, its timers and offsets cache;
+- ``group``: one classic group's state machine and members, and ``GroupOffsets`` (the
+  committed offsets every group carries) (pure, no I/O, no event loop);
+- ``consumer_group``: one consumer-protocol group and its members, the records that persist
+  them and their replay (pure);
+- ``assignors``: the server-side ``uniform`` and ``range`` assignors (pure);
+- ``reconciliation``: target assignment and incremental reconciliation of a member (pure);
+- ``coordinator``: ``GroupCoordinator`` owning every group, its timers and offsets, serving
+  the classic protocol; ``consumer_coordinator`` mixes the consumer protocol into it;
 - ``offsets_log``: durable records in the internal compacted topic ``__consumer_offsets``;
-- ``schemas``: Kafka's key/value schemas of those records.
+- ``schemas``: Kafka's key/value schemas of those records;
+- ``cli``: ``hourglass groups``.
 """

@@ -1,4 +1,5 @@
-"""The group coordinator: Kafka's classic GroupCoordinator on one event loop.
+"""The group coordinator: Kafka's classic GroupCoordinator on one event loop, with the
+consumer-protocol groups of KIP-848 mixed in (``broker.groups.consumer_coordinator``).
 
 This node coordinates every group. ``GroupCoordinator`` owns ``groups`` (group id ->
 ``GroupMetadata``) and decides every JoinGroup/SyncGroup/Heartbeat/LeaveGroup/OffsetCommit/
@@ -30,6 +31,8 @@ import logging
 from typing import Callable, Iterable, Optional
 
 from protocol.deferred import dataclass
+from broker.groups.consumer_coordinator import ConsumerGroupCoordinator, GroupError
+from broker.groups.consumer_group import ConsumerGroup
 from broker.groups.group import (
     NEW_MEMBER_JOIN_TIMEOUT_MS, GroupMetadata, GroupOverview, GroupState, GroupSummary, JoinResult,
     MemberMetadata, OffsetAndMetadata, SyncResult, generate_member_id,
@@ -52,10 +55,24 @@ class GroupConfig:
     offsets_retention_check_interval_ms: int = 600000  # offsets.retention.check.interval.ms
     offset_metadata_max_bytes: int = 4096         # offset.metadata.max.bytes
     offsets_topic_num_partitions: int = 50        # offsets.topic.num.partitions
+    # consumer-protocol groups (KIP-848)
+    consumer_session_timeout_ms: int = 45000      # group.consumer.session.timeout.ms
+    consumer_heartbeat_interval_ms: int = 5000    # group.consumer.heartbeat.interval.ms
+    consumer_max_size: int = 2**31 - 1            # group.consumer.max.size
+    consumer_assignors: tuple = ("uniform", "range")  # group.consumer.assignors (names)
+    migration_policy: str = "bidirectional"       # group.consumer.migration.policy
+    consumer_regex_refresh_interval_ms: int = 600000  # group.consumer.regex.refresh.interval.ms
 
     @classmethod
     def from_broker_config(cls, cfg) -> "GroupConfig":
+        from broker.config import consumer_assignor_names
         return cls(
+            consumer_session_timeout_ms=cfg["group.consumer.session.timeout.ms"],
+            consumer_heartbeat_interval_ms=cfg["group.consumer.heartbeat.interval.ms"],
+            consumer_max_size=cfg["group.consumer.max.size"],
+            consumer_assignors=tuple(consumer_assignor_names(cfg["group.consumer.assignors"])),
+            migration_policy=cfg["group.consumer.migration.policy"].lower(),
+            consumer_regex_refresh_interval_ms=cfg["group.consumer.regex.refresh.interval.ms"],
             min_session_timeout_ms=cfg["group.min.session.timeout.ms"],
             max_session_timeout_ms=cfg["group.max.session.timeout.ms"],
             max_size=cfg["group.max.size"],
@@ -97,9 +114,11 @@ def _future_setter(fut: asyncio.Future):
     return set_
 
 
-class GroupCoordinator:
-    def __init__(self, broker=None, *, config: GroupConfig | None = None, clock=None, scheduler=None, store=None):
+class GroupCoordinator(ConsumerGroupCoordinator):
+    def __init__(self, broker=None, *, config: GroupConfig | None = None, clock=None, scheduler=None, store=None,
+                 topics=None):
         self.broker = broker
+        self.topics = topics if topics is not None else (broker.topics if broker is not None else None)
         self.config = config or (GroupConfig.from_broker_config(broker.cfg) if broker is not None else GroupConfig())
         self.clock = clock or (broker.clock if broker is not None else None)
         self.scheduler = scheduler
@@ -110,6 +129,7 @@ class GroupCoordinator:
         self._expiry_timer = None
         self.rebalances = 0  # lifetime count, for the broker's metrics
         self._producer_groups: dict[int, set[str]] = {}  # producer id -> groups with its pending txn offsets
+        self._cg_init()
 
     def now(self) -> int:
         return self.clock.now_ms()
@@ -121,21 +141,31 @@ class GroupCoordinator:
         if self.store is None:
             from broker.groups.offsets_log import OffsetsLog
             self.store = OffsetsLog(self.broker.topics, self.config.offsets_topic_num_partitions, self.clock)
+        if self.topics is not None and hasattr(self.topics, "on_topics_changed"):
+            self.topics.on_topics_changed = self.on_topics_changed
         self.load()
 
     def load(self) -> None:
         """Replay the offsets topic (when it exists) and start serving."""
         state = self.store.load()
         now = self.now()
-        for group_id in set(state.groups) | set(state.offsets) | set(state.pending_txn):
+        for group_id in set(state.groups) | set(state.offsets) | set(state.pending_txn) | set(state.consumer_groups):
             value = state.groups.get(group_id)
-            group = group_from_value(group_id, value) if value is not None else GroupMetadata(group_id, S.EMPTY, now)
+            if group_id in state.consumer_groups:
+                group = state.consumer_groups[group_id]
+            elif value is not None:
+                group = group_from_value(group_id, value)
+            else:
+                group = GroupMetadata(group_id, S.EMPTY, now)
             group.offsets.update(state.offsets.get(group_id, {}))
             group.offset_positions.update(state.positions.get(group_id, {}))
             for pid, pending in state.pending_txn.get(group_id, {}).items():
                 group.pending_txn_offsets[pid] = dict(pending)
                 self._producer_groups.setdefault(pid, set()).add(group_id)
             self.groups[group_id] = group
+            if isinstance(group, ConsumerGroup):
+                self._schedule_loaded_consumer_group(group)
+                continue
             # Kafka's onGroupLoaded: loaded members must heartbeat within their session timeout
             for m in group.all_members():
                 self._complete_and_schedule_next_heartbeat(group, m)
@@ -154,7 +184,10 @@ class GroupCoordinator:
         if not self.active:
             return
         self.active = False
+        self._cancel_all_cg_timers()
         for group in list(self.groups.values()):
+            if isinstance(group, ConsumerGroup):
+                continue
             for m in group.all_members():
                 group.maybe_invoke_join_callback(m, JoinResult(m.member_id, E.NOT_COORDINATOR))
                 group.maybe_invoke_sync_callback(m, SyncResult(E.NOT_COORDINATOR))
@@ -224,6 +257,17 @@ class GroupCoordinator:
             return
         is_unknown = member_id == ""
         group = self.groups.get(group_id)
+        if isinstance(group, ConsumerGroup):
+            if group.members:
+                # classic members join a non-empty consumer group as it is (KIP-848 migration)
+                self._classic_join_to_consumer_group(
+                    group, member_id, group_instance_id, require_known_member_id, client_id, client_host,
+                    rebalance_timeout_ms, session_timeout_ms, protocol_type, protocols, callback)
+                return
+            # an empty consumer group is replaced by a classic one (its offsets stay)
+            log.info("[GroupId %s] Converted the empty consumer group to a classic group.", group_id)
+            self._delete_consumer_group(group, keep_offsets=True)
+            group = self.groups.get(group_id)
         if group is None:
             if not is_unknown:
                 callback(JoinResult(member_id, E.UNKNOWN_MEMBER_ID))
@@ -526,6 +570,10 @@ class GroupCoordinator:
         if group is None:
             callback(SyncResult(E.UNKNOWN_MEMBER_ID))
             return
+        if isinstance(group, ConsumerGroup):
+            callback(self._classic_sync_to_consumer_group(group, member_id, group_instance_id, generation_id,
+                                                          protocol_type, protocol_name))
+            return
         if group.is_(S.DEAD):
             callback(SyncResult(E.COORDINATOR_NOT_AVAILABLE))
             return
@@ -638,6 +686,8 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if group is None:
             return E.UNKNOWN_MEMBER_ID
+        if isinstance(group, ConsumerGroup):
+            return self._classic_heartbeat_to_consumer_group(group, member_id, group_instance_id, generation_id)
         if group.is_(S.DEAD):
             return E.COORDINATOR_NOT_AVAILABLE
         err = self._validate_current_member(group, member_id, group_instance_id)
@@ -683,6 +733,11 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if group is None:
             return 0, [(mid, gi, E.UNKNOWN_MEMBER_ID) for mid, gi, _ in members]
+        if isinstance(group, ConsumerGroup):
+            try:
+                return 0, self._classic_leave_to_consumer_group(group, members)
+            except GroupError as exc:
+                return exc.code, []
         if group.is_(S.DEAD):
             return E.COORDINATOR_NOT_AVAILABLE, []
         out = []
@@ -716,16 +771,25 @@ class GroupCoordinator:
 
     # ---- offsets --------------------------------------------------------------------------------
     def handle_commit_offsets(self, group_id: str, member_id: str, group_instance_id: Optional[str],
-                              generation_id: int, offsets: dict[TP, OffsetAndMetadata]) -> dict[TP, int]:
+                              generation_id: int, offsets: dict[TP, OffsetAndMetadata],
+                              api_version: int = 8) -> dict[TP, int]:
         err = self._validate_group_status(group_id, allow_empty=True)
         if err is not None:
             return {tp: err for tp in offsets}
         group = self.groups.get(group_id)
         if group is None:
-            if generation_id >= 0:  # a commit from an older generation of a group that is gone
-                return {tp: E.ILLEGAL_GENERATION for tp in offsets}
+            if generation_id >= 0:
+                # a commit from a member of a group that is gone: OffsetCommit v9 (the first
+                # KIP-848 clients use) says so; older versions say ILLEGAL_GENERATION
+                return {tp: E.GROUP_ID_NOT_FOUND if api_version >= 9 else E.ILLEGAL_GENERATION for tp in offsets}
             log.info("creating simple consumer group %s via manual offset commit", group_id)
             group = self._add_group(GroupMetadata(group_id, S.EMPTY, self.now()))
+        if isinstance(group, ConsumerGroup):
+            err = self._validate_consumer_offset_commit(group, member_id, generation_id, api_version=api_version,
+                                                        transactional=False)
+            if err is not None:
+                return {tp: err for tp in offsets}
+            return self._store_offsets(group, offsets)
         err = self._validate_offset_commit(group, generation_id, member_id, group_instance_id)
         if err is not None:
             return {tp: err for tp in offsets}
@@ -814,7 +878,12 @@ class GroupCoordinator:
                 return {tp: E.ILLEGAL_GENERATION for tp in offsets}
             log.info("creating simple consumer group %s via transactional offset commit", group_id)
             group = self._add_group(GroupMetadata(group_id, S.EMPTY, self.now()))
-        err = self._validate_offset_commit(group, generation_id, member_id, group_instance_id, is_transactional=True)
+        if isinstance(group, ConsumerGroup):
+            err = self._validate_consumer_offset_commit(group, member_id, generation_id, api_version=5,
+                                                        transactional=True)
+        else:
+            err = self._validate_offset_commit(group, generation_id, member_id, group_instance_id,
+                                               is_transactional=True)
         if err is not None:
             return {tp: err for tp in offsets}
         return self._store_offsets(group, offsets, (producer_id, producer_epoch))
@@ -835,15 +904,21 @@ class GroupCoordinator:
         return n
 
     def handle_fetch_offsets(self, group_id: str, require_stable: bool = False,
-                             partitions: Optional[list[TP]] = None
-                             ) -> tuple[int, dict[TP, tuple[int, int, str, int]]]:
+                             partitions: Optional[list[TP]] = None, member_id: Optional[str] = None,
+                             member_epoch: int = -1) -> tuple[int, dict[TP, tuple[int, int, str, int]]]:
         """(error, {tp: (offset, leader epoch, metadata, error)}); ``partitions`` None = all the
-        group's committed offsets. Unknown groups and partitions answer offset -1, metadata ""."""
+        group's committed offsets. Unknown groups and partitions answer offset -1, metadata "".
+        OffsetFetch v9+ carries the member id and epoch of a consumer-protocol member, checked
+        as Kafka does (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH)."""
         err = self._validate_group_status(group_id, allow_empty=True)
         if err is not None:
             return err, {}
         group = self.groups.get(group_id)
-        if group is None or group.is_(S.DEAD):
+        if isinstance(group, ConsumerGroup):
+            err = self._validate_consumer_offset_fetch(group, member_id, member_epoch)
+            if err is not None:
+                return err, {}
+        elif group is None or group.is_(S.DEAD):
             return 0, {tp: (-1, -1, "", 0) for tp in (partitions or [])}
         tps = list(group.offsets) if partitions is None else partitions
         out = {}
@@ -863,16 +938,24 @@ class GroupCoordinator:
             return E.COORDINATOR_NOT_AVAILABLE, []
         states = {s.lower() for s in states}
         types = {t.lower() for t in types}
-        if types and "classic" not in types:
-            return 0, []
-        return 0, [g.overview() for g in self.groups.values() if not states or str(g.state).lower() in states]
+        out = []
+        for g in self.groups.values():
+            if isinstance(g, ConsumerGroup):
+                ov = GroupOverview(g.group_id, g.protocol_type, str(g.state), "consumer")
+            else:
+                ov = g.overview()
+            if (not states or ov.state.lower() in states) and (not types or ov.group_type in types):
+                out.append(ov)
+        return 0, out
 
     def handle_describe_group(self, group_id: str) -> tuple[int, GroupSummary]:
         err = self._validate_group_status(group_id, allow_empty=True)
         if err is not None:
             return err, GroupSummary("", "", "", [])
         group = self.groups.get(group_id)
-        if group is None:
+        if group is None or isinstance(group, ConsumerGroup):
+            # Kafka 4: DescribeGroups describes classic groups; before v6 any other group is
+            # answered as Dead without an error (ConsumerGroupDescribe describes it)
             return 0, GroupSummary("Dead", "", "", [])
         return 0, group.summary()
 
@@ -885,7 +968,12 @@ class GroupCoordinator:
                 errors[gid] = err
                 continue
             group = self.groups.get(gid)
-            if group is None or group.is_(S.DEAD):
+            if isinstance(group, ConsumerGroup):
+                if group.members:
+                    errors[gid] = E.NON_EMPTY_GROUP
+                else:
+                    eligible.append(group)
+            elif group is None or group.is_(S.DEAD):
                 errors[gid] = E.GROUP_ID_NOT_FOUND
             elif group.is_(S.EMPTY):
                 group.transition_to(S.DEAD, self.now())
@@ -904,12 +992,12 @@ class GroupCoordinator:
         if err is not None:
             return err, {}
         group = self.groups.get(group_id)
-        if group is None or group.is_(S.DEAD):
+        if group is None or (isinstance(group, GroupMetadata) and group.is_(S.DEAD)):
             return E.GROUP_ID_NOT_FOUND, {}
         errors: dict[TP, int] = {}
-        if group.is_(S.EMPTY):
+        if isinstance(group, GroupMetadata) and group.is_(S.EMPTY):
             eligible = list(partitions)
-        elif group.is_consumer_group:
+        elif isinstance(group, ConsumerGroup) or group.is_consumer_group:
             eligible = [tp for tp in partitions if not group.is_subscribed_to_topic(tp[0])]
             for tp in partitions:
                 if group.is_subscribed_to_topic(tp[0]):
@@ -935,6 +1023,16 @@ class GroupCoordinator:
         now = self.now()
         for group in groups:
             removed = selector(group)
+            if isinstance(group, ConsumerGroup):
+                if removed:
+                    try:
+                        self.store.write_tombstones(group.group_id, list(removed))
+                    except Exception as exc:
+                        log.warning("failed to write tombstones for group %s: %r", group.group_id, exc)
+                if group.is_empty() and not group.has_offsets():
+                    self._delete_consumer_group(group)  # Kafka's maybeDeleteGroup
+                total += len(removed)
+                continue
             if group.is_(S.EMPTY) and not group.has_offsets():
                 group.transition_to(S.DEAD, now)
             dead = group.is_(S.DEAD)

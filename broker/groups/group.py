@@ -126,6 +126,7 @@ class GroupOverview:
     group_id: str
     protocol_type: str
     state: str
+    group_type: str = "classic"
 
 
 Protocols = list[tuple[str, bytes]]
@@ -209,8 +210,91 @@ class MemberMetadata:
                 f"client_id={self.client_id!r}, protocols={self.protocol_names()})")
 
 
-class GroupMetadata:
+class GroupOffsets:
+    """A group's committed offsets, whatever protocol its members speak (classic and
+    consumer-protocol groups both carry one; a group converted from one protocol to the
+    other hands its offsets over with ``adopt_offsets``)."""
+
+    def __init__(self) -> None:
+        self.offsets: dict[tuple[str, int], OffsetAndMetadata] = {}
+        # log offset of the batch holding each committed offset (-1: unknown), to order a
+        # transaction's offsets against plain commits when its COMMIT marker arrives
+        self.offset_positions: dict[tuple[str, int], int] = {}
+        # offsets committed in open transactions: producer id -> {tp: (offset, batch position)}
+        self.pending_txn_offsets: dict[int, dict[tuple[str, int], tuple[OffsetAndMetadata, int]]] = {}
+
+    def adopt_offsets(self, other: "GroupOffsets") -> None:
+        self.offsets = other.offsets
+        self.offset_positions = other.offset_positions
+        self.pending_txn_offsets = other.pending_txn_offsets
+
+    def has_offsets(self) -> bool:
+        return bool(self.offsets) or any(self.pending_txn_offsets.values())
+
+    def commit_offsets(self, offsets: dict[tuple[str, int], OffsetAndMetadata], position: int = -1) -> None:
+        """Plain commits, appended at log offset ``position``: they replace what was there."""
+        self.offsets.update(offsets)
+        for tp in offsets:
+            self.offset_positions[tp] = position
+
+    def add_pending_txn_offsets(self, producer_id: int, offsets: dict[tuple[str, int], OffsetAndMetadata],
+                                position: int = -1) -> None:
+        pending = self.pending_txn_offsets.setdefault(producer_id, {})
+        for tp, om in offsets.items():
+            pending[tp] = (om, position)
+
+    def has_pending_txn_offset(self, tp: tuple[str, int]) -> bool:
+        return any(tp in p for p in self.pending_txn_offsets.values())
+
+    def complete_pending_txn_offsets(self, producer_id: int, commit: bool) -> int:
+        """Kafka's completePendingTxnOffsetCommit: on COMMIT the producer's pending offsets
+        become committed unless a plain commit written later in the log replaced them."""
+        pending = self.pending_txn_offsets.pop(producer_id, {})
+        if not commit:
+            return 0
+        n = 0
+        for tp, (om, pos) in pending.items():
+            if tp not in self.offsets or pos < 0 or self.offset_positions.get(tp, -1) < pos:
+                self.offsets[tp] = om
+                self.offset_positions[tp] = pos
+                n += 1
+        return n
+
+    def remove_offsets(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], OffsetAndMetadata]:
+        removed = {}
+        for tp in partitions:
+            for pending in self.pending_txn_offsets.values():
+                pending.pop(tp, None)
+            self.offset_positions.pop(tp, None)
+            om = self.offsets.pop(tp, None)
+            if om is not None:
+                removed[tp] = om
+        return removed
+
+    def remove_all_offsets(self) -> dict[tuple[str, int], OffsetAndMetadata]:
+        return self.remove_offsets(list(self.offsets))
+
+
+    @staticmethod
+    def _pick_expired(offsets, now_ms: int, retention_ms: int, base, keep_topics=frozenset()) -> list:
+        """Offsets past retention (counted from ``base(om)``) outside ``keep_topics``; an
+        offset with an explicit expire timestamp (old OffsetCommit) expires at that time."""
+        out = []
+        for tp, om in offsets.items():
+            if tp[0] in keep_topics:
+                continue
+            if om.expire_timestamp is not None:
+                if now_ms >= om.expire_timestamp:
+                    out.append(tp)
+            elif now_ms - base(om) >= retention_ms:
+                out.append(tp)
+        return out
+
+
+class GroupMetadata(GroupOffsets):
     """Membership, protocol and generation of one group, plus its committed offsets."""
+
+    group_type = "classic"
 
     def __init__(self, group_id: str, state: GroupState = S.EMPTY, now_ms: int = -1):
         self.group_id = group_id
@@ -226,12 +310,7 @@ class GroupMetadata:
         self.pending_sync_members: set[str] = set()
         self.num_awaiting_join = 0
         self.supported_protocols: Counter = Counter()
-        self.offsets: dict[tuple[str, int], OffsetAndMetadata] = {}
-        # log offset of the batch holding each committed offset (-1: unknown), to order a
-        # transaction's offsets against plain commits when its COMMIT marker arrives
-        self.offset_positions: dict[tuple[str, int], int] = {}
-        # offsets committed in open transactions: producer id -> {tp: (offset, batch position)}
-        self.pending_txn_offsets: dict[int, dict[tuple[str, int], tuple[OffsetAndMetadata, int]]] = {}
+        GroupOffsets.__init__(self)
         self.subscribed_topics: Optional[set[str]] = None
         self.new_member_added = False
         # timers owned by the coordinator
@@ -482,52 +561,6 @@ class GroupMetadata:
         return True if self.subscribed_topics is None else topic in self.subscribed_topics
 
     # ---- offsets ------------------------------------------------------------------------------
-    def has_offsets(self) -> bool:
-        return bool(self.offsets) or any(self.pending_txn_offsets.values())
-
-    def commit_offsets(self, offsets: dict[tuple[str, int], OffsetAndMetadata], position: int = -1) -> None:
-        """Plain commits, appended at log offset ``position``: they replace what was there."""
-        self.offsets.update(offsets)
-        for tp in offsets:
-            self.offset_positions[tp] = position
-
-    def add_pending_txn_offsets(self, producer_id: int, offsets: dict[tuple[str, int], OffsetAndMetadata],
-                                position: int = -1) -> None:
-        pending = self.pending_txn_offsets.setdefault(producer_id, {})
-        for tp, om in offsets.items():
-            pending[tp] = (om, position)
-
-    def has_pending_txn_offset(self, tp: tuple[str, int]) -> bool:
-        return any(tp in p for p in self.pending_txn_offsets.values())
-
-    def complete_pending_txn_offsets(self, producer_id: int, commit: bool) -> int:
-        """Kafka's completePendingTxnOffsetCommit: on COMMIT the producer's pending offsets
-        become committed unless a plain commit written later in the log replaced them."""
-        pending = self.pending_txn_offsets.pop(producer_id, {})
-        if not commit:
-            return 0
-        n = 0
-        for tp, (om, pos) in pending.items():
-            if tp not in self.offsets or pos < 0 or self.offset_positions.get(tp, -1) < pos:
-                self.offsets[tp] = om
-                self.offset_positions[tp] = pos
-                n += 1
-        return n
-
-    def remove_offsets(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], OffsetAndMetadata]:
-        removed = {}
-        for tp in partitions:
-            for pending in self.pending_txn_offsets.values():
-                pending.pop(tp, None)
-            self.offset_positions.pop(tp, None)
-            om = self.offsets.pop(tp, None)
-            if om is not None:
-                removed[tp] = om
-        return removed
-
-    def remove_all_offsets(self) -> dict[tuple[str, int], OffsetAndMetadata]:
-        return self.remove_offsets(list(self.offsets))
-
     def expired_offsets(self, now_ms: int, retention_ms: int) -> list[tuple[str, int]]:
         """Kafka's GroupMetadata.removeExpiredOffsets choice (without removing):
         - Empty group with a protocol type: retention counts from when it became Empty
@@ -538,16 +571,7 @@ class GroupMetadata:
         - otherwise nothing expires.
         An offset with an explicit expire timestamp (old OffsetCommit) expires at that time."""
         def pick(base, keep_topics=frozenset()):
-            out = []
-            for tp, om in self.offsets.items():
-                if tp[0] in keep_topics:
-                    continue
-                if om.expire_timestamp is not None:
-                    if now_ms >= om.expire_timestamp:
-                        out.append(tp)
-                elif now_ms - base(om) >= retention_ms:
-                    out.append(tp)
-            return out
+            return self._pick_expired(self.offsets, now_ms, retention_ms, base, keep_topics)
 
         if self.protocol_type is not None and self.is_(S.EMPTY):
             ts = self.current_state_timestamp

@@ -16,6 +16,13 @@ producer id and epoch; they stay pending until the transaction's marker: a COMMI
 the group's offsets (unless a plain commit further on in the log replaced one), an ABORT drops
 them.
 
+Consumer-protocol groups (KIP-848) are written with Kafka's own record types (key versions
+3-8 and 16, ``broker.groups.schemas``), one batch per coordinator operation, and replayed in
+log order into ``ConsumerGroup`` objects by the same ``ConsumerGroup.replay`` the live
+coordinator uses; a group converted between the protocols shows as tombstones of one type
+followed by records of the other, so the last type written wins. Share and streams group
+records (types 9-15, 17+) are skipped.
+
 Replay (``load``) reads every partition from its log start offset in offset order; for each
 key the last record wins and a null value (tombstone) deletes it. Transactional offsets are
 kept per producer until that producer's marker in the same partition, as Kafka's loader does;
@@ -28,9 +35,10 @@ from dataclasses import field
 from typing import Optional
 
 from protocol.deferred import dataclass
+from broker.groups.consumer_group import ConsumerGroup, IllegalGroupState
 from broker.groups.group import OffsetAndMetadata
 from broker.groups.schemas import (
-    GROUP_METADATA_VALUE_VERSION, OFFSET_COMMIT_VALUE_VERSION, OFFSET_COMMIT_VALUE_VERSION_EXPIRE,
+    CONSUMER_GROUP_METADATA, CONSUMER_GROUP_RECORDS, OTHER_GROUP_RECORD_TYPES, GROUP_METADATA_VALUE_VERSION, OFFSET_COMMIT_VALUE_VERSION, OFFSET_COMMIT_VALUE_VERSION_EXPIRE,
     GroupMetadataValue, OffsetCommitValue, decode_key, decode_value, encode_versioned,
     group_metadata_key, offset_commit_key,
 )
@@ -101,6 +109,8 @@ class LoadedState:
     positions: dict[str, dict[tuple[str, int], int]] = field(default_factory=dict)
     # group -> producer id -> {tp: (offset, batch position)} of transactions still open
     pending_txn: dict[str, dict[int, dict[tuple[str, int], tuple[OffsetAndMetadata, int]]]] = field(default_factory=dict)
+    # consumer-protocol groups (KIP-848), replayed (without their offsets)
+    consumer_groups: dict = field(default_factory=dict)
 
 
 def offset_value(om: OffsetAndMetadata) -> bytes:
@@ -188,6 +198,10 @@ class OffsetsLog:
                             producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=0,
                             is_transactional=True)
 
+    def write_records(self, group_id: str, records: list[tuple[bytes, Optional[bytes]]]):
+        """One batch of already encoded (key, value) records (a consumer group operation)."""
+        return self._append(group_id, records)
+
     def write_group(self, group, assignment: dict[str, bytes]) -> None:
         self._append(group.group_id, [(group_metadata_key(group.group_id), group_value(group, assignment))])
 
@@ -247,9 +261,28 @@ class OffsetsLog:
         except CorruptRecordError:
             return False
 
+    @staticmethod
+    def _replay_consumer_record(state: LoadedState, record_type: int, k, value) -> None:
+        gid = k.group_id
+        v = None if value is None else decode_value(CONSUMER_GROUP_RECORDS[record_type][1], value)[1]
+        g = state.consumer_groups.get(gid)
+        if g is None:
+            if v is None:
+                return
+            g = state.consumer_groups[gid] = ConsumerGroup(gid)
+            if state.groups.get(gid) is not None:
+                log.warning("group %s: consumer group records follow classic metadata without its tombstone", gid)
+                state.groups[gid] = None
+        if record_type == CONSUMER_GROUP_METADATA and v is None:
+            del state.consumer_groups[gid]
+            return
+        g.replay(record_type, k, v)
+
     def _apply(self, key, value, state: LoadedState, plog, position: int = -1, txn: Optional[dict] = None) -> None:
         if key is None:
             return
+        if len(key) >= 2 and int.from_bytes(bytes(key[:2]), "big", signed=True) in OTHER_GROUP_RECORD_TYPES:
+            return  # share or streams group records: not served here
         try:
             version, k = decode_key(key)
             state.records += 1
@@ -269,11 +302,16 @@ class OffsetsLog:
                 else:
                     offsets[tp] = offset_from_value(value)
                     state.positions.setdefault(k.group, {})[tp] = position
-            else:
+            elif version == 2:
                 if value is None:
                     state.groups[k.group] = None
                     # Kafka keeps offsets written after a deletion; those before were tombstoned
                 else:
                     state.groups[k.group] = decode_value(GroupMetadataValue, value)[1]
+                    state.consumer_groups.pop(k.group, None)
+            elif version in CONSUMER_GROUP_RECORDS:
+                self._replay_consumer_record(state, version, k, value)
         except DecodeError as exc:
             log.error("skipping undecodable record in %s-%d: %s", plog.topic, plog.partition, exc)
+        except IllegalGroupState as exc:
+            log.error("skipping inconsistent record in %s-%d: %s", plog.topic, plog.partition, exc)

@@ -10,6 +10,25 @@ Every record key and value is an int16 schema version followed by the struct in 
   rebalance timeout, v2 + current state timestamp, v3 + group instance id, v4 flexible);
   Kafka 3.x writes v3.
 
+Consumer-protocol groups (KIP-848, Kafka 4.x), every value version 0 and flexible, keys
+non-flexible and versioned by their record type:
+
+- 3 ``ConsumerGroupMetadataKey`` (group) -> group epoch, tagged metadata hash (4.1+, KIP-1101);
+- 4 ``ConsumerGroupPartitionMetadataKey`` (group) -> subscribed topics' metadata: written
+  by 4.0 only; 4.1+ (and Hourglass) replaced it by the metadata hash and tombstone it;
+- 5 ``ConsumerGroupMemberMetadataKey`` (group, member) -> client, subscription (names and
+  regex), rebalance timeout, server assignor, and (tagged) the classic protocol metadata of
+  a member that joined with JoinGroup;
+- 6 ``ConsumerGroupTargetAssignmentMetadataKey`` (group) -> target assignment epoch;
+- 7 ``ConsumerGroupTargetAssignmentMemberKey`` (group, member) -> its target partitions;
+- 8 ``ConsumerGroupCurrentMemberAssignmentKey`` (group, member) -> member epoch, previous
+  epoch, state (0 stable, 1 unrevoked partitions, 2 unreleased partitions), assigned
+  partitions and partitions pending revocation (by topic id);
+- 16 ``ConsumerGroupRegularExpressionKey`` (group, regex) -> the topics it resolved to, the
+  metadata version and time of the resolution.
+
+Types 9-15 (share groups) and 17+ (streams groups) are Kafka's too; they are skipped on replay.
+
 A null value is a tombstone: the offset (or the group) was deleted; compaction keeps the
 latest record per key.
 """
@@ -63,6 +82,118 @@ GroupMetadataValue = compile_message(MessageSpec("GroupMetadataValue", -1, "data
     ]),
 ]))
 
+def _group_key(name: str, version: int, *members: str):
+    v = str(version)
+    return compile_message(MessageSpec(name, -1, "data", v, "none", [
+        F("group_id", "string", v), *[F(m, "string", v) for m in members]]))
+
+
+CONSUMER_GROUP_METADATA = 3
+CONSUMER_GROUP_PARTITION_METADATA = 4
+CONSUMER_GROUP_MEMBER_METADATA = 5
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA = 6
+CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER = 7
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT = 8
+CONSUMER_GROUP_REGULAR_EXPRESSION = 16
+
+ConsumerGroupMetadataKey = _group_key("ConsumerGroupMetadataKey", CONSUMER_GROUP_METADATA)
+ConsumerGroupPartitionMetadataKey = _group_key("ConsumerGroupPartitionMetadataKey",
+                                               CONSUMER_GROUP_PARTITION_METADATA)
+ConsumerGroupMemberMetadataKey = _group_key("ConsumerGroupMemberMetadataKey", CONSUMER_GROUP_MEMBER_METADATA,
+                                            "member_id")
+ConsumerGroupTargetAssignmentMetadataKey = _group_key("ConsumerGroupTargetAssignmentMetadataKey",
+                                                      CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA)
+ConsumerGroupTargetAssignmentMemberKey = _group_key("ConsumerGroupTargetAssignmentMemberKey",
+                                                    CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER, "member_id")
+ConsumerGroupCurrentMemberAssignmentKey = _group_key("ConsumerGroupCurrentMemberAssignmentKey",
+                                                     CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, "member_id")
+ConsumerGroupRegularExpressionKey = _group_key("ConsumerGroupRegularExpressionKey",
+                                               CONSUMER_GROUP_REGULAR_EXPRESSION, "regular_expression")
+
+
+def _value(name: str, fields):
+    return compile_message(MessageSpec(name, -1, "data", "0", "0+", fields))
+
+
+_TOPIC_PARTITIONS = [F("topic_id", "uuid", "0+"), F("partitions", "[]int32", "0+")]
+
+ConsumerGroupMetadataValue = _value("ConsumerGroupMetadataValue", [
+    F("epoch", "int32", "0+"),
+    F("metadata_hash", "int64", "0+", default=0, tag=0, tagged_versions="0+"),
+    F("creation_time_ms", "int64", "0+", default=-1, tag=1, tagged_versions="0+"),
+])
+
+ConsumerGroupPartitionMetadataValue = _value("ConsumerGroupPartitionMetadataValue", [
+    F("epoch", "int32", "0+"),
+    F("topics", "[]TopicMetadata", "0+", fields=[
+        F("topic_id", "uuid", "0+"),
+        F("topic_name", "string", "0+"),
+        F("num_partitions", "int32", "0+"),
+        F("partition_racks", "[]PartitionMetadata", "0+", fields=[
+            F("partition", "int32", "0+"),
+            F("racks", "[]string", "0+"),
+        ]),
+    ]),
+])
+
+ConsumerGroupMemberMetadataValue = _value("ConsumerGroupMemberMetadataValue", [
+    F("instance_id", "string", "0+", nullable="0+", default=None),
+    F("rack_id", "string", "0+", nullable="0+", default=None),
+    F("client_id", "string", "0+"),
+    F("client_host", "string", "0+"),
+    F("subscribed_topic_names", "[]string", "0+"),
+    F("subscribed_topic_regex", "string", "0+", nullable="0+", default=None),
+    F("rebalance_timeout_ms", "int32", "0+", default=-1),
+    F("server_assignor", "string", "0+", nullable="0+", default=None),
+    F("classic_member_metadata", "ClassicMemberMetadata", "0+", nullable="0+", default=None, tag=0,
+      tagged_versions="0+", fields=[
+          F("session_timeout_ms", "int32", "0+"),
+          F("supported_protocols", "[]ClassicProtocol", "0+", fields=[
+              F("name", "string", "0+"),
+              F("metadata", "bytes", "0+"),
+          ]),
+      ]),
+])
+
+ConsumerGroupTargetAssignmentMetadataValue = _value("ConsumerGroupTargetAssignmentMetadataValue", [
+    F("assignment_epoch", "int32", "0+"),
+    F("assignment_timestamp", "int64", "0+", default=0, tag=0, tagged_versions="0+", ignorable=True),
+])
+
+ConsumerGroupTargetAssignmentMemberValue = _value("ConsumerGroupTargetAssignmentMemberValue", [
+    F("topic_partitions", "[]TopicPartition", "0+", fields=_TOPIC_PARTITIONS),
+])
+
+ConsumerGroupCurrentMemberAssignmentValue = _value("ConsumerGroupCurrentMemberAssignmentValue", [
+    F("member_epoch", "int32", "0+"),
+    F("previous_member_epoch", "int32", "0+"),
+    F("state", "int8", "0+"),
+    F("assigned_partitions", "[]TopicPartitions", "0+", fields=_TOPIC_PARTITIONS),
+    F("partitions_pending_revocation", "[]TopicPartitions", "0+", fields=_TOPIC_PARTITIONS),
+])
+
+ConsumerGroupRegularExpressionValue = _value("ConsumerGroupRegularExpressionValue", [
+    F("topics", "[]string", "0+"),
+    F("version", "int64", "0+"),
+    F("timestamp", "int64", "0+"),
+])
+
+# record type (key version) -> (key class, value class)
+CONSUMER_GROUP_RECORDS = {
+    CONSUMER_GROUP_METADATA: (ConsumerGroupMetadataKey, ConsumerGroupMetadataValue),
+    CONSUMER_GROUP_PARTITION_METADATA: (ConsumerGroupPartitionMetadataKey, ConsumerGroupPartitionMetadataValue),
+    CONSUMER_GROUP_MEMBER_METADATA: (ConsumerGroupMemberMetadataKey, ConsumerGroupMemberMetadataValue),
+    CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA: (ConsumerGroupTargetAssignmentMetadataKey,
+                                                ConsumerGroupTargetAssignmentMetadataValue),
+    CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER: (ConsumerGroupTargetAssignmentMemberKey,
+                                              ConsumerGroupTargetAssignmentMemberValue),
+    CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT: (ConsumerGroupCurrentMemberAssignmentKey,
+                                               ConsumerGroupCurrentMemberAssignmentValue),
+    CONSUMER_GROUP_REGULAR_EXPRESSION: (ConsumerGroupRegularExpressionKey, ConsumerGroupRegularExpressionValue),
+}
+# Kafka's other record types in __consumer_offsets (share and streams groups): skipped on replay
+OTHER_GROUP_RECORD_TYPES = frozenset(range(9, 16)) | frozenset(range(17, 32))
+
 _VERSION = struct.Struct(">h")
 
 
@@ -80,6 +211,8 @@ def decode_key(data) -> tuple[int, object]:
         key, _ = OffsetCommitKey._codec.decode(buf, version, 2)
     elif version == 2:
         key, _ = GroupMetadataKey._codec.decode(buf, version, 2)
+    elif version in CONSUMER_GROUP_RECORDS:
+        key, _ = CONSUMER_GROUP_RECORDS[version][0]._codec.decode(buf, version, 2)
     else:
         raise DecodeError(f"unknown __consumer_offsets key version {version}")
     return version, key
@@ -90,7 +223,7 @@ def decode_value(cls, data):
     if len(buf) < 2:
         raise DecodeError("record value shorter than its version")
     (version,) = _VERSION.unpack_from(buf, 0)
-    if version < 0 or version > 4:
+    if version < 0 or version > cls._codec.spec.max_version:
         raise DecodeError(f"unknown {cls.__name__} version {version}")
     value, _ = cls._codec.decode(buf, version, 2)
     return version, value
@@ -103,3 +236,12 @@ def offset_commit_key(group: str, topic: str, partition: int) -> bytes:
 
 def group_metadata_key(group: str) -> bytes:
     return encode_versioned(GroupMetadataKey, GroupMetadataKey(group=group), GROUP_METADATA_KEY_VERSION)
+
+
+def encode_record_key(record_type: int, key) -> bytes:
+    """A consumer-group record key: its type as the int16 version, then the key struct."""
+    return encode_versioned(CONSUMER_GROUP_RECORDS[record_type][0], key, record_type)
+
+
+def encode_record_value(record_type: int, value) -> bytes | None:
+    return None if value is None else encode_versioned(CONSUMER_GROUP_RECORDS[record_type][1], value, 0)

@@ -10,10 +10,16 @@ from protocol.messages.api_versions import ApiVersionsResponse
 _CACHE: dict = {}
 
 
+# the KIP-848 APIs, advertised only while group.coordinator.rebalance.protocols lists "consumer"
+CONSUMER_PROTOCOL_APIS = frozenset({68, 69})
+
+
 @handles(18)
 async def handle(ctx, req):
-    keys = _CACHE.get("keys")
+    consumer = "consumer" in ctx.broker.cfg["group.coordinator.rebalance.protocols"]
+    keys = _CACHE.get(consumer)
     if keys is None:
-        keys = _CACHE["keys"] = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
-                                 for k, lo, hi in supported_ranges()]
+        keys = _CACHE[consumer] = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
+                                   for k, lo, hi in supported_ranges()
+                                   if consumer or k not in CONSUMER_PROTOCOL_APIS]
     return ApiVersionsResponse(error_code=0, api_keys=keys, throttle_time_ms=0)

@@ -1,5 +1,5 @@
-"""ListGroups (16) v0-5: every group, optionally filtered by state (v4+) and type (v5+; all
-groups here are "classic")."""
+"""ListGroups (16) v0-5: every group, optionally filtered by state (v4+) and type (v5+:
+"classic" or "consumer", the KIP-848 groups; both filters case-insensitive)."""
 from broker.registry import handles
 from protocol.messages.list_groups import ListGroupsResponse as R
 
@@ -11,5 +11,5 @@ async def handle(ctx, req):
                                                         req.types_filter if v >= 5 else ())
     return R(throttle_time_ms=0, error_code=err, groups=[
         R.ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state,
-                      group_type="classic")
+                      group_type=g.group_type)
         for g in groups])

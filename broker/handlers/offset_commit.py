@@ -39,7 +39,7 @@ async def handle(ctx, req):
         errors.update(b.groups.handle_commit_offsets(
             req.group_id, req.member_id if v >= 1 else "",
             req.group_instance_id if v >= 7 else None,
-            req.generation_id_or_member_epoch if v >= 1 else -1, offsets))
+            req.generation_id_or_member_epoch if v >= 1 else -1, offsets, api_version=v))
     return R(throttle_time_ms=0, topics=[
         R.OffsetCommitResponseTopic(name=t.name, partitions=[
             R.OffsetCommitResponsePartition(partition_index=p.partition_index,

@@ -9,11 +9,11 @@ from broker.registry import handles
 from protocol.messages.offset_fetch import OffsetFetchResponse as R
 
 
-def _fetch(b, group_id, topics, require_stable):
+def _fetch(b, group_id, topics, require_stable, member_id=None, member_epoch=-1):
     """(error, [(topic, [(partition, offset, leader epoch, metadata, error)])]) in request order,
     or grouped by topic for a null (all) request."""
     wanted = None if topics is None else [(t.name, p) for t in topics for p in t.partition_indexes]
-    err, found = b.groups.handle_fetch_offsets(group_id, require_stable, wanted)
+    err, found = b.groups.handle_fetch_offsets(group_id, require_stable, wanted, member_id, member_epoch)
     if err:
         if wanted is None:
             return err, []
@@ -32,7 +32,8 @@ async def handle(ctx, req):
     if v >= 8:
         groups = []
         for g in req.groups:
-            err, topics = _fetch(b, g.group_id, g.topics, req.require_stable)
+            err, topics = _fetch(b, g.group_id, g.topics, req.require_stable,
+                                 g.member_id if v >= 9 else None, g.member_epoch if v >= 9 else -1)
             groups.append(R.OffsetFetchResponseGroup(group_id=g.group_id, error_code=err, topics=[
                 R.OffsetFetchResponseTopics(name=name, partitions=[
                     R.OffsetFetchResponsePartitions(partition_index=p, committed_offset=o,

@@ -20,18 +20,13 @@ error: ...``. Exit codes: 0 success, 1 the broker refused or could not be reache
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 
-from broker.admin_cli import DEFAULT_BOOTSTRAP, _add_common as _common
-from protocol.errors import ErrorCode
+from broker.wire import CliError, add_cli_options as _common, cli_client, error_name as _error, \
+    print_table as _table, run_cli
 
 TRANSACTION = 1
-
-
-class CliError(Exception):
-    """A failure to report on stderr with exit code 1."""
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -62,27 +57,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def _client(args):
-    from broker.wire import WireClient, WireError
-    bootstrap = args.bootstrap_server or os.environ.get("HOURGLASS_BOOTSTRAP") or DEFAULT_BOOTSTRAP
-    try:
-        return WireClient(bootstrap, "hourglass-transactions", args.timeout)
-    except WireError as exc:
-        raise CliError(str(exc)) from None
-
-
-def _error(code: int) -> str:
-    try:
-        return ErrorCode(code).name
-    except ValueError:
-        return str(code)
-
-
-def _table(out, header: list[str], rows: list[list]) -> None:
-    """Kafka's ToolsUtils.prettyPrintTable: left-aligned columns."""
-    cells = [header] + [[str(c) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    for r in cells:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip(), file=out)
+    return cli_client(args, "hourglass-transactions")
 
 
 def _coordinator(c, transactional_id: str) -> int:
@@ -184,11 +159,4 @@ _COMMANDS = {"list": _list, "describe": _describe, "describe-producers": _descri
 
 def run(args, out=None, err=None) -> int:
     """Execute a parsed ``transactions`` command; returns the exit code."""
-    from broker.wire import WireError
-    out = out or sys.stdout
-    err = err or sys.stderr
-    try:
-        return _COMMANDS[args.txn_cmd](args, out)
-    except (CliError, WireError) as exc:
-        print(f"hourglass transactions: error: {exc}", file=err)
-        return 1
+    return run_cli("transactions", _COMMANDS[args.txn_cmd], args, out, err)

@@ -101,7 +101,7 @@ class JavaProcess:
         self.lines: list[dict] = []
         self._cond = threading.Condition()
         self.proc = subprocess.Popen(["java", *JAVA_OPTS, "-cp", classpath(), MAIN_CLASS, *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self._stderr: list[str] = []
         self._threads = [threading.Thread(target=self._read_stdout, daemon=True),
                          threading.Thread(target=lambda: self._stderr.extend(self.proc.stderr), daemon=True)]
@@ -143,6 +143,14 @@ class JavaProcess:
         if rc != 0:
             raise JavaHarnessError(self.args, rc, self.lines, "".join(self._stderr))
         return self.lines
+
+    def send(self, line: str) -> None:
+        """One command line on the process's stdin (``group-member``: "stop", "halt")."""
+        try:
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass
 
     def kill(self) -> None:
         if self.proc.poll() is None:

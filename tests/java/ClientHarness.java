@@ -20,6 +20,15 @@
 //   admin-describe-topics  --bootstrap B --topic T
 //   group-consume          --bootstrap B --group G --topic T --count N [--timeout-ms MS]
 //                          -> per record as consume, then {"committed":{"<partition>":offset,..}}
+//   group-member           --bootstrap B --group G (--topic T[,T2..] | --pattern REGEX)
+//                          [--protocol consumer|classic] [--instance-id ID] [--max-poll-records N]
+//                          -> a long-lived group member (group.protocol=consumer by default):
+//                             polls, commits synchronously after every non-empty poll, and prints
+//                             {"ready":true} once subscribed, {"assigned":["t-p",..]} on every
+//                             assignment change (after the rebalance listener ran), per record
+//                             {"r":"t-p-offset"}, {"committed":n} after each commit. Commands on
+//                             stdin: "stop" closes the consumer (leaving the group) and exits 0,
+//                             "halt" exits at once without closing (a crashed member).
 //
 // Transactions (a transactional.id per producer; consumers read with --isolation):
 //   txn-produce            --bootstrap B --topic T --txn-id ID --txns commit:3,abort:2,open:1
@@ -145,6 +154,7 @@ public final class ClientHarness {
                 case "txn-copy": rc = txnCopy(); break;
                 case "perf-produce": rc = perfProduce(); break;
                 case "perf-consume": rc = perfConsume(); break;
+                case "group-member": rc = groupMember(); break;
                 default: throw new IllegalArgumentException("unknown command " + cmd);
             }
         } catch (Throwable t) {
@@ -239,6 +249,90 @@ public final class ClientHarness {
             emit(new Json().put("committed", c));
         }
         return 0;
+    }
+
+    private static int groupMember() throws Exception {
+        Properties p = consumerProps(req("group"));
+        p.put("group.protocol", opt("protocol", "consumer"));
+        if (OPTS.containsKey("instance-id")) p.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, OPTS.get("instance-id"));
+        if (OPTS.containsKey("max-poll-records")) p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, OPTS.get("max-poll-records"));
+        if (p.getProperty("group.protocol").equals("classic")) {
+            p.putIfAbsent(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "6000");
+            p.putIfAbsent(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "300");
+        }
+        final java.util.concurrent.atomic.AtomicReference<String> command = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread stdin = new Thread(() -> {
+            try (java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = in.readLine()) != null) {
+                    line = line.trim();
+                    if (line.equals("halt")) { System.out.flush(); Runtime.getRuntime().halt(0); }
+                    if (line.equals("stop")) { command.set("stop"); return; }
+                }
+                command.set("stop");
+            } catch (java.io.IOException e) {
+                command.set("stop");
+            }
+        });
+        stdin.setDaemon(true);
+        stdin.start();
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
+            final Set<TopicPartition> owned = new java.util.TreeSet<>((a, b) -> a.toString().compareTo(b.toString()));
+            org.apache.kafka.clients.consumer.ConsumerRebalanceListener listener = new org.apache.kafka.clients.consumer.ConsumerRebalanceListener() {
+                public void onPartitionsRevoked(java.util.Collection<TopicPartition> parts) {
+                    owned.removeAll(parts);
+                    emit(new Json().put("assigned", names(owned)));
+                }
+                public void onPartitionsAssigned(java.util.Collection<TopicPartition> parts) {
+                    owned.addAll(parts);
+                    emit(new Json().put("assigned", names(owned)));
+                }
+                public void onPartitionsLost(java.util.Collection<TopicPartition> parts) {
+                    owned.removeAll(parts);
+                    emit(new Json().put("assigned", names(owned)).put("lost", names(parts)));
+                }
+            };
+            if (OPTS.containsKey("pattern")) {
+                consumer.subscribe(java.util.regex.Pattern.compile(OPTS.get("pattern")), listener);
+            } else {
+                consumer.subscribe(java.util.Arrays.asList(req("topic").split(",")), listener);
+            }
+            emit(new Json().put("ready", true));
+            while (command.get() == null) {
+                org.apache.kafka.clients.consumer.ConsumerRecords<byte[], byte[]> recs = consumer.poll(Duration.ofMillis(100));
+                if (recs.isEmpty()) continue;
+                Map<TopicPartition, OffsetAndMetadata> next = new HashMap<>();
+                for (ConsumerRecord<byte[], byte[]> r : recs) {
+                    emit(new Json().put("r", r.topic() + "-" + r.partition() + "-" + r.offset()));
+                    next.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
+                }
+                // The 3.9 client fails commitSync on STALE_MEMBER_EPOCH (its epoch moved on while the
+                // commit was in flight, as with Kafka's brokers): an application retries it with the
+                // offsets it consumed, as later clients do themselves.
+                for (int attempt = 1; ; attempt++) {
+                    try {
+                        consumer.commitSync(next, Duration.ofMillis(timeoutMs()));
+                        break;
+                    } catch (org.apache.kafka.clients.consumer.CommitFailedException
+                             | org.apache.kafka.common.errors.StaleMemberEpochException e) {
+                        if (attempt >= 20) throw e;
+                        emit(new Json().put("commit_retry", String.valueOf(e.getMessage())));
+                        Thread.sleep(50);
+                    }
+                }
+                emit(new Json().put("committed", recs.count()));
+            }
+            emit(new Json().put("closing", true));
+        }
+        emit(new Json().put("closed", true));
+        return 0;
+    }
+
+    private static List<String> names(java.util.Collection<TopicPartition> parts) {
+        List<String> out = new ArrayList<>();
+        for (TopicPartition tp : parts) out.add(tp.topic() + "-" + tp.partition());
+        Collections.sort(out);
+        return out;
     }
 
     private static int offsetsForTimes() throws Exception {
