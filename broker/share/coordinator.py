@@ -241,6 +241,37 @@ class ShareCoordinator:
             self.store.delete(key)
         return 0
 
+    # ---- share-group offsets (admin) ---------------------------------------------------------------
+    def start_offsets(self, group_id: str) -> dict:
+        """(topic id, partition) -> share-partition start offset of every initialized
+        share-partition of the group (live or only persisted)."""
+        out = {(k[1], k[2]): ps.start_offset for k, ps in self.persisted.items() if k[0] == group_id}
+        out.update({(k[1], k[2]): sp.start_offset for k, sp in self.partitions.items() if k[0] == group_id})
+        return out
+
+    def alter_start_offset(self, group_id: str, tid: bytes, p: int, offset: int) -> None:
+        """AlterShareGroupOffsets on an empty group: a new start, nothing in flight (a new
+        state epoch, as Kafka's InitializeShareGroupState)."""
+        key = (group_id, tid, p)
+        self.persisted.pop(key, None)
+        sp = self.partitions.get(key)
+        if sp is None:
+            sp = self.partitions[key] = SharePartition(offset)
+        sp.reset_start(offset)
+        sp.state_epoch += 1
+        self.groups.setdefault(group_id, ShareGroup(group_id))
+        self.store.epochs.pop(key, None)  # a fresh snapshot
+        self._persist(key, sp)
+
+    def delete_start_offsets(self, group_id: str, tid: bytes) -> list[int]:
+        """DeleteShareGroupOffsets of one topic: the partitions whose state was deleted."""
+        keys = {k for k in list(self.partitions) + list(self.persisted) if k[0] == group_id and k[1] == tid}
+        for key in keys:
+            self.partitions.pop(key, None)
+            self.persisted.pop(key, None)
+            self.store.delete(key)
+        return sorted(k[2] for k in keys)
+
     # ---- share-partitions ------------------------------------------------------------------------
     def _notify(self, key: tuple) -> None:
         t = self.topics.by_id(key[1])

@@ -324,3 +324,51 @@ def test_raw_errors(sbroker):
             set_group_configs(bs, "g", **{"no.such.key": "1"})
     finally:
         raw.close()
+
+
+def test_share_group_offsets_list_and_delete_groups(sbroker):
+    from protocol.messages.alter_share_group_offsets import AlterShareGroupOffsetsRequest as Alter
+    from protocol.messages.delete_groups import DeleteGroupsRequest
+    from protocol.messages.delete_share_group_offsets import DeleteShareGroupOffsetsRequest as Delete
+    from protocol.messages.describe_share_group_offsets import DescribeShareGroupOffsetsRequest as Describe
+    from protocol.messages.list_groups import ListGroupsRequest
+    bs = sbroker.bootstrap
+    setup_topic(bs, "t", 6)
+    raw = RawClient(bs)
+    try:
+        tid = _topic_id(raw, "t")
+        raw.request(76, 1, HbReq(group_id="g", member_id="m1", member_epoch=0, subscribed_topic_names=["t"]))
+        _fetch(raw, "m1", 0, tid, max_wait=1000)
+        _ack(raw, "m1", 1, tid, [(0, 2, 1)])  # 0..2 accepted: the start offset moves to 3
+
+        def start_offset():
+            d = raw.request(90, 0, Describe(groups=[Describe.DescribeShareGroupOffsetsRequestGroup(
+                group_id="g", topics=None)]))
+            (grp,) = d.groups
+            assert grp.error_code == 0
+            return [(t.topic_name, p.partition_index, p.start_offset) for t in grp.topics for p in t.partitions]
+        assert start_offset() == [("t", 0, 3)]
+        listed = raw.request(16, 5, ListGroupsRequest(states_filter=[], types_filter=["share"]))
+        assert [(g.group_id, g.group_type, g.group_state, g.protocol_type) for g in listed.groups] == \
+            [("g", "share", "Stable", "share")]
+        alter = Alter(group_id="g", topics=[Alter.AlterShareGroupOffsetsRequestTopic(topic_name="t", partitions=[
+            Alter.AlterShareGroupOffsetsRequestTopic.AlterShareGroupOffsetsRequestPartition(
+                partition_index=0, start_offset=1)])])
+        assert raw.request(91, 0, alter).responses[0].partitions[0].error_code == E.NON_EMPTY_GROUP
+        assert raw.request(42, 2, DeleteGroupsRequest(groups_names=["g"])).results[0].error_code == E.NON_EMPTY_GROUP
+        assert raw.request(76, 1, HbReq(group_id="g", member_id="m1", member_epoch=-1)).member_epoch == -1
+        # empty now: start over at offset 1 (in-flight state dropped)
+        assert raw.request(91, 0, alter).responses[0].partitions[0].error_code == 0
+        assert start_offset() == [("t", 0, 1)]
+        raw.request(76, 1, HbReq(group_id="g", member_id="m2", member_epoch=0, subscribed_topic_names=["t"]))
+        r = _fetch(raw, "m2", 0, tid, max_wait=1000)
+        acq = r.responses[0].partitions[0].acquired_records
+        assert [(a.first_offset, a.last_offset, a.delivery_count) for a in acq] == [(1, 5, 1)]
+        raw.request(76, 1, HbReq(group_id="g", member_id="m2", member_epoch=-1))
+        d = raw.request(92, 0, Delete(group_id="g", topics=[Delete.DeleteShareGroupOffsetsRequestTopic(topic_name="t")]))
+        assert d.error_code == 0 and [p.partition_index for p in d.responses[0].partitions] == [0]
+        assert start_offset() == []
+        assert raw.request(42, 2, DeleteGroupsRequest(groups_names=["g"])).results[0].error_code == 0
+        assert raw.request(16, 5, ListGroupsRequest(states_filter=[], types_filter=["share"])).groups == []
+    finally:
+        raw.close()
