@@ -372,3 +372,40 @@ def test_share_group_offsets_list_and_delete_groups(sbroker):
         assert raw.request(16, 5, ListGroupsRequest(states_filter=[], types_filter=["share"])).groups == []
     finally:
         raw.close()
+
+
+def test_groups_cli_lists_describes_and_resets_a_share_group(sbroker):
+    from tests.everyday.test_groups_cli import hg, sections
+    bs = sbroker.bootstrap
+    t0 = 1_700_000_000_000
+    setup_topic(bs, "t", 10, timestamps=[t0 + i * 1000 for i in range(10)])
+    c = consumer(bs)
+    got = []
+    deadline = time.time() + 10
+    while len(got) < 10 and time.time() < deadline:
+        got += [m.offset() for m in poll(c)]
+    c.commit_sync()
+    listed = hg("list", "--type", "share", "--bootstrap-server", bs)
+    assert listed.returncode == 0, listed.stderr
+    assert sections(listed.stdout)[0][1] == ["g", "share", "share", "Stable"]
+    d = hg("describe", "--group", "g", "--bootstrap-server", bs)
+    assert d.returncode == 0, d.stderr
+    group, members, parts = sections(d.stdout)
+    assert group[1][3:5] == ["simple", "Stable"]
+    assert len(members) == 2 and members[1][-1] == "t:0"
+    assert parts[1] == ["g", "t", "0", "10", "10", "0", "1"]
+    refused = hg("reset-offsets", "--group", "g", "--topic", "t", "--to-earliest", "--execute", "--bootstrap-server", bs)
+    assert refused.returncode == 1 and "not empty" in refused.stderr
+    c.close()
+    # the share-partition starts again at the first record stamped at or after t0 + 4 s
+    when = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime((t0 + 4000) / 1000)) + ".000Z"
+    r = hg("reset-offsets", "--group", "g", "--to-datetime", when, "--execute", "--bootstrap-server", bs)
+    assert r.returncode == 0, r.stderr
+    assert sections(r.stdout)[0][1] == ["g", "t", "0", "4"]
+    c = consumer(bs)
+    again = []
+    deadline = time.time() + 10
+    while len(again) < 6 and time.time() < deadline:
+        again += [m.offset() for m in poll(c)]
+    c.close()
+    assert again == [4, 5, 6, 7, 8, 9]
