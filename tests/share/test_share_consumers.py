@@ -409,3 +409,28 @@ def test_groups_cli_lists_describes_and_resets_a_share_group(sbroker):
         again += [m.offset() for m in poll(c)]
     c.close()
     assert again == [4, 5, 6, 7, 8, 9]
+
+
+def test_read_committed_share_group_skips_aborted_transactions(sbroker):
+    bs = sbroker.bootstrap
+    setup_topic(bs, "t", 0, **{"share.isolation.level": "read_committed"})
+    p = Producer({"bootstrap.servers": bs, "transactional.id": "tx"})
+    p.init_transactions(10)
+    for commit, values in ((False, [b"a1", b"a2"]), (True, [b"c1", b"c2"]), (False, [b"a3"])):
+        p.begin_transaction()
+        for v in values:
+            p.produce("t", value=v)
+        p.flush()
+        (p.commit_transaction if commit else p.abort_transaction)(10)
+    plain = Producer({"bootstrap.servers": bs})
+    plain.produce("t", value=b"plain")
+    plain.flush()
+    c = consumer(bs)
+    got = []
+    try:
+        deadline = time.time() + 10
+        while len(got) < 3 and time.time() < deadline:
+            got += [m.value() for m in poll(c)]
+    finally:
+        c.close()
+    assert got == [b"c1", b"c2", b"plain"], got
