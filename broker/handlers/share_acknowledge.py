@@ -29,6 +29,8 @@ async def handle(ctx, req):
         session = sc.session_for(gid, mid, epoch, fetch=False)
     except ShareError as exc:
         return top(exc.code, exc.message)
+    if session is not None:
+        session.conn = ctx.conn
     responses = []
     for t in req.topics:
         parts = []

@@ -39,6 +39,8 @@ async def handle(ctx, req):
         session = sc.session_for(gid, mid, epoch, fetch=True)
     except ShareError as exc:
         return top(exc.code, exc.message)
+    if session is not None:
+        session.conn = ctx.conn
     results: dict[tuple, dict] = {}
     for t in req.topics:
         for p in t.partitions:

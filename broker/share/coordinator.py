@@ -10,7 +10,10 @@ its share session dropped and every record it held released.
 Delivery (ShareFetch / ShareAcknowledge): share sessions keyed by (group id, member id):
 epoch 0 opens (replacing an old one), -1 closes (releasing the member's records), any other
 must be the session's next epoch (INVALID_SHARE_SESSION_EPOCH) of an existing session
-(SHARE_SESSION_NOT_FOUND); each success moves the epoch on by one. A share-partition
+(SHARE_SESSION_NOT_FOUND); each success moves the epoch on by one. A session whose connection
+closes is removed and its member's records released at once (a consumer killed with -9);
+a member that stops without closing its connection keeps its records until their locks
+expire. A share-partition
 (``broker.share.partition.SharePartition``) is created on the first fetch of a group: from
 its persisted state, else at ``share.auto.offset.reset`` (latest: the high watermark;
 earliest: the log start; by_duration: the first offset stamped at or after now minus the
@@ -55,6 +58,7 @@ class ShareSession:
     member_id: str
     epoch: int = 1  # the epoch the next request must carry
     partitions: set = field(default_factory=set)  # {(topic id, partition)}
+    conn: object = None  # the connection of its last request
 
 
 def next_epoch(e: int) -> int:
@@ -339,6 +343,14 @@ class ShareCoordinator:
                              f"Share session epoch {epoch} is invalid, expected {s.epoch}.")
         s.epoch = next_epoch(s.epoch)
         return s
+
+    def on_connection_closed(self, conn) -> None:
+        """Kafka 4.2's ShareSessionCache disconnect listener: the share sessions last used on
+        a closed connection are removed and their members' records released at once (the
+        member stays in the group until its heartbeats stop)."""
+        for s in [s for s in self.sessions.values() if s.conn is conn]:
+            log.info("[GroupId %s] Share session of member %s closed with its connection.", s.group_id, s.member_id)
+            self.close_session(s)
 
     def close_session(self, s: ShareSession) -> None:
         self.sessions.pop((s.group_id, s.member_id), None)
