@@ -5,8 +5,8 @@ closes the session and releases what the member still holds. Per partition:
 INVALID_RECORD_STATE for a record the member does not hold (never acquired, released, lock
 expired), UNKNOWN_TOPIC_ID, INVALID_REQUEST for a malformed batch."""
 from broker.registry import handles
-from broker.share.coordinator import FINAL_EPOCH, ShareError
-from protocol.errors import ErrorCode
+from broker.handlers.share_fetch import open_share_request
+from broker.share.coordinator import FINAL_EPOCH
 from protocol.messages.share_acknowledge import ShareAcknowledgeResponse as R
 
 PD = R.ShareAcknowledgeTopicResponse.PartitionData
@@ -17,20 +17,9 @@ async def handle(ctx, req):
     b = ctx.broker
     sc = b.share_groups
     gid, mid, epoch = req.group_id, req.member_id, req.share_session_epoch
-    lock_ms = sc.group_config(gid, "share.record.lock.duration.ms") if gid else 0
-
-    def top(code, msg=None):
-        return R(throttle_time_ms=0, error_code=code, error_message=msg, acquisition_lock_timeout_ms=lock_ms,
-                 responses=[], node_endpoints=[])
-
-    if not gid or not mid:
-        return top(ErrorCode.INVALID_REQUEST, "Group id and member id must be set.")
-    try:
-        session = sc.session_for(gid, mid, epoch, fetch=False)
-    except ShareError as exc:
-        return top(exc.code, exc.message)
-    if session is not None:
-        session.conn = ctx.conn
+    session, lock_ms, refused = open_share_request(ctx, req, R, fetch=False)
+    if refused is not None:
+        return refused
     responses = []
     for t in req.topics:
         parts = []

@@ -19,28 +19,41 @@ from protocol.messages.share_fetch import ShareFetchResponse as R
 PD = R.ShareFetchableTopicResponse.PartitionData
 
 
+def open_share_request(ctx, req, R, *, fetch: bool):
+    """What ShareFetch and ShareAcknowledge check first: group and member ids, then the share
+    session (``ShareCoordinator.session_for``). Returns (session or None, lock duration,
+    None) or (None, lock duration, an error response)."""
+    sc = ctx.broker.share_groups
+    gid, mid, epoch = req.group_id, req.member_id, req.share_session_epoch
+    lock_ms = sc.group_config(gid, "share.record.lock.duration.ms") if gid else 0
+
+    def top(code, msg=None):
+        return None, lock_ms, R(throttle_time_ms=0, error_code=code, error_message=msg,
+                                acquisition_lock_timeout_ms=lock_ms, responses=[], node_endpoints=[])
+
+    if not gid or not mid:
+        return top(ErrorCode.INVALID_REQUEST, "Group id and member id must be set.")
+    if fetch and epoch == FINAL_EPOCH and any(p for t in req.topics for p in t.partitions
+                                              if not p.acknowledgement_batches):
+        return top(ErrorCode.INVALID_REQUEST, "The final share fetch request must not fetch records.")
+    try:
+        session = sc.session_for(gid, mid, epoch, fetch=fetch)
+    except ShareError as exc:
+        return top(exc.code, exc.message)
+    if session is not None:
+        session.conn = ctx.conn
+    return session, lock_ms, None
+
+
 @handles(78)
 async def handle(ctx, req):
     b = ctx.broker
     sc = b.share_groups
     v = ctx.api_version
     gid, mid, epoch = req.group_id, req.member_id, req.share_session_epoch
-    lock_ms = sc.group_config(gid, "share.record.lock.duration.ms") if gid else 0
-
-    def top(code, msg=None):
-        return R(throttle_time_ms=0, error_code=code, error_message=msg, acquisition_lock_timeout_ms=lock_ms,
-                 responses=[], node_endpoints=[])
-
-    if not gid or not mid:
-        return top(ErrorCode.INVALID_REQUEST, "Group id and member id must be set.")
-    if epoch == FINAL_EPOCH and any(p for t in req.topics for p in t.partitions if not p.acknowledgement_batches):
-        return top(ErrorCode.INVALID_REQUEST, "The final share fetch request must not fetch records.")
-    try:
-        session = sc.session_for(gid, mid, epoch, fetch=True)
-    except ShareError as exc:
-        return top(exc.code, exc.message)
-    if session is not None:
-        session.conn = ctx.conn
+    session, lock_ms, refused = open_share_request(ctx, req, R, fetch=True)
+    if refused is not None:
+        return refused
     results: dict[tuple, dict] = {}
     for t in req.topics:
         for p in t.partitions:

@@ -2,7 +2,7 @@
 from hypothesis import given, settings, strategies as st
 
 from broker.share.partition import (
-    ACCEPT, ACQUIRED, AVAILABLE, REJECT, RELEASE, RENEW, InvalidRecordState, SharePartition,
+    ACCEPT, ACQUIRED, REJECT, RELEASE, RENEW, InvalidRecordState, SharePartition,
 )
 
 LOCK, LIMIT = 100, 3
