@@ -322,6 +322,11 @@ def test_raw_errors(sbroker):
         assert sorted(m.member_id for m in g.members) == ["m1", "m2"]
         assert all(m.assignment.topic_partitions[0].partitions == [0] for m in g.members)
         assert nope.error_code == E.GROUP_ID_NOT_FOUND
+        # one namespace of group ids: a consumer-protocol heartbeat cannot take the share group
+        from protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest as CHb
+        assert raw.request(68, 1, CHb(group_id="g", member_id="c1", member_epoch=0, rebalance_timeout_ms=30000,
+                                      subscribed_topic_names=["t"], topic_partitions=[])).error_code \
+            == E.GROUP_ID_NOT_FOUND
         # a group config outside Kafka's bounds is refused
         with pytest.raises(Exception):
             set_group_configs(bs, "g", **{"share.auto.offset.reset": "sometimes"})
