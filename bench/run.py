@@ -25,7 +25,10 @@ Steps:
 - ``groups``: KIP-848 consumer protocol vs classic (eager range) groups of librdkafka consumers
   (bench/group_rebalance.py): time for 3 members to settle on a 6-partition topic, time for a
   4th to be taken in, and the longest consumption pause of the first 3 meanwhile; interleaved
-  rounds, medians.
+  rounds, medians;
+- ``share``: share-group consumption (KIP-932, librdkafka ShareConsumer) with 1, 2 and 4
+  members on one partition vs a classic consumer on the same topic (bench/share_throughput.py);
+  records/s, medians of the rounds.
 
 Profiles of the hot paths under the same loads: ``bench/profile.py`` (py-spy).
 
@@ -483,6 +486,17 @@ def step_groups(hg: "Hourglass", rounds: int) -> None:
             emit(f"groups.{k}.spread", (max(vs) - min(vs)) / (statistics.median(vs) or 1), "rel")
 
 
+def step_share(hg: "Hourglass", rounds: int) -> None:
+    from bench.share_throughput import measure
+    runs: dict[str, list[float]] = {}
+    for i in range(rounds):
+        log(f"share round {i + 1}/{rounds}")
+        for k, v in measure(hg.bootstrap).items():
+            runs.setdefault(k, []).append(v)
+    for k, vs in sorted(runs.items()):
+        emit(f"share.{k}", statistics.median(vs), "records/s")
+
+
 def step_micro() -> None:
     for script in ("micro_records.py", "micro_codec.py", "micro_storage.py"):
         r = subprocess.run([sys.executable, str(ROOT / "bench" / script)], capture_output=True, text=True, cwd=ROOT)
@@ -547,7 +561,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--peer", action="store_true", help="also run the suite against Tansu, interleaved")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", default="suite,ofs,ingest,startup,lookup,micro,txn,groups")
+    ap.add_argument("--only", default="suite,ofs,ingest,startup,lookup,micro,txn,groups,share")
     ap.add_argument("--big", action="store_true", help="add the 10M-record lookup")
     ap.add_argument("--noise", type=float, default=0.15)
     a = ap.parse_args(argv)
@@ -585,6 +599,13 @@ def main(argv=None) -> int:
             hg.start()
             try:
                 step_groups(hg, 1 if a.quick else a.rounds)
+            finally:
+                hg.stop()
+        if "share" in steps:
+            hg = Hourglass(tmp / "share")
+            hg.start()
+            try:
+                step_share(hg, 1 if a.quick else a.rounds)
             finally:
                 hg.stop()
         if "txn" in steps:

@@ -18,7 +18,7 @@ REPLICATION = "one node is the only replica: nothing is replicated between broke
 CONTROLLER = "no KRaft quorum to join or reach: this one node is broker and controller at once"
 ZOOKEEPER = "no ZooKeeper: Hourglass is a KRaft-era node, and Kafka 4.0 dropped ZooKeeper mode"
 VERSIONS = "one protocol and storage version: nothing to negotiate between brokers"
-SHARE_GROUPS = "share groups (KIP-932) are not served"
+SHARE_GROUPS = "share groups (KIP-932) are always served, as Kafka 4.2 does once share.version is finalized"
 NEW_COORDINATOR = ("the group coordinator is always the new one, serving classic and KIP-848 consumer groups "
                    "(Kafka 4.0 removed this key)")
 METRICS = "Kafka's metrics reporters are Java plugins: Hourglass exports Prometheus metrics on metrics.port"
@@ -107,10 +107,9 @@ NO_EFFECT: dict[str, tuple[str, str]] = {
     "inter.broker.protocol.version": ("string", VERSIONS),
     "unstable.api.versions.enable": ("boolean", VERSIONS),
     "unstable.feature.versions.enable": ("boolean", VERSIONS),
-    # groups Hourglass does not serve
-    "share.coordinator.state.topic.replication.factor": ("short", SHARE_GROUPS),
-    "share.coordinator.state.topic.min.isr": ("short", SHARE_GROUPS),
-    "share.coordinator.state.topic.num.partitions": ("int", SHARE_GROUPS),
+    # groups
+    "share.coordinator.state.topic.replication.factor": ("short", REPLICATION),
+    "share.coordinator.state.topic.min.isr": ("short", REPLICATION),
     "group.share.enable": ("boolean", SHARE_GROUPS),
     "group.coordinator.new.enable": ("boolean", NEW_COORDINATOR),
     # internal offsets log tunables

@@ -83,6 +83,9 @@ class Connection:
         if self.closed:
             return
         self.closed = True
+        share_groups = getattr(self.broker, "share_groups", None)
+        if share_groups is not None:  # Kafka 4.2's ShareSessionCache disconnect listener
+            share_groups.on_connection_closed(self)
         if reason:
             self.broker.metrics.rejected[kind] += 1
             self._log_rejection(reason, kind)

@@ -72,6 +72,7 @@ class Broker:
         self.topics: TopicManager | None = None
         self.groups = None
         self.txn = None  # broker.transactions.coordinator.TransactionCoordinator
+        self.share_groups = None  # broker.share.coordinator.ShareCoordinator
         self.producer_ids: ProducerIds | None = None
 
     # ---- identity --------------------------------------------------------------------------
@@ -113,6 +114,8 @@ class Broker:
         for plog in self.logs.all_logs():
             self._wire_log(plog.topic, plog.partition, plog)
         self.producer_ids = ProducerIds(self.meta)
+        from broker.groups.group_configs import GroupConfigs
+        self.group_configs = GroupConfigs(cfg, cfg.log_dirs[0])
         log.info("opened %d partition log(s) in %.0f ms", len(self.logs.all_logs()),
                  (time.monotonic() - t0) * 1000)
 
@@ -130,6 +133,9 @@ class Broker:
         if GroupCoordinator is not None:
             self.groups = GroupCoordinator(self)
             await self.groups.start()
+        from broker.share.coordinator import ShareCoordinator
+        self.share_groups = ShareCoordinator(self)
+        await self.share_groups.start()
         # after the groups: transactions completed at load hand their offsets to them
         from broker.transactions.coordinator import TransactionCoordinator
         self.txn = TransactionCoordinator(self)
@@ -264,6 +270,8 @@ class Broker:
             await self.txn.stop()
         if self.groups is not None:
             await self.groups.stop()
+        if self.share_groups is not None:
+            self.share_groups.stop()
         if self.logs is not None:
             self.logs.shutdown()
         log.info("shutdown complete")

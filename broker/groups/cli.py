@@ -1,5 +1,6 @@
-"""``hourglass groups list|describe|reset-offsets``: consumer groups of a running broker, in
-the spirit of Kafka's ``kafka-consumer-groups.sh``, over the wire (``broker.wire``).
+"""``hourglass groups list|describe|reset-offsets``: consumer and share groups of a running
+broker, in the spirit of Kafka's ``kafka-consumer-groups.sh`` and ``kafka-share-groups.sh``,
+over the wire (``broker.wire``).
 
 Usage (``--bootstrap-server`` defaults to ``$HOURGLASS_BOOTSTRAP`` or ``localhost:9092``)::
 
@@ -21,6 +22,14 @@ start/end; it prints them (a dry run, as Kafka's default) and commits them with 
 which needs the group inactive (Empty), as Kafka does. A datetime without a zone is local
 time, as in Kafka (``yyyy-MM-dd'T'HH:mm:ss.SSS``, zone optional).
 
+Share groups (KIP-932, type ``share`` in ``list``): ``describe`` prints the group (assignor
+``simple``, group and assignment epochs), its members (epoch, assignment: one partition may be
+assigned to several members) and per share-partition its START-OFFSET (the share-partition
+start offset: every record below it is acknowledged or archived), LOG-END-OFFSET and LAG;
+``reset-offsets`` moves the share-partition start offsets with AlterShareGroupOffsets (the
+group must be Empty; in-flight records are forgotten), as ``kafka-share-groups.sh
+--reset-offsets`` does.
+
 Exit codes: 0 success, 1 the broker refused or could not be reached, 2 usage.
 """
 from __future__ import annotations
@@ -36,12 +45,13 @@ from protocol.errors import ErrorCode
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("groups", help="list, describe or reset the offsets of consumer groups of a running broker",
-                              description="Consumer groups of a running broker (kafka-consumer-groups.sh).")
+    p = subparsers.add_parser("groups", help="list, describe or reset the offsets of consumer and share groups of a running broker",
+                              description="Consumer and share groups of a running broker (kafka-consumer-groups.sh, "
+                                          "kafka-share-groups.sh).")
     _common(p)
     sub = p.add_subparsers(dest="groups_cmd", required=True, metavar="{list,describe,reset-offsets}")
     ls = sub.add_parser("list", help="every group: id, type, protocol, state")
-    ls.add_argument("--type", action="append", default=[], help="only this type (repeatable): classic, consumer")
+    ls.add_argument("--type", action="append", default=[], help="only this type (repeatable): classic, consumer, share")
     ls.add_argument("--state", action="append", default=[], help="only this state (repeatable): Stable, Empty, ...")
     d = sub.add_parser("describe", help="state, members with epochs and assignments, offsets and lag of a group")
     d.add_argument("--group", required=True)
@@ -95,6 +105,24 @@ def _describe_consumer(c, group: str):
 def _describe_classic(c, group: str):
     from protocol.messages.describe_groups import DescribeGroupsRequest
     return c.request(15, 5, DescribeGroupsRequest(groups=[group])).groups[0]
+
+
+def _describe_share(c, group: str):
+    from protocol.messages.share_group_describe import ShareGroupDescribeRequest
+    return c.request(77, 1, ShareGroupDescribeRequest(group_ids=[group])).groups[0]
+
+
+def _share_start_offsets(c, group: str) -> dict:
+    from protocol.messages.describe_share_group_offsets import DescribeShareGroupOffsetsRequest as D
+    r = c.request(90, 0, D(groups=[D.DescribeShareGroupOffsetsRequestGroup(group_id=group, topics=None)]))
+    g = r.groups[0]
+    if g.error_code:
+        raise CliError(f"DescribeShareGroupOffsets for group {group}: {g.error_message or _error(g.error_code)}")
+    return {(t.topic_name, p.partition_index): p.start_offset for t in g.topics for p in t.partitions}
+
+
+def _group_type(c, group: str):
+    return next((g.group_type for g in _list_groups(c) if g.group_id == group), None)
 
 
 def _committed(c, group: str) -> dict:
@@ -178,6 +206,8 @@ def _describe(args, out) -> int:
                              _parts(cur), _parts(tgt), {0: "classic", 1: "consumer"}.get(m.member_type, "-")])
             _table(out, ["CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "CURRENT-EPOCH",
                          "CURRENT-ASSIGNMENT", "TARGET-ASSIGNMENT", "PROTOCOL"], rows)
+        elif d.error_code == ErrorCode.GROUP_ID_NOT_FOUND and _group_type(c, gid) == "share":
+            return _describe_share_group(c, gid, out)
         elif d.error_code == ErrorCode.GROUP_ID_NOT_FOUND:
             g = _describe_classic(c, gid)
             if g.error_code:
@@ -216,11 +246,85 @@ def _describe(args, out) -> int:
     return 0
 
 
+def _describe_share_group(c, gid: str, out) -> int:
+    d = _describe_share(c, gid)
+    if d.error_code:
+        raise CliError(f"group {gid}: {d.error_message or _error(d.error_code)}")
+    _table(out, ["GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "GROUP-EPOCH", "ASSIGNMENT-EPOCH",
+                 "#MEMBERS"],
+           [[gid, f"{c.address} (1)", d.assignor_name, d.group_state, d.group_epoch, d.assignment_epoch,
+             len(d.members)]])
+    print(file=out)
+    owners: dict = {}
+    rows = []
+    for m in sorted(d.members, key=lambda m: m.member_id):
+        cur = {(tp.topic_name, p) for tp in m.assignment.topic_partitions for p in tp.partitions}
+        for tp in cur:
+            owners.setdefault(tp, []).append(m.member_id)
+        rows.append([m.member_id, m.client_host, m.client_id, len(cur), m.member_epoch, _parts(cur)])
+    _table(out, ["MEMBER-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "MEMBER-EPOCH", "ASSIGNMENT"], rows)
+    starts = _share_start_offsets(c, gid)
+    tps = sorted(set(starts) | set(owners))
+    ends = _list_offsets(c, tps, -1)
+    print(file=out)
+    rows = []
+    for tp in tps:
+        start = starts.get(tp, -1)
+        end = ends.get(tp, -1)
+        rows.append([gid, tp[0], tp[1], "-" if start < 0 else start, end,
+                     "-" if start < 0 or end < 0 else max(end - start, 0), len(owners.get(tp, []))])
+    _table(out, ["GROUP", "TOPIC", "PARTITION", "START-OFFSET", "LOG-END-OFFSET", "LAG", "#MEMBERS"], rows)
+    return 0
+
+
+def _reset_share_offsets(c, args, out, state) -> int:
+    from protocol.messages.alter_share_group_offsets import AlterShareGroupOffsetsRequest as A
+    gid = args.group
+    if args.execute and state not in (None, "Empty", "Dead"):
+        raise CliError(f"Share group '{gid}' is not empty: its start offsets can only be reset while it has "
+                       f"no members (state {state}).")
+    topics = args.topic or sorted({t for t, _ in _share_start_offsets(c, gid)})
+    if not topics:
+        raise CliError(f"share group {gid} has no share-partitions: name the topics with --topic")
+    tps = _topic_partitions(c, topics)
+    new = _new_offsets(c, args, tps)
+    if args.execute:
+        by_topic: dict = {}
+        for (t, p), o in sorted(new.items()):
+            by_topic.setdefault(t, []).append(A.AlterShareGroupOffsetsRequestTopic.AlterShareGroupOffsetsRequestPartition(
+                partition_index=p, start_offset=o))
+        r = c.request(91, 0, A(group_id=gid, topics=[A.AlterShareGroupOffsetsRequestTopic(topic_name=t, partitions=ps)
+                                                     for t, ps in by_topic.items()]))
+        errs = [f"{t.topic_name}-{p.partition_index}: {p.error_message or _error(p.error_code)}"
+                for t in r.responses for p in t.partitions if p.error_code]
+        if errs:
+            raise CliError("AlterShareGroupOffsets failed: " + "; ".join(errs))
+    _table(out, ["GROUP", "TOPIC", "PARTITION", "NEW-START-OFFSET"],
+           [[gid, t, p, o] for (t, p), o in sorted(new.items())])
+    if not args.execute:
+        print("dry run: add --execute to set these start offsets", file=sys.stderr)
+    return 0
+
+
+def _new_offsets(c, args, tps) -> dict:
+    if args.to_earliest:
+        return _list_offsets(c, tps, -2)
+    if args.to_latest:
+        return _list_offsets(c, tps, -1)
+    ts = parse_datetime(args.to_datetime)
+    found = _list_offsets(c, tps, ts)
+    latest = _list_offsets(c, [tp for tp, o in found.items() if o < 0], -1)
+    return {tp: (o if o >= 0 else latest[tp]) for tp, o in found.items()}
+
+
 def _reset_offsets(args, out) -> int:
     from protocol.messages.offset_commit import OffsetCommitRequest as OC
     gid = args.group
     with _client(args) as c:
-        state = next((g.group_state for g in _list_groups(c) if g.group_id == gid), None)
+        listed = next((g for g in _list_groups(c) if g.group_id == gid), None)
+        state = listed.group_state if listed is not None else None
+        if listed is not None and listed.group_type == "share":
+            return _reset_share_offsets(c, args, out, state)
         if args.execute and state not in (None, "Empty", "Dead"):
             raise CliError(f"Assignments can only be reset if the group '{gid}' is inactive, but the current "
                            f"state is {state}.")
@@ -229,15 +333,7 @@ def _reset_offsets(args, out) -> int:
         if not topics:
             raise CliError(f"group {gid} has no committed offsets: name the topics with --topic")
         tps = _topic_partitions(c, topics)
-        if args.to_earliest:
-            new = _list_offsets(c, tps, -2)
-        elif args.to_latest:
-            new = _list_offsets(c, tps, -1)
-        else:
-            ts = parse_datetime(args.to_datetime)
-            found = _list_offsets(c, tps, ts)
-            latest = _list_offsets(c, [tp for tp, o in found.items() if o < 0], -1)
-            new = {tp: (o if o >= 0 else latest[tp]) for tp, o in found.items()}
+        new = _new_offsets(c, args, tps)
         if args.execute:
             topics_req = {}
             for (t, p), o in sorted(new.items()):

@@ -235,7 +235,7 @@ class ConsumerGroupCoordinator:
 
     def _schedule_session_timeout(self, group_id: str, member_id: str, timeout_ms: Optional[int] = None) -> None:
         self._timer(("session", group_id, member_id),
-                    self.config.consumer_session_timeout_ms if timeout_ms is None else timeout_ms,
+                    self._session_timeout(group_id) if timeout_ms is None else timeout_ms,
                     lambda: self._fence_member_operation(group_id, member_id, "the member session expired"))
 
     def _schedule_rebalance_timeout(self, group_id: str, member_id: str, epoch: int, timeout_ms: int) -> None:
@@ -293,8 +293,20 @@ class ConsumerGroupCoordinator:
     def _consumer_assignors(self) -> list[str]:
         return list(self.config.consumer_assignors)
 
+    def _group_config(self, group_id: str, key: str, default: int) -> int:
+        """A dynamic group config (``consumer.session.timeout.ms``, ...) when the broker has
+        them, else the broker default."""
+        gc = getattr(self.broker, "group_configs", None)
+        if gc is None or key not in gc.overrides.get(group_id, {}):
+            return default
+        return gc.get(group_id, key)
+
+    def _session_timeout(self, group_id: str) -> int:
+        return self._group_config(group_id, "consumer.session.timeout.ms", self.config.consumer_session_timeout_ms)
+
     def _heartbeat_interval(self, group_id: str) -> int:
-        return self.config.consumer_heartbeat_interval_ms
+        return self._group_config(group_id, "consumer.heartbeat.interval.ms",
+                                  self.config.consumer_heartbeat_interval_ms)
 
     # ---- ConsumerGroupHeartbeat ----------------------------------------------------------------------
     def _validate_heartbeat(self, req, api_version: int) -> None:

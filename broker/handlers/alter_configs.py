@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 
 from broker.handlers.describe_configs import (
-    BROKER, BROKER_LOGGER, RESOURCE_TYPE_NAMES, TOPIC, ResourceError, check_broker_resource,
+    BROKER, BROKER_LOGGER, GROUP, RESOURCE_TYPE_NAMES, TOPIC, ResourceError, check_broker_resource,
 )
 from broker.handlers import once_per_key
 from broker.registry import handles
@@ -55,7 +55,7 @@ def apply_topic_configs(b, name: str, new_overrides: dict, validate_only: bool) 
         log.info("configs of topic %s are now %s", name, new_overrides or "{} (all defaults)")
 
 
-def answer_resources(b, resources, alter_topic, broker_keys) -> list[tuple]:
+def answer_resources(b, resources, alter_topic, broker_keys, alter_group=None) -> list[tuple]:
     """The per-resource loop AlterConfigs and IncrementalAlterConfigs share, as Kafka answers:
     a resource named twice gets one INVALID_REQUEST; a topic goes to ``alter_topic(res)``;
     broker and broker-logger resources are refused by ``refuse_broker_change`` with
@@ -68,6 +68,8 @@ def answer_resources(b, resources, alter_topic, broker_keys) -> list[tuple]:
                 raise ResourceError(ErrorCode.INVALID_REQUEST, "Duplicate resource.")
             if res.resource_type == TOPIC:
                 alter_topic(res)
+            elif res.resource_type == GROUP and alter_group is not None:
+                alter_group(res)
             elif res.resource_type in (BROKER, BROKER_LOGGER):
                 refuse_broker_change(b, res.resource_type, res.resource_name, broker_keys(res))
             elif res.resource_type in RESOURCE_TYPE_NAMES and res.resource_type != 0:

@@ -23,6 +23,10 @@ async def handle(ctx, req):
     if not consumer_protocol_enabled(b):
         return R(throttle_time_ms=0, error_code=ErrorCode.UNSUPPORTED_VERSION, member_epoch=0,
                  heartbeat_interval_ms=0)
+    if b.share_groups is not None and req.group_id in b.share_groups.groups:  # one group id namespace
+        return R(throttle_time_ms=0, error_code=ErrorCode.GROUP_ID_NOT_FOUND,
+                 error_message=f"Group {req.group_id} is not a consumer group.", member_epoch=0,
+                 heartbeat_interval_ms=0)
     res = b.groups.handle_consumer_group_heartbeat(req, ctx.api_version, ctx.client_id or "", client_host_of(ctx))
     assignment = None
     if res.assignment is not None:

@@ -197,8 +197,21 @@ def _entries_for(b, rtype: int, rname: str, names):
     if rtype == BROKER_LOGGER:
         check_broker_resource(b.node_id, rname, allow_default=False)
         return logger_entries(names)
+    if rtype == GROUP:
+        return group_config_entries(b, rname, names)
     raise ResourceError(ErrorCode.INVALID_REQUEST,
                         f"Unsupported resource type: {RESOURCE_TYPE_NAMES.get(rtype, rtype)}")
+
+
+def group_config_entries(b, group_id: str, names=None):
+    """A group's configs (``broker.groups.group_configs``): overrides as GROUP_CONFIG, the
+    rest as the broker's defaults."""
+    if not group_id:
+        raise ResourceError(ErrorCode.INVALID_GROUP_ID, "Group id must not be empty")
+    out = []
+    for name, value, override, typ in b.group_configs.entries(group_id, names):
+        out.append((name, value, "GROUP_CONFIG" if override else lc.SOURCE_DEFAULT, False, False, [], typ, None))
+    return out
 
 
 @handles(32)

@@ -75,7 +75,24 @@ async def handle(ctx, req):
         new = apply_ops(t.configs, [(c.name, c.config_operation, c.value) for c in res.configs])
         apply_topic_configs(b, res.resource_name, new, req.validate_only)
 
-    results = answer_resources(b, req.resources, alter_topic, lambda res: [c.name for c in res.configs])
+    def alter_group(res):
+        """Kafka 4.x: group configs change only through IncrementalAlterConfigs (SET/DELETE)."""
+        from broker.groups.group_configs import GroupConfigError
+        if not res.resource_name:
+            raise ResourceError(ErrorCode.INVALID_GROUP_ID, "Group id must not be empty")
+        current = b.group_configs.overrides.get(res.resource_name, {})
+        bad = [c.name for c in res.configs if c.config_operation in (APPEND, SUBTRACT)]
+        if bad:
+            raise ResourceError(ErrorCode.INVALID_CONFIG, f"Can't {OP_NAMES[APPEND]} to key {bad[0]} because its "
+                                                          f"type is not LIST.")
+        new = apply_ops(current, [(c.name, c.config_operation, c.value) for c in res.configs])
+        try:
+            b.group_configs.set(res.resource_name, new, validate_only=req.validate_only)
+        except GroupConfigError as exc:
+            raise ResourceError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+
+    results = answer_resources(b, req.resources, alter_topic, lambda res: [c.name for c in res.configs],
+                               alter_group)
     return R(throttle_time_ms=0, responses=[
         R.AlterConfigsResourceResponse(error_code=code, error_message=msg, resource_type=rtype, resource_name=name)
         for code, msg, rtype, name in results])

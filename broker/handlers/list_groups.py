@@ -1,5 +1,5 @@
 """ListGroups (16) v0-5: every group, optionally filtered by state (v4+) and type (v5+:
-"classic" or "consumer", the KIP-848 groups; both filters case-insensitive)."""
+"classic", "consumer" (KIP-848) or "share" (KIP-932); both filters case-insensitive)."""
 from broker.registry import handles
 from protocol.messages.list_groups import ListGroupsResponse as R
 
@@ -9,7 +9,14 @@ async def handle(ctx, req):
     v = ctx.api_version
     err, groups = ctx.broker.groups.handle_list_groups(req.states_filter if v >= 4 else (),
                                                         req.types_filter if v >= 5 else ())
-    return R(throttle_time_ms=0, error_code=err, groups=[
-        R.ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state,
-                      group_type=g.group_type)
-        for g in groups])
+    listed = [R.ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state,
+                            group_type=g.group_type) for g in groups]
+    sc = ctx.broker.share_groups
+    if not err and sc is not None:
+        states = {s.lower() for s in req.states_filter} if v >= 4 else set()
+        types = {t.lower() for t in req.types_filter} if v >= 5 else set()
+        for g in sc.groups.values():
+            if (not states or g.state.lower() in states) and (not types or "share" in types):
+                listed.append(R.ListedGroup(group_id=g.group_id, protocol_type="share", group_state=g.state,
+                                            group_type="share"))
+    return R(throttle_time_ms=0, error_code=err, groups=listed)

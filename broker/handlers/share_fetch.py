@@ -1,0 +1,114 @@
+"""ShareFetch (78) v1-2: records for a share-group member, with its acknowledgements
+(KIP-932; ``broker.share.coordinator``).
+
+Order as Kafka's KafkaApis.handleShareFetchRequest: the share session is checked (top-level
+SHARE_SESSION_NOT_FOUND / INVALID_SHARE_SESSION_EPOCH), then the acknowledgements are applied
+(per partition ``acknowledge_error_code``), then records are acquired from the session's
+partitions, up to ``max_records`` and ``max_bytes``, waiting up to ``max_wait_ms`` while none
+can be acquired. A final request (epoch -1) only acknowledges: it closes the session and
+releases what the member still holds. v2's ``share_acquire_mode`` 1 (record-limit) is what
+every mode does here: never more than ``max_records`` records.
+"""
+import time
+
+from broker.registry import handles
+from broker.share.coordinator import FINAL_EPOCH, INITIAL_EPOCH, ShareError
+from protocol.errors import ErrorCode
+from protocol.messages.share_fetch import ShareFetchResponse as R
+
+PD = R.ShareFetchableTopicResponse.PartitionData
+
+
+def open_share_request(ctx, req, R, *, fetch: bool):
+    """What ShareFetch and ShareAcknowledge check first: group and member ids, then the share
+    session (``ShareCoordinator.session_for``). Returns (session or None, lock duration,
+    None) or (None, lock duration, an error response)."""
+    sc = ctx.broker.share_groups
+    gid, mid, epoch = req.group_id, req.member_id, req.share_session_epoch
+    lock_ms = sc.group_config(gid, "share.record.lock.duration.ms") if gid else 0
+
+    def top(code, msg=None):
+        return None, lock_ms, R(throttle_time_ms=0, error_code=code, error_message=msg,
+                                acquisition_lock_timeout_ms=lock_ms, responses=[], node_endpoints=[])
+
+    if not gid or not mid:
+        return top(ErrorCode.INVALID_REQUEST, "Group id and member id must be set.")
+    if fetch and epoch == FINAL_EPOCH and any(p for t in req.topics for p in t.partitions
+                                              if not p.acknowledgement_batches):
+        return top(ErrorCode.INVALID_REQUEST, "The final share fetch request must not fetch records.")
+    try:
+        session = sc.session_for(gid, mid, epoch, fetch=fetch)
+    except ShareError as exc:
+        return top(exc.code, exc.message)
+    if session is not None:
+        session.conn = ctx.conn
+    return session, lock_ms, None
+
+
+@handles(78)
+async def handle(ctx, req):
+    b = ctx.broker
+    sc = b.share_groups
+    v = ctx.api_version
+    gid, mid, epoch = req.group_id, req.member_id, req.share_session_epoch
+    session, lock_ms, refused = open_share_request(ctx, req, R, fetch=True)
+    if refused is not None:
+        return refused
+    results: dict[tuple, dict] = {}
+    for t in req.topics:
+        for p in t.partitions:
+            r = results.setdefault((t.topic_id, p.partition_index), {})
+            if p.acknowledgement_batches:
+                if epoch == INITIAL_EPOCH:
+                    r["ack"] = (ErrorCode.INVALID_REQUEST, "Acknowledgements are not allowed in the initial request.")
+                else:
+                    r["ack"] = sc.acknowledge(gid, mid, t.topic_id, p.partition_index, p.acknowledgement_batches)
+            if epoch != FINAL_EPOCH:
+                session.partitions.add((t.topic_id, p.partition_index))
+    for f in req.forgotten_topics_data:
+        for p in f.partitions:
+            session.partitions.discard((f.topic_id, p))
+    if epoch == FINAL_EPOCH:
+        if session is not None:
+            sc.close_session(session)
+    else:
+        max_records = req.max_records if v >= 1 and req.max_records > 0 else 500
+        deadline = time.monotonic() + max(req.max_wait_ms, 0) / 1000.0
+        while True:
+            remaining_records, remaining_bytes = max_records, req.max_bytes
+            got_any = False
+            keys = []
+            for tid, p in sorted(session.partitions):
+                t = b.topics.by_id(tid)
+                if t is not None:
+                    keys.append((t.name, p))
+                if remaining_records <= 0 or remaining_bytes <= 0:
+                    continue
+                out = sc.acquire(gid, mid, tid, p, remaining_records, remaining_bytes)
+                r = results.setdefault((tid, p), {})
+                if isinstance(out, int):
+                    r["error"] = out
+                    continue
+                data, ranges = out
+                if ranges:
+                    got_any = True
+                    r["records"], r["acquired"] = data, ranges
+                    remaining_records -= sum(last - first + 1 for first, last, _ in ranges)
+                    remaining_bytes -= len(data)
+            left = deadline - time.monotonic()
+            if got_any or left <= 0 or not keys or b._stopping or (gid, mid) not in sc.sessions:
+                break
+            await b.waiters.wait(keys, left)
+    by_topic: dict[bytes, list] = {}
+    for (tid, p), r in sorted(results.items()):
+        ack_err, ack_msg = r.get("ack", (0, None))
+        acquired = [PD.AcquiredRecords(first_offset=a, last_offset=z, delivery_count=c)
+                    for a, z, c in r.get("acquired", [])]
+        by_topic.setdefault(tid, []).append(PD(
+            partition_index=p, error_code=r.get("error", 0), acknowledge_error_code=ack_err,
+            acknowledge_error_message=ack_msg,
+            current_leader=PD.LeaderIdAndEpoch(leader_id=b.node_id, leader_epoch=0),
+            records=r.get("records") or None, acquired_records=acquired))
+    return R(throttle_time_ms=0, error_code=0, acquisition_lock_timeout_ms=lock_ms,
+             responses=[R.ShareFetchableTopicResponse(topic_id=tid, partitions=ps) for tid, ps in by_topic.items()],
+             node_endpoints=[])

@@ -1,0 +1,34 @@
+"""ShareGroupDescribe (77) v1: share groups with their members and assignments; an unknown
+group, or one of another type, answers GROUP_ID_NOT_FOUND (state Dead), as Kafka."""
+from broker.registry import handles
+from protocol.errors import ErrorCode
+from protocol.messages.share_group_describe import ShareGroupDescribeResponse as R
+
+
+@handles(77)
+async def handle(ctx, req):
+    b = ctx.broker
+    out = []
+    for gid in req.group_ids:
+        g = b.share_groups.describe(gid)
+        if g is None:
+            msg = (f"Group {gid} is not a share group." if b.share_groups.other_group_type(gid)
+                   else f"Group {gid} not found.")
+            out.append(R.DescribedGroup(error_code=ErrorCode.GROUP_ID_NOT_FOUND, error_message=msg, group_id=gid,
+                                        group_state="Dead", group_epoch=-1, assignment_epoch=-1,
+                                        assignor_name="", members=[]))
+            continue
+        members = []
+        for m in g.members.values():
+            tps = []
+            for tid, ps in sorted(m.assignment.items()):
+                t = b.topics.by_id(tid)
+                tps.append(R.DescribedGroup.Member.Assignment.TopicPartitions(
+                    topic_id=tid, topic_name=t.name if t else "", partitions=sorted(ps)))
+            members.append(R.DescribedGroup.Member(
+                member_id=m.member_id, rack_id=m.rack_id, member_epoch=m.member_epoch, client_id=m.client_id,
+                client_host=m.client_host, subscribed_topic_names=list(m.subscribed_topic_names),
+                assignment=R.DescribedGroup.Member.Assignment(topic_partitions=tps)))
+        out.append(R.DescribedGroup(error_code=0, group_id=gid, group_state=g.state, group_epoch=g.group_epoch,
+                                    assignment_epoch=g.assignment_epoch, assignor_name="simple", members=members))
+    return R(throttle_time_ms=0, groups=out)

@@ -1,0 +1,230 @@
+"""One share-partition's delivery state (KIP-932; Kafka's ``SharePartition``), pure: no I/O,
+no clock of its own (every call takes ``now`` in ms).
+
+Offsets below the share-partition start offset (SPSO, ``start_offset``) are done with;
+offsets from ``end_offset`` (SPEO: the next offset never yet acquired) on are unread. Each
+offset in between is in flight, in one of Kafka's record states:
+
+- AVAILABLE (0): may be acquired (released, or its lock expired);
+- ACQUIRED (1): held by one member until ``deadline`` (its acquisition lock);
+- ACKNOWLEDGED (2): accepted, never delivered again;
+- ARCHIVED (4): rejected, a gap, or past the delivery count limit; never delivered again.
+
+Invariants: a record ACQUIRED by one member is never acquired by another until it is released,
+its lock expires or its holder leaves; acquiring a record adds one to its delivery count; a
+record released (explicitly, by lock expiry or by its holder leaving) whose delivery count
+reached ``delivery_count_limit`` is archived instead; ``start_offset`` moves past a prefix of
+acknowledged/archived records; no more than ``max_record_locks`` offsets are in flight
+(``end_offset - start_offset``; Kafka's ``group.share.partition.max.record.locks``).
+
+Kafka keeps in-flight state per batch and splits batches on partial acknowledgement; per-offset
+state is the same observable behaviour, simpler to get right, and bounded by the lock limit.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+AVAILABLE, ACQUIRED, ACKNOWLEDGED, ARCHIVED = 0, 1, 2, 4
+# Acknowledge types on the wire (ShareFetch/ShareAcknowledge)
+GAP, ACCEPT, RELEASE, REJECT, RENEW = 0, 1, 2, 3, 4
+
+
+class InvalidRecordState(Exception):
+    """Kafka's InvalidRecordStateException: acknowledging records this member does not hold."""
+
+
+class InvalidRequest(Exception):
+    """Malformed acknowledgement batch (Kafka's InvalidRequestException)."""
+
+
+@dataclass
+class InFlight:
+    state: int = AVAILABLE
+    delivery_count: int = 0
+    member_id: Optional[str] = None
+    deadline: int = 0
+
+
+@dataclass
+class SharePartition:
+    start_offset: int
+    lock_duration_ms: int = 30_000
+    delivery_count_limit: int = 5
+    max_record_locks: int = 2000
+    end_offset: int = -1
+    records: dict = field(default_factory=dict)  # offset -> InFlight, start <= offset < end
+    state_epoch: int = 0
+
+    def __post_init__(self):
+        if self.end_offset < self.start_offset:
+            self.end_offset = self.start_offset
+
+    # ---- queries ---------------------------------------------------------------------------
+    def next_fetch_offset(self, now: Optional[int] = None) -> int:
+        """Where a fetch must read from: the first AVAILABLE in-flight offset, else the end
+        (locks past ``now`` released first)."""
+        if now is not None:
+            self.expire(now)
+        for off in range(self.start_offset, self.end_offset):
+            r = self.records.get(off)
+            if r is None or r.state == AVAILABLE:
+                return off
+        return self.end_offset
+
+    def has_available(self, log_end: int) -> bool:
+        """Whether a fetch could acquire anything (an AVAILABLE record, or unread records
+        within the lock limit)."""
+        if any(r.state == AVAILABLE for r in self.records.values()):
+            return True
+        return self.end_offset < log_end and self.end_offset - self.start_offset < self.max_record_locks
+
+    def in_flight(self) -> int:
+        return sum(1 for r in self.records.values() if r.state in (AVAILABLE, ACQUIRED))
+
+    def state_of(self, offset: int) -> InFlight:
+        if offset < self.start_offset:
+            return InFlight(ACKNOWLEDGED)
+        return self.records.get(offset) or InFlight(AVAILABLE)
+
+    # ---- transitions -----------------------------------------------------------------------
+    def expire(self, now: int) -> list[int]:
+        """Release every record whose acquisition lock passed; returns their offsets."""
+        out = []
+        for off, r in self.records.items():
+            if r.state == ACQUIRED and r.deadline <= now:
+                self._release(r)
+                out.append(off)
+        if out:
+            self._advance()
+        return out
+
+    def acquire(self, member_id: str, batches: Iterable[tuple[int, int, bool]], now: int,
+                max_records: int) -> list[tuple[int, int, int]]:
+        """Acquire for ``member_id`` the records of ``batches`` [(first offset, last offset,
+        is control)] read from the log, up to ``max_records`` (batch-optimized mode may exceed
+        it to the end of a batch of new records, as Kafka does). Returns the acquired ranges
+        [(first, last, delivery count)] in offset order."""
+        self.expire(now)
+        got: list[int] = []
+        deadline = now + self.lock_duration_ms
+        for first, last, control in batches:
+            for off in range(max(first, self.start_offset), last + 1):
+                if len(got) >= max_records:
+                    break
+                if off >= self.end_offset:
+                    if self.end_offset - self.start_offset >= self.max_record_locks:
+                        break
+                    if off > self.end_offset:  # offsets the log no longer holds (compacted)
+                        for gap in range(self.end_offset, off):
+                            self.records[gap] = InFlight(ARCHIVED)
+                    self.end_offset = off + 1
+                    if control:  # transaction markers are never delivered
+                        self.records[off] = InFlight(ARCHIVED)
+                        continue
+                    self.records[off] = InFlight(AVAILABLE)
+                r = self.records.get(off)
+                if r is None or r.state != AVAILABLE:
+                    continue
+                r.state, r.member_id, r.deadline = ACQUIRED, member_id, deadline
+                r.delivery_count += 1
+                got.append(off)
+        self._advance()
+        return _ranges(got, self.records)
+
+    def acknowledge(self, member_id: str, first: int, last: int, types: list[int], now: int) -> None:
+        """Apply one acknowledgement batch: ``types`` holds one type for the whole range or one
+        per offset. All-or-nothing: raises ``InvalidRecordState`` (nothing changed) when any
+        offset is not ACQUIRED by ``member_id`` (never acquired, released, or lock expired),
+        ``InvalidRequest`` when the batch is malformed."""
+        if first < 0 or last < first or not types or (len(types) != 1 and len(types) != last - first + 1):
+            raise InvalidRequest(f"Invalid acknowledgement batch [{first}, {last}] with {len(types)} type(s)")
+        if any(t not in (GAP, ACCEPT, RELEASE, REJECT, RENEW) for t in types):
+            raise InvalidRequest(f"Invalid acknowledge type in {types}")
+        self.expire(now)
+        for off in range(first, last + 1):
+            r = self.records.get(off)
+            if r is None or r.state != ACQUIRED or r.member_id != member_id:
+                raise InvalidRecordState(f"The record state is invalid. The acknowledgement of delivery could "
+                                         f"not be completed for offset {off}.")
+        for i, off in enumerate(range(first, last + 1)):
+            t = types[0] if len(types) == 1 else types[i]
+            r = self.records[off]
+            if t == ACCEPT:
+                r.state, r.member_id = ACKNOWLEDGED, None
+            elif t in (REJECT, GAP):
+                r.state, r.member_id = ARCHIVED, None
+            elif t == RELEASE:
+                self._release(r)
+            else:  # RENEW (KIP-1222): a fresh lock
+                r.deadline = now + self.lock_duration_ms
+        self._advance()
+
+    def release_member(self, member_id: str) -> list[int]:
+        """Release every record ``member_id`` holds (it left, or its share session closed)."""
+        out = []
+        for off, r in self.records.items():
+            if r.state == ACQUIRED and r.member_id == member_id:
+                self._release(r)
+                out.append(off)
+        if out:
+            self._advance()
+        return out
+
+    def reset_start(self, offset: int) -> None:
+        """AlterShareGroupOffsets / a new start: forget every in-flight record."""
+        self.records.clear()
+        self.start_offset = self.end_offset = offset
+
+    def _release(self, r: InFlight) -> None:
+        r.member_id = None
+        r.state = ARCHIVED if r.delivery_count >= self.delivery_count_limit else AVAILABLE
+
+    def _advance(self) -> None:
+        while self.start_offset < self.end_offset:
+            r = self.records.get(self.start_offset)
+            if r is None or r.state not in (ACKNOWLEDGED, ARCHIVED):
+                break
+            del self.records[self.start_offset]
+            self.start_offset += 1
+
+    # ---- persistence (Kafka's PersisterStateBatch) -------------------------------------------
+    def state_batches(self) -> list[tuple[int, int, int, int]]:
+        """[(first, last, delivery state, delivery count)] of the in-flight records, runs
+        merged. An ACQUIRED record is written as AVAILABLE: after a restart its lock is gone
+        and it is delivered again (its count kept)."""
+        out: list[list[int]] = []
+        for off in range(self.start_offset, self.end_offset):
+            r = self.records.get(off)
+            if r is None:
+                continue
+            st = AVAILABLE if r.state == ACQUIRED else r.state
+            if out and out[-1][1] == off - 1 and out[-1][2] == st and out[-1][3] == r.delivery_count:
+                out[-1][1] = off
+            else:
+                out.append([off, off, st, r.delivery_count])
+        return [tuple(b) for b in out]
+
+    def load(self, start_offset: int, batches: Iterable[tuple[int, int, int, int]]) -> None:
+        """Restore from a snapshot (and updates already folded in)."""
+        self.records.clear()
+        self.start_offset = self.end_offset = start_offset
+        for first, last, st, count in batches:
+            for off in range(max(first, start_offset), last + 1):
+                self.records[off] = InFlight(AVAILABLE if st == ACQUIRED else st, count)
+                self.end_offset = max(self.end_offset, off + 1)
+        # an unread hole inside the loaded range stays AVAILABLE (never delivered)
+        for off in range(self.start_offset, self.end_offset):
+            self.records.setdefault(off, InFlight(AVAILABLE))
+        self._advance()
+
+
+def _ranges(offsets: list[int], records: dict) -> list[tuple[int, int, int]]:
+    out: list[list[int]] = []
+    for off in offsets:
+        c = records[off].delivery_count
+        if out and out[-1][1] == off - 1 and out[-1][2] == c:
+            out[-1][1] = off
+        else:
+            out.append([off, off, c])
+    return [tuple(r) for r in out]

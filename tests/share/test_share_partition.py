@@ -1,0 +1,147 @@
+"""The share-partition state machine against a brute-force model of KIP-932's promises."""
+from hypothesis import given, settings, strategies as st
+
+from broker.share.partition import (
+    ACCEPT, ACQUIRED, REJECT, RELEASE, RENEW, InvalidRecordState, SharePartition,
+)
+
+LOCK, LIMIT = 100, 3
+
+
+def test_acquire_ack_release_reject_and_lock_expiry():
+    sp = SharePartition(0, lock_duration_ms=LOCK, delivery_count_limit=LIMIT)
+    assert sp.acquire("a", [(0, 9, False)], now=0, max_records=500) == [(0, 9, 1)]
+    assert sp.acquire("b", [(0, 9, False)], now=1, max_records=500) == []
+    sp.acknowledge("a", 0, 3, [ACCEPT], now=2)
+    sp.acknowledge("a", 4, 5, [RELEASE, REJECT], now=2)
+    assert sp.start_offset == 4
+    assert sp.acquire("b", [(4, 9, False)], now=3, max_records=500) == [(4, 4, 2)]
+    try:
+        sp.acknowledge("b", 6, 6, [ACCEPT], now=3)  # held by a
+        raise AssertionError("acknowledged a record of another member")
+    except InvalidRecordState:
+        pass
+    # a's lock on 6..9 expires: they go to b with count 2; a cannot acknowledge them any more
+    assert sp.acquire("b", [(4, 9, False)], now=LOCK + 1, max_records=500) == [(6, 9, 2)]
+    try:
+        sp.acknowledge("a", 6, 6, [ACCEPT], now=LOCK + 2)
+        raise AssertionError("acknowledged after the lock expired")
+    except InvalidRecordState:
+        pass
+
+
+def test_delivery_count_limit_archives():
+    sp = SharePartition(0, lock_duration_ms=LOCK, delivery_count_limit=2)
+    for n in (1, 2):
+        assert sp.acquire("a", [(0, 0, False)], now=0, max_records=1) == [(0, 0, n)]
+        sp.acknowledge("a", 0, 0, [RELEASE], now=0)
+    assert sp.acquire("a", [(0, 0, False)], now=0, max_records=1) == []
+    assert sp.start_offset == 1
+
+
+def test_max_record_locks_and_markers_and_persisted_state():
+    sp = SharePartition(10, max_record_locks=3)
+    assert sp.acquire("a", [(10, 12, False), (13, 13, True), (14, 20, False)], now=0, max_records=99) == [(10, 12, 1)]
+    sp.acknowledge("a", 10, 10, [ACCEPT], now=0)
+    # the marker at 13 takes the freed lock slot and is archived, never delivered
+    assert sp.acquire("a", [(13, 13, True), (14, 20, False)], now=0, max_records=99) == []
+    sp.acknowledge("a", 11, 11, [RELEASE], now=0)
+    sp.acknowledge("a", 12, 12, [ACCEPT], now=0)
+    # start 11 (available), 12 acknowledged, 13 archived: three in flight, 14 waits
+    assert sp.acquire("a", [(11, 11, False), (14, 20, False)], now=0, max_records=99) == [(11, 11, 2)]
+    sp.acknowledge("a", 11, 11, [ACCEPT], now=0)
+    assert sp.acquire("a", [(14, 20, False)], now=0, max_records=2) == [(14, 15, 1)]
+    sp.acknowledge("a", 15, 15, [RELEASE], now=0)
+    restored = SharePartition(0, max_record_locks=3)
+    restored.load(sp.start_offset, sp.state_batches())
+    # acquired records come back available (their locks died with the broker), counts kept
+    assert restored.start_offset == 14
+    assert restored.acquire("b", [(14, 20, False)], now=0, max_records=99) == [(14, 15, 2), (16, 16, 1)]
+
+
+# ---- property: the model --------------------------------------------------------------------------
+MEMBERS = ["m0", "m1", "m2"]
+ops = st.lists(st.one_of(
+    st.tuples(st.just("fetch"), st.sampled_from(MEMBERS), st.integers(1, 6)),
+    st.tuples(st.just("ack"), st.sampled_from(MEMBERS), st.integers(0, 19), st.integers(0, 3),
+              st.sampled_from([ACCEPT, RELEASE, REJECT, RENEW])),
+    st.tuples(st.just("leave"), st.sampled_from(MEMBERS)),
+    st.tuples(st.just("tick"), st.integers(1, 80)),
+    st.tuples(st.just("produce"), st.integers(1, 5)),
+), max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ops)
+def test_matches_brute_force_model(script):
+    sp = SharePartition(0, lock_duration_ms=LOCK, delivery_count_limit=LIMIT, max_record_locks=8)
+    now, log_end = 0, 0
+    # model: offset -> [holder or None, deadline, count, final]
+    model: dict[int, list] = {}
+
+    def model_expire():
+        for m in model.values():
+            if m[0] is not None and m[1] <= now:
+                m[0] = None
+                if m[2] >= LIMIT:
+                    m[3] = True
+
+    for op in script:
+        if op[0] == "produce":
+            for off in range(log_end, log_end + op[1]):
+                model[off] = [None, 0, 0, False]
+            log_end += op[1]
+        elif op[0] == "tick":
+            now += op[1]
+        elif op[0] == "fetch":
+            model_expire()
+            got = sp.acquire(op[1], [(sp.next_fetch_offset(now), log_end - 1, False)] if log_end else [], now, op[2])
+            offs = [o for a, b, _ in got for o in range(a, b + 1)]
+            assert len(offs) <= op[2] and offs == sorted(set(offs))
+            for a, b, c in got:
+                for o in range(a, b + 1):
+                    m = model[o]
+                    # never handed out while someone holds it, never after it was finished
+                    assert m[0] is None and not m[3], (o, m)
+                    assert m[2] + 1 == c <= LIMIT
+                    m[:3] = [op[1], now + LOCK, c]
+            # nothing available is left behind below what was acquired, within the lock limit
+            if not got:
+                for o, m in model.items():
+                    if m[0] is None and not m[3] and o < sp.end_offset:
+                        raise AssertionError(f"offset {o} available but not acquired")
+        elif op[0] == "ack":
+            _, member, first, n, t = op
+            model_expire()
+            last = first + n
+            ok = all(o in model and model[o][0] == member for o in range(first, last + 1))
+            try:
+                sp.acknowledge(member, first, last, [t], now)
+                assert ok
+            except InvalidRecordState:
+                assert not ok
+                continue
+            for o in range(first, last + 1):
+                m = model[o]
+                if t == ACCEPT or t == REJECT:
+                    m[0], m[3] = None, True
+                elif t == RELEASE:
+                    m[0] = None
+                    m[3] = m[2] >= LIMIT
+                else:
+                    m[1] = now + LOCK
+        elif op[0] == "leave":
+            sp.release_member(op[1])
+            for m in model.values():
+                if m[0] == op[1]:
+                    m[0] = None
+                    m[3] = m[2] >= LIMIT
+        # states agree
+        for o, m in model.items():
+            s = sp.state_of(o)
+            if m[0] is not None and m[1] > now:
+                assert s.state == ACQUIRED and s.member_id == m[0]
+            if o < sp.start_offset:
+                assert m[3]
+            assert s.delivery_count == m[2] or o < sp.start_offset
+        assert sp.end_offset - sp.start_offset <= 8
