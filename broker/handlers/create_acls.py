@@ -1,0 +1,24 @@
+"""CreateAcls (30) v0-3: one result per binding, in request order; all created with one durable
+write. Needs ALTER on the cluster; without an authorizer every result is SECURITY_DISABLED.
+An invalid binding answers INVALID_REQUEST with Kafka's message; an existing one succeeds."""
+from broker.registry import handles
+from broker.security.acl import binding
+from protocol.errors import ErrorCode as E
+from protocol.messages.create_acls import CreateAclsResponse as R
+
+
+@handles(30)
+async def handle(ctx, req):
+    authz = ctx.authz
+    n = len(req.creations)
+    if authz.authorizer is None:
+        return R(results=[R.AclCreationResult(error_code=E.SECURITY_DISABLED,
+                                              error_message="No Authorizer is configured.")] * n)
+    if not authz.allowed("cluster"):
+        return R(results=[R.AclCreationResult(error_code=E.CLUSTER_AUTHORIZATION_FAILED,
+                                              error_message="Cluster authorization failed.")] * n)
+    bindings = [binding(c.resource_type, c.resource_name, c.resource_pattern_type, c.principal, c.host,
+                        c.operation, c.permission_type) for c in req.creations]
+    results = authz.authorizer.create_acls(bindings)
+    return R(results=[R.AclCreationResult(error_code=0) if e is None else
+                      R.AclCreationResult(error_code=E.INVALID_REQUEST, error_message=str(e)) for e in results])
