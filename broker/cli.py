@@ -59,10 +59,15 @@ def _serve(args) -> int:
         uvloop = None
     if uvloop is not None:
         uvloop.install()
+    from broker.security.sasl import SecurityConfigError
     try:
         asyncio.run(run_broker(cfg, ready_file=args.ready_file))
     except KeyboardInterrupt:
         pass
+    except SecurityConfigError as exc:  # a keystore, JAAS or mechanism setting, found at start
+        logging.getLogger("hourglass").error("configuration error: %s", exc)
+        print(f"hourglass: configuration error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -96,7 +101,8 @@ def _config_check(args) -> int:
     whole = None
     if not problems:
         try:
-            c.BrokerConfig(raw, sources=sources, strict=True)
+            cfg = c.BrokerConfig(raw, sources=sources, strict=True)
+            _check_security(cfg)
         except c.ConfigError as exc:
             whole, problems = str(exc), 1
     counts = {}
@@ -106,6 +112,21 @@ def _config_check(args) -> int:
     if whole:
         print(f"configuration error: {whole}")
     return 2 if problems else 0
+
+
+def _check_security(cfg) -> None:
+    """What the broker checks at start beyond the keys: keystores and truststores open, JAAS
+    configs parse, mechanisms are served, the authorizer is known (no data dir is touched)."""
+    from broker.config import ConfigError
+    from broker.security.listener import ListenerSecurity
+    from broker.security.sasl import SecurityConfigError
+    from broker.security.state import BrokerSecurity
+    try:
+        sec = BrokerSecurity.from_config(cfg.raw.get, None)
+        for lst in cfg.listeners:
+            ListenerSecurity.build(lst.name, lst.security_protocol, lst.overrides, cfg.raw, sec.scram)
+    except SecurityConfigError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _client_command(args) -> int:

@@ -27,8 +27,14 @@ PURGATORY = "no request purgatories to purge: waiting requests are woken directl
 OFFSETS_LOG = "the internal offsets log is sized and written by Hourglass itself"
 PLUGINS = "Java plugin classes cannot be loaded"
 TIERED = "no tiered storage"
-SECURITY = "no TLS/SASL listener is served yet, so there is nothing to secure with it"
-PER_LISTENER = "per-listener values are not applied yet (no TLS/SASL listener is served)"
+SECURITY = "no other broker or controller to talk to: inter-broker and controller security has no connection to apply to"
+KERBEROS = "GSSAPI (Kerberos) is not served: enable PLAIN, SCRAM-SHA-256/512 or OAUTHBEARER instead"
+JAVA_SECURITY = "a Java security plugin or JCA setting: Hourglass uses OpenSSL through Python's ssl module"
+BROKER_JAAS = ("a broker-wide sasl.jaas.config is ignored by Kafka brokers too: set "
+               "listener.name.<listener>.<mechanism>.sasl.jaas.config")
+DYNAMIC = "dynamic keystore reconfiguration is not served: a new keystore takes a restart"
+DELEGATION = "delegation tokens are not served"
+PER_LISTENER = "a per-listener value of a key with no effect here"
 
 _T = THREADS
 _R = REPLICATION
@@ -138,61 +144,41 @@ NO_EFFECT: dict[str, tuple[str, str]] = {
     "remote.log.storage.system.enable": ("boolean", TIERED),
     "remote.log.storage.manager.class.name": ("class", TIERED),
     "remote.log.metadata.manager.class.name": ("class", TIERED),
-    # security: the TLS/SASL issue turns these into served keys
+    # security Hourglass does not apply (the served keys are in broker.config.BROKER_KEYS)
     "security.inter.broker.protocol": ("string", _S),
     "sasl.mechanism.inter.broker.protocol": ("string", _S),
     "sasl.mechanism.controller.protocol": ("string", _S),
-    "sasl.enabled.mechanisms": ("list", _S),
-    "sasl.jaas.config": ("password", _S),
-    "sasl.kerberos.service.name": ("string", _S),
-    "sasl.kerberos.kinit.cmd": ("string", _S),
-    "sasl.kerberos.principal.to.local.rules": ("list", _S),
-    "sasl.server.callback.handler.class": ("class", _S),
+    "sasl.jaas.config": ("password", BROKER_JAAS),
+    "sasl.kerberos.service.name": ("string", KERBEROS),
+    "sasl.kerberos.kinit.cmd": ("string", KERBEROS),
+    "sasl.kerberos.principal.to.local.rules": ("list", KERBEROS),
+    "sasl.kerberos.min.time.before.relogin": ("long", KERBEROS),
+    "sasl.kerberos.ticket.renew.jitter": ("double", KERBEROS),
+    "sasl.kerberos.ticket.renew.window.factor": ("double", KERBEROS),
     "sasl.login.class": ("class", _S),
     "sasl.login.callback.handler.class": ("class", _S),
-    "sasl.oauthbearer.jwks.endpoint.url": ("string", _S),
-    "sasl.oauthbearer.expected.audience": ("list", _S),
-    "sasl.oauthbearer.expected.issuer": ("string", _S),
-    "ssl.protocol": ("string", _S),
-    "ssl.provider": ("string", _S),
-    "ssl.cipher.suites": ("list", _S),
-    "ssl.enabled.protocols": ("list", _S),
-    "ssl.keystore.type": ("string", _S),
-    "ssl.keystore.location": ("string", _S),
-    "ssl.keystore.password": ("password", _S),
-    "ssl.key.password": ("password", _S),
-    "ssl.keystore.key": ("password", _S),
-    "ssl.keystore.certificate.chain": ("password", _S),
-    "ssl.truststore.type": ("string", _S),
-    "ssl.truststore.location": ("string", _S),
-    "ssl.truststore.password": ("password", _S),
-    "ssl.truststore.certificates": ("password", _S),
-    "ssl.keymanager.algorithm": ("string", _S),
-    "ssl.trustmanager.algorithm": ("string", _S),
+    "ssl.protocol": ("string", "TLS versions come from ssl.enabled.protocols"),
+    "ssl.provider": ("string", JAVA_SECURITY),
+    "ssl.keymanager.algorithm": ("string", JAVA_SECURITY),
+    "ssl.trustmanager.algorithm": ("string", JAVA_SECURITY),
     "ssl.endpoint.identification.algorithm": ("string", _S),
-    "ssl.secure.random.implementation": ("string", _S),
-    "ssl.engine.factory.class": ("class", _S),
-    "ssl.client.auth": ("string", _S),
-    "ssl.principal.mapping.rules": ("string", _S),
-    "ssl.allow.dn.changes": ("boolean", _S),
-    "ssl.allow.san.changes": ("boolean", _S),
-    "principal.builder.class": ("class", _S),
-    "security.providers": ("string", _S),
-    "connections.max.reauth.ms": ("long", _S),
-    "connection.failed.authentication.delay.ms": ("int", _S),
-    "super.users": ("string", _S + " (no authorizer runs: authorizer.class.name is refused)"),
-    "allow.everyone.if.no.acl.found": ("boolean", _S + " (no authorizer runs: authorizer.class.name is refused)"),
-    "delegation.token.secret.key": ("password", _S),
-    "delegation.token.master.key": ("password", _S),
-    "delegation.token.max.lifetime.ms": ("long", _S),
-    "delegation.token.expiry.time.ms": ("long", _S),
-    "delegation.token.expiry.check.interval.ms": ("long", _S),
+    "ssl.secure.random.implementation": ("string", JAVA_SECURITY),
+    "ssl.engine.factory.class": ("class", JAVA_SECURITY),
+    "ssl.allow.dn.changes": ("boolean", DYNAMIC),
+    "ssl.allow.san.changes": ("boolean", DYNAMIC),
+    "principal.builder.class": ("class", PLUGINS),
+    "security.providers": ("string", JAVA_SECURITY),
+    "delegation.token.secret.key": ("password", DELEGATION),
+    "delegation.token.master.key": ("password", DELEGATION),
+    "delegation.token.max.lifetime.ms": ("long", DELEGATION),
+    "delegation.token.expiry.time.ms": ("long", DELEGATION),
+    "delegation.token.expiry.check.interval.ms": ("long", DELEGATION),
 }
 
 # Per-mechanism SASL keys under a listener prefix: listener.name.<l>.<mechanism>.sasl.jaas.config
 SASL_PER_MECHANISM = ("sasl.jaas.config", "sasl.server.callback.handler.class",
-                      "sasl.login.class", "sasl.login.callback.handler.class")
+                      "sasl.login.class", "sasl.login.callback.handler.class", "connections.max.reauth.ms")
 
 # Keys whose value never appears in output (Kafka's PASSWORD type).
 SENSITIVE_SUFFIXES = ("password", "sasl.jaas.config", "ssl.keystore.key", ".secret", "secret.key",
-                      "master.key")
+                      "master.key", "ssl.keystore.certificate.chain", "ssl.truststore.certificates")

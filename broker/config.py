@@ -88,9 +88,9 @@ _nonneg = (lambda x: x >= 0, "Value must be at least 0")
 
 # The broker keys we honour (server-level). Topic defaults live in storage.log_config.
 BROKER_KEYS: dict[str, BrokerKey] = {k.name: k for k in [
-    _k("listeners", _list, "PLAINTEXT://:9092", "Listener URIs NAME://host:port. Broker listeners are bound (PLAINTEXT is served; SSL/SASL_* refuse to start, not served yet); controller listeners (controller.listener.names) are understood and not bound. Port 0 binds a free port."),
+    _k("listeners", _list, "PLAINTEXT://:9092", "Listener URIs NAME://host:port, any number (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL by listener.security.protocol.map). Broker listeners are bound; controller listeners (controller.listener.names) are understood and not bound. Port 0 binds a free port."),
     _k("advertised.listeners", _list, None, "Listener URIs given to clients in Metadata, per listener a client came in on (default: listeners, with the bound host/port); controller listeners are left out."),
-    _k("listener.security.protocol.map", _str, "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", "Listener name -> security protocol, as in Kafka (unset: controller listener names map to PLAINTEXT). Only PLAINTEXT listeners are served yet."),
+    _k("listener.security.protocol.map", _str, "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", "Listener name -> security protocol, as in Kafka (unset: controller listener names map to PLAINTEXT)."),
     _k("inter.broker.listener.name", _str, None, "Accepted for compatibility (single node)."),
     _k("controller.listener.names", _list, None, "Names of the controller listeners: understood and not bound (Hourglass is its own controller; Kafka clients never connect there, and a connection to that port is refused)."),
     _k("process.roles", _list, "broker,controller", "broker,controller or broker: this node is the broker and its own controller either way; controller alone refuses to start (it would serve no client)."),
@@ -174,6 +174,36 @@ BROKER_KEYS: dict[str, BrokerKey] = {k.name: k for k in [
     _k("log.cleaner.io.max.bytes.per.second", _float, "1.7976931348623157E308", "Cleaner I/O throttle."),
     _k("metrics.port", _int, "-1", "Prometheus metrics HTTP port (-1: off; 0: a free port)."),
     _k("metrics.host", _str, "127.0.0.1", "Prometheus metrics HTTP host."),
+    # security (broker.security): per listener, listener.name.<name>.<key> overrides any of these
+    _k("ssl.keystore.type", _str, "JKS", "PEM or PKCS12 (JKS: a PKCS12 file is read as the JVM reads it; a real JKS file is refused with the keytool line that converts it)."),
+    _k("ssl.keystore.location", _str, None, "The broker's key and certificate chain (PKCS12, or PEM with the key then the chain)."),
+    _k("ssl.keystore.password", _str, None, "Password of a PKCS12 keystore."),
+    _k("ssl.key.password", _str, None, "Password of the private key (an encrypted PEM key)."),
+    _k("ssl.keystore.key", _str, None, "The private key as inline PEM (with ssl.keystore.type=PEM)."),
+    _k("ssl.keystore.certificate.chain", _str, None, "The certificate chain as inline PEM (with ssl.keystore.type=PEM)."),
+    _k("ssl.truststore.type", _str, "JKS", "PEM or PKCS12 (JKS as for the keystore)."),
+    _k("ssl.truststore.location", _str, None, "CA certificates a client certificate must chain to (default: the system CAs)."),
+    _k("ssl.truststore.password", _str, None, "Password of a PKCS12 truststore."),
+    _k("ssl.truststore.certificates", _str, None, "Trusted CA certificates as inline PEM."),
+    _k("ssl.client.auth", _str, "none", "none, requested or required: ask TLS clients for a certificate (on SASL_SSL listeners only the listener.name.<l>.ssl.client.auth value applies, as in Kafka)."),
+    _k("ssl.enabled.protocols", _list, "TLSv1.2,TLSv1.3", "TLS versions served."),
+    _k("ssl.cipher.suites", _list, None, "TLS 1.2 cipher suites (Java/IANA or OpenSSL names; default: OpenSSL's)."),
+    _k("ssl.principal.mapping.rules", _str, "DEFAULT", "Client certificate DN -> principal name: DEFAULT and RULE:pattern/replacement/[L|U], as in Kafka."),
+    _k("sasl.enabled.mechanisms", _list, "GSSAPI", "SASL mechanisms of SASL listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER (Kafka's default, GSSAPI, is refused by name)."),
+    _k("sasl.server.callback.handler.class", _str, None, "Per listener and mechanism: org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler validates OAUTHBEARER tokens as signed JWTs (default: Kafka's unsecured JWS validation)."),
+    _k("sasl.oauthbearer.jwks.endpoint.url", _str, None, "JWKS with the keys that sign OAUTHBEARER tokens (a file: URL or path; re-read when it changes)."),
+    _k("sasl.oauthbearer.expected.audience", _list, None, "An OAUTHBEARER JWT's aud must contain one of these."),
+    _k("sasl.oauthbearer.expected.issuer", _str, None, "An OAUTHBEARER JWT's iss must be this."),
+    _k("sasl.oauthbearer.sub.claim.name", _str, "sub", "The JWT claim naming the principal."),
+    _k("sasl.oauthbearer.scope.claim.name", _str, "scope", "The JWT claim holding the scope."),
+    _k("sasl.oauthbearer.clock.skew.seconds", _int, "30", "Clock skew allowed on JWT times.", *_nonneg),
+    _k("sasl.server.max.receive.size", _int, "524288", "Largest frame accepted before a SASL client is authenticated.", *_pos),
+    _k("connections.max.reauth.ms", _long, "0", "Longest SASL session before the client must re-authenticate (KIP-368; 0: none); the connection closes on a request after it.", *_nonneg),
+    _k("connection.failed.authentication.delay.ms", _int, "100", "Delay before a failed authentication is answered and the connection closed.", *_nonneg),
+    _k("hourglass.authentication.timeout.ms", _int, "10000", "Hourglass: a TLS handshake, and a SASL exchange until authenticated, must finish within this time.", *_pos),
+    _k("authorizer.class.name", _str, "", "org.apache.kafka.metadata.authorizer.StandardAuthorizer (or kafka.security.authorizer.AclAuthorizer) turns ACL authorization on; empty: off."),
+    _k("super.users", _str, None, "Principals allowed everything, separated by ';' (User:admin;User:CN=ops,O=acme)."),
+    _k("allow.everyone.if.no.acl.found", _bool, "false", "With ACLs on: allow a resource that has no ACL at all."),
     _k("hourglass.clean.shutdown.skip.recovery", _bool, "true", "Skip the log scan after a clean shutdown (Kafka's behaviour)."),
 ]}
 
@@ -261,10 +291,7 @@ HONOURED, TOPIC_DEFAULT, NO_EFFECT_HERE, PER_LISTENER, UNKNOWN = (
     "honoured", "topic default", "no effect here", "per listener", "unknown")
 
 # Keys Kafka knows that Hourglass refuses when set, rather than silently run without them.
-REFUSED_WHEN_SET = {
-    "authorizer.class.name": "ACL authorization is not served yet, and running without the "
-                             "authorizer would let every client do everything",
-}
+REFUSED_WHEN_SET: dict[str, str] = {}
 
 
 def _no_effect() -> dict[str, tuple[str, str]]:
@@ -363,7 +390,12 @@ def describe_effect(key: str) -> str:
         from broker.compat_keys import PER_LISTENER as reason
         from broker.listeners import per_listener_key
         name, rest = per_listener_key(key)
-        return f"`{rest}` for listener {name}: {reason}"
+        if rest in _no_effect():
+            return f"`{rest}` for listener {name}: {reason}"
+        if rest in BROKER_KEYS:
+            return f"`{rest}` for listener {name}: {BROKER_KEYS[rest].doc}"
+        mech, _, what = rest.partition(".")
+        return f"`{what}` of SASL mechanism {mech.upper()} on listener {name}"
     hint = suggest(key)
     return "ignored" + (f" (did you mean `{hint}`?)" if hint else "")
 
@@ -402,7 +434,8 @@ class BrokerConfig:
             elif status == PER_LISTENER:
                 name, rest = per_listener_key(key)
                 per_listener.setdefault(name, {})[rest] = value
-                self.no_effect.append(key)
+                if rest in _no_effect():
+                    self.no_effect.append(key)
         if strict and self.unknown:
             raise ConfigError("unknown configuration key(s), refused by --strict-config: " + "; ".join(
                 f"'{k}'" + (f" (did you mean `{s}`?)" if s else "") for k, s in self.unknown))

@@ -16,12 +16,16 @@ import struct
 import time
 from typing import TYPE_CHECKING, Any
 
+from broker.security.api_acls import RequestAuthz
+from broker.security.authenticator import SASL_AUTHENTICATE, SASL_HANDSHAKE, SaslAuthenticator, State
+from broker.security.principal import ANONYMOUS
 from protocol.api_keys import APIS
 from protocol.errors import DecodeError, EncodeError, ErrorCode
 from protocol.header import decode_request_header, encode_response_header, peek_api, response_header_version
 from protocol.messages.api_versions import ApiVersionsResponse
 
 if TYPE_CHECKING:
+    from broker.security.listener import ListenerSecurity
     from broker.server import Broker
 
 log = logging.getLogger(__name__)
@@ -31,8 +35,10 @@ API_VERSIONS = 18
 
 
 class RequestContext:
-    """What a handler knows about the request beyond its body."""
-    __slots__ = ("broker", "conn", "api_key", "api_version", "correlation_id", "client_id", "header")
+    """What a handler knows about the request beyond its body. ``authz`` is the request's view
+    of the authorizer (``broker.security.api_acls.RequestAuthz``): who asks, from where, and
+    what this API checks."""
+    __slots__ = ("broker", "conn", "api_key", "api_version", "correlation_id", "client_id", "header", "authz")
 
     @property
     def listener(self) -> str | None:
@@ -47,6 +53,11 @@ class RequestContext:
         self.correlation_id = correlation_id
         self.client_id = client_id
         self.header = header
+        self.authz = None
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
 
 
 class CloseConnection(Exception):
@@ -65,13 +76,25 @@ REJECT_LOG_INTERVAL_S = 60.0
 
 class Connection:
     def __init__(self, broker: "Broker", reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                 listener: str | None = None):
+                 listener: str | None = None, security: "ListenerSecurity | None" = None):
         self.broker = broker
         self.listener = listener  # the listener name it came in on (Metadata advertises that one)
         self.reader = reader
         self.writer = writer
         peer = writer.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        self.host = peer[0] if isinstance(peer, tuple) else str(peer)  # what ACL hosts match
+        # Who this is (Kafka's principal builder): ANONYMOUS on PLAINTEXT and on SSL without a
+        # client certificate, the mapped certificate DN on SSL, the SASL identity once
+        # authenticated (None until then).
+        self.principal: str | None = ANONYMOUS
+        self.auth: SaslAuthenticator | None = None
+        self.auth_deadline: float | None = None  # monotonic time by which SASL must be done
+        if security is not None and security.sasl is not None:
+            self.principal = None
+            self.auth = SaslAuthenticator(security.sasl, max_reauth_ms=security.reauth_ms,
+                                          max_receive_size=broker.cfg["sasl.server.max.receive.size"])
+            self.auth_deadline = time.monotonic() + broker.cfg["hourglass.authentication.timeout.ms"] / 1000
         self.client_id: str | None = None
         self.last_active = time.monotonic()
         self.frame_started: float | None = None  # set while a frame is partially read
@@ -119,7 +142,13 @@ class Connection:
                 except (asyncio.IncompleteReadError, ConnectionError):
                     return
                 (size,) = _SIZE.unpack(head)
-                if size < 8 or size > self.max_request:
+                if self.auth is not None and self.principal is None and not 0 <= size <= self.auth.max_receive_size:
+                    self.close(f"Failing SASL authentication due to invalid receive size ({size} bytes, "
+                               f"sasl.server.max.receive.size={self.auth.max_receive_size})", "authentication")
+                    return
+                if self.auth is not None and self.auth.raw_tokens:
+                    pass  # a SaslHandshake v0 token: any size up to the SASL limit
+                elif size < 8 or size > self.max_request:
                     self.close(f"request frame of {size} bytes is outside [8, socket.request.max.bytes="
                                f"{self.max_request}]", "oversized_request")
                     return
@@ -150,8 +179,15 @@ class Connection:
             self.close()
 
     async def handle_frame(self, frame: bytes) -> list | None:
+        auth = self.auth
+        if auth is not None and auth.raw_tokens:
+            return await self._sasl_step(auth.raw_token(frame, _now_ms()), None, 0, 0)
         buf = memoryview(frame)
         api_key, api_version, correlation_id = peek_api(buf)
+        if auth is not None:
+            step = auth.admit(api_key, _now_ms())
+            if step.close:
+                raise CloseConnection(step.reason, "authentication")
         spec = APIS.get(api_key)
         handler = self.broker.handlers.get(api_key)
         if spec is None or handler is None:
@@ -172,7 +208,14 @@ class Connection:
         if end != len(buf):
             # Kafka tolerates trailing bytes in some old clients; log once at debug level.
             log.debug("%d trailing bytes after %s v%d from %s", len(buf) - end, spec.name, api_version, self.peer)
+        if auth is not None and api_key in (SASL_HANDSHAKE, SASL_AUTHENTICATE):
+            if api_key == SASL_HANDSHAKE:
+                step = auth.handshake(api_version, request.mechanism, _now_ms())
+            else:
+                step = auth.authenticate(api_version, request.auth_bytes, _now_ms())
+            return await self._sasl_step(step, spec, api_version, correlation_id)
         ctx = RequestContext(self.broker, self, api_key, api_version, correlation_id, header.client_id, header)
+        ctx.authz = RequestAuthz(self.broker.security.authorizer, self.principal, self.host, api_key, api_version)
         self.broker.metrics.request_started(api_key, api_version)
         t0 = time.perf_counter()
         try:
@@ -186,9 +229,38 @@ class Connection:
                                   "internal_error") from None
         finally:
             self.broker.metrics.request_done(api_key, api_version, time.perf_counter() - t0)
+        if auth is not None and api_key == API_VERSIONS:
+            auth.api_versions_answered()
         if response is None:
             return None
         return self.encode_response(spec, api_version, correlation_id, response)
+
+    async def _sasl_step(self, step, spec, api_version: int, correlation_id: int) -> list | None:
+        """Answer one step of the SASL exchange: after the failure delay when it failed, then
+        close when it says so; on success the connection takes the authenticated principal."""
+        auth = self.auth
+        if auth.state == State.COMPLETE:
+            self.principal = auth.principal
+            self.auth_deadline = None
+        elif self.auth_deadline is None:  # re-authenticating: the exchange is timed again
+            self.auth_deadline = time.monotonic() + self.broker.cfg["hourglass.authentication.timeout.ms"] / 1000
+        if step.response is None:
+            parts = None
+        elif spec is None:  # SaslHandshake v0: a raw, size-prefixed token
+            parts = [_SIZE.pack(len(step.response)), bytes(step.response)]
+        else:
+            parts = self.encode_response(spec, api_version, correlation_id, step.response)
+        if step.delayed:
+            await asyncio.sleep(self.broker.cfg["connection.failed.authentication.delay.ms"] / 1000)
+        if step.close:
+            if parts is not None and not self.closed:
+                self.writer.writelines(parts)
+                try:
+                    await self.writer.drain()
+                except ConnectionError:
+                    pass
+            raise CloseConnection(step.reason or "SASL authentication failed", "authentication")
+        return parts
 
     def encode_response(self, spec, api_version: int, correlation_id: int, response: Any) -> list:
         hv = response_header_version(spec.key, spec.flexible(api_version))

@@ -18,9 +18,9 @@ Kafka's rules (``KafkaConfig`` / ``SocketServerConfigs``, 3.9 and 4.x), kept her
 
 Hourglass is one node that is its own controller: controller listeners are understood and
 never bound (Kafka clients never connect to them; a connection there is refused by the OS).
-Broker listeners are bound; only PLAINTEXT is served for now, and a listener of another
-security protocol refuses to start with a message saying so (TLS and SASL are the security
-issue's work: ``Listener.security_protocol`` and ``Listener.overrides`` carry what it needs).
+Broker listeners are bound, each with its security protocol (``Listener.security_protocol``)
+and its ``listener.name.<name>.*`` settings (``Listener.overrides``), which ``broker.security``
+turns into a TLS context and SASL mechanisms.
 
 A bound listener missing from ``advertised.listeners`` is advertised at its own address (Kafka
 would leave clients on it without a broker in Metadata); the server logs a warning for it.
@@ -33,7 +33,6 @@ from dataclasses import field
 from protocol.deferred import dataclass
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-SERVED_PROTOCOLS = frozenset({"PLAINTEXT"})
 DEFAULT_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
 
 # Kafka's endpoint syntax: NAME://host:port, host may be empty or a bracketed IPv6 address.
@@ -52,7 +51,7 @@ class Listener:
     host: str                       # "" = every interface
     port: int                       # 0 = a free port (tests)
     security_protocol: str = "PLAINTEXT"
-    # listener.name.<name>.<key> settings, keyed by <key> (TLS/SASL settings live here later)
+    # listener.name.<name>.<key> settings, keyed by <key> (TLS and SASL settings)
     overrides: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -146,7 +145,7 @@ def per_listener_key(key: str) -> tuple[str, str] | None:
 def resolve(listeners: list[str], advertised: list[str] | None, protocol_map: str | None,
             controller_names: list[str], per_listener: dict[str, dict[str, str]] | None = None) -> ListenerSetup:
     """Resolve the listener keys into a :class:`ListenerSetup`; raises :class:`ListenerError`
-    with Kafka's wording for what Kafka refuses, and for listeners Hourglass does not serve."""
+    with Kafka's wording for what Kafka refuses."""
     controller_names = [n.upper() for n in controller_names]
     protocols = effective_protocol_map(protocol_map, controller_names, listeners)
     parsed = parse_listener_list(listeners, "listeners", protocols)
@@ -165,11 +164,6 @@ def resolve(listeners: list[str], advertised: list[str] | None, protocol_map: st
             "listeners: There must be at least one broker advertised listener. Perhaps all listeners "
             "appear in controller.listener.names? (Hourglass serves clients on broker listeners; "
             "it is its own controller and binds no controller listener)")
-    for l in broker:
-        if l.security_protocol not in SERVED_PROTOCOLS:
-            raise ListenerError(
-                f"listeners: listener {l.uri} uses security protocol {l.security_protocol}, which "
-                f"Hourglass does not serve yet (only PLAINTEXT listeners are served)")
     if advertised is None:
         adv = {l.name: l for l in broker}
     else:

@@ -71,6 +71,8 @@ class Broker:
         self.meta: ClusterMeta | None = None
         self.topics: TopicManager | None = None
         self.groups = None
+        self.security = None  # broker.security.state.BrokerSecurity (authorizer, SCRAM credentials)
+        self.listener_security: dict = {}  # listener name -> broker.security.listener.ListenerSecurity
         self.txn = None  # broker.transactions.coordinator.TransactionCoordinator
         self.share_groups = None  # broker.share.coordinator.ShareCoordinator
         self.producer_ids: ProducerIds | None = None
@@ -116,6 +118,12 @@ class Broker:
         self.producer_ids = ProducerIds(self.meta)
         from broker.groups.group_configs import GroupConfigs
         self.group_configs = GroupConfigs(cfg, cfg.log_dirs[0])
+        from broker.security.listener import ListenerSecurity
+        from broker.security.state import BrokerSecurity, security_dir
+        self.security = BrokerSecurity.from_config(cfg.raw.get, security_dir(cfg.log_dirs))
+        for lst in cfg.listeners:  # a bad keystore or SASL setting refuses to start here
+            self.listener_security[lst.name] = ListenerSecurity.build(
+                lst.name, lst.security_protocol, lst.overrides, cfg.raw, self.security.scram)
         log.info("opened %d partition log(s) in %.0f ms", len(self.logs.all_logs()),
                  (time.monotonic() - t0) * 1000)
 
@@ -142,17 +150,22 @@ class Broker:
         await self.txn.start()
         for level, note in self.cfg.startup_notes():
             log.log(logging.getLevelName(level), "%s", note)
+        auth_timeout = self.cfg["hourglass.authentication.timeout.ms"] / 1000
         for lst in self.cfg.listeners:
             host = lst.host or None
+            sec = self.listener_security[lst.name]
+            tls = {} if sec.ssl_context is None else {"ssl": sec.ssl_context, "ssl_handshake_timeout": auth_timeout}
             server = await asyncio.start_server(partial(self._accept, lst.name), host=host, port=lst.port,
-                                                reuse_address=True, limit=1 << 20, backlog=1024)
+                                                reuse_address=True, limit=1 << 20, backlog=1024, **tls)
             self.servers.append(server)
             for sock in server.sockets:
                 addr = sock.getsockname()
                 self.bound.append((addr[0], addr[1]))
                 self.bound_by_listener.setdefault(lst.name, (addr[0], addr[1]))
-                log.info("listening on %s:%d, listener %s (cluster id %s, node id %d)",
-                         addr[0], addr[1], lst.name, self.cluster_id, self.node_id)
+                log.info("listening on %s:%d, listener %s (%s%s) (cluster id %s, node id %d)",
+                         addr[0], addr[1], lst.name, lst.security_protocol,
+                         "" if sec.sasl is None else " " + ",".join(sec.sasl.mechanisms),
+                         self.cluster_id, self.node_id)
         if self.cfg["metrics.port"] >= 0:
             from broker.metrics import MetricsServer
             self.metrics_server = MetricsServer(self, self.cfg["metrics.host"], self.cfg["metrics.port"])
@@ -191,7 +204,15 @@ class Broker:
                 pass
         # Bound what the transport buffers for a client that does not read (back-pressure).
         writer.transport.set_write_buffer_limits(high=4 << 20)
-        conn = Connection(self, reader, writer, listener)
+        sec = self.listener_security.get(listener)
+        conn = Connection(self, reader, writer, listener, sec)
+        if sec is not None and sec.ssl_context is not None and sec.sasl is None:
+            from broker.security.listener import NoMatchingRule
+            try:
+                conn.principal = sec.tls_principal(writer.get_extra_info("ssl_object"))
+            except NoMatchingRule as exc:
+                conn.close(f"SSL principal mapping failed: {exc}", "authentication")
+                return
         self.connections.add(conn)
         self.metrics.connections_open = len(self.connections)
         self.metrics.connections_total += 1
@@ -234,12 +255,15 @@ class Broker:
     async def _idle_reaper(self) -> None:
         idle_ms = self.cfg["connections.max.idle.ms"]
         read_ms = self.cfg["request.read.timeout.ms"]
-        period = max(0.05, min(idle_ms, read_ms) / 4000.0)
+        period = max(0.05, min(idle_ms, read_ms, self.cfg["hourglass.authentication.timeout.ms"]) / 4000.0)
         while True:
             await asyncio.sleep(period)
             now = time.monotonic()
             for c in list(self.connections):
-                if c.frame_started is not None and (now - c.frame_started) * 1000 > read_ms:
+                if c.auth_deadline is not None and now > c.auth_deadline and not c.busy:
+                    c.close("SASL authentication not completed within hourglass.authentication.timeout.ms="
+                            f"{self.cfg['hourglass.authentication.timeout.ms']}", "authentication")
+                elif c.frame_started is not None and (now - c.frame_started) * 1000 > read_ms:
                     c.close(f"request frame not received whole within request.read.timeout.ms={read_ms}", "slow_request")
                 elif c.frame_started is None and (now - c.last_active) * 1000 > idle_ms and not c.busy:
                     c.close(None)
@@ -294,9 +318,13 @@ async def run_broker(cfg: BrokerConfig, *, ready_file: str | None = None,
         await broker.start()
         host, port = broker.bound[0]
         if ready_file:
+            # first line: the first listener's host:port (what single-listener tools read);
+            # then every bound listener as NAME://host:port
             tmp = ready_file + ".tmp"
             with open(tmp, "w") as f:
                 f.write(f"{host}:{port}\n")
+                for name, (h, p) in broker.bound_by_listener.items():
+                    f.write(f"{name}://{h}:{p}\n")
             os.replace(tmp, ready_file)
         if on_ready is not None:
             on_ready(broker)

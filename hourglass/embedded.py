@@ -104,7 +104,7 @@ class EmbeddedBroker:
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if ready_file.exists() and ready_file.read_text().strip():
-                self.bootstrap_servers = ready_file.read_text().strip()
+                self.bootstrap_servers = ready_file.read_text().split()[0]
                 return
             if self._proc.poll() is not None:
                 break

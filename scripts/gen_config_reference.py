@@ -47,6 +47,10 @@ def render() -> str:
            "`hourglass config check FILE` make it an error (exit code 2). An invalid value of a known "
            "key always refuses to start, with Kafka's wording (`Invalid value X for configuration Y: ...`).", "",
            "## Broker keys (`server.properties`, `--override`)", "",
+           "Any of these can be set for one listener as `listener.name.<name>.<key>` (Kafka's "
+           "per-listener override; TLS and SASL keys are the ones that matter there), and SASL "
+           "settings of one mechanism as `listener.name.<name>.<mechanism>.<key>` (`sasl.jaas.config`, "
+           "`sasl.server.callback.handler.class`, `connections.max.reauth.ms`).", "",
            "| key | default | what it does |", "|---|---|---|"]
     for k in sorted(BROKER_KEYS.values(), key=lambda k: k.name):
         if k.name in NO_EFFECT_BROKER:
@@ -58,9 +62,7 @@ def render() -> str:
     out += ["", "## Accepted, no effect here", "",
             "Kafka keys that mean nothing on one node that is its own controller and only replica. "
             "They are accepted, their values checked against Kafka's type, and listed in one INFO line "
-            "at start. Per-listener settings (`listener.name.<name>.<key>` for any key on this page, "
-            "and `listener.name.<name>.<mechanism>.sasl.jaas.config`) are accepted the same way: "
-            "per-listener values are not applied yet.", "",
+            "at start; so are their per-listener forms (`listener.name.<name>.<key>`).", "",
             "| key | type | why it has no effect here |", "|---|---|---|"]
     for name, (typ, reason) in sorted(NO_EFFECT_BROKER.items()):
         out.append(f"| `{name}` | {typ} | {_cell(reason)} |")

@@ -70,7 +70,7 @@ def illegal_sasl_state(api_key: int) -> Any:
 
 
 class SaslAuthenticator:
-    def __init__(self, factory: SaslServerFactory, *, max_reauth_ms: int = 0,
+    def __init__(self, factory: SaslServerFactory, *, max_reauth_ms: int | dict[str, int] = 0,
                  max_receive_size: int = DEFAULT_MAX_RECEIVE_SIZE):
         self.factory = factory
         self.max_reauth_ms = max_reauth_ms
@@ -79,6 +79,7 @@ class SaslAuthenticator:
         self.principal: str | None = None
         self.mechanism: str | None = None
         self.raw_tokens = False           # SaslHandshake v0: tokens come without Kafka headers
+        self._bad_mechanism = ""
         self.session_expiry_ms: int | None = None
         self.client_supports_reauth = False
         self.reauthenticating = False
@@ -214,7 +215,10 @@ class SaslAuthenticator:
 
     def _session_lifetime(self, server: SaslServer, now_ms: int) -> int:
         expiry = server.credential_expiry_ms
-        max_reauth = self.max_reauth_ms if self.max_reauth_ms and self.max_reauth_ms > 0 else None
+        mr = self.max_reauth_ms
+        if isinstance(mr, dict):  # per mechanism (listener.name.<l>.<mechanism>.connections.max.reauth.ms)
+            mr = mr.get(self.mechanism, 0)
+        max_reauth = mr if mr and mr > 0 else None
         if expiry is None and max_reauth is None:
             self.session_expiry_ms = None
             return 0

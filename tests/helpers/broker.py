@@ -79,6 +79,7 @@ class BrokerProcess:
         self.proc: subprocess.Popen | None = None
         self.port: int | None = None
         self.host = "127.0.0.1"
+        self.listeners: dict[str, str] = {}  # listener name -> host:port, from the ready file
         self.exit_codes: list[int] = []  # every exit seen, in order (negative = killed by signal)
 
     # ------------------------------------------------------------------ lifecycle
@@ -139,11 +140,17 @@ class BrokerProcess:
         deadline = time.monotonic() + self.ready_timeout
         while True:
             if self.ready_path.exists():
-                text = self.ready_path.read_text().strip()
-                if text:
-                    host, port_s = text.rsplit(":", 1)
+                lines = self.ready_path.read_text().split()
+                if lines:
+                    host, port_s = lines[0].rsplit(":", 1)
                     self.host = host if host not in ("", "0.0.0.0", "::") else "127.0.0.1"
                     self.port = int(port_s)
+                    # every bound listener, NAME -> host:port (loopback for a wildcard host)
+                    self.listeners = {}
+                    for line in lines[1:]:
+                        name, _, hp = line.partition("://")
+                        h, _, p = hp.rpartition(":")
+                        self.listeners[name] = f"{h if h not in ('', '0.0.0.0', '::') else '127.0.0.1'}:{p}"
                     return
             rc = self.proc.poll()
             if rc is not None:

@@ -1,0 +1,77 @@
+"""What one listener needs to secure its connections, built once at start from its settings.
+
+A listener's value of a key is ``listener.name.<name>.<key>`` when set, else the broker-wide
+``<key>`` (Kafka's ``valuesWithPrefixOverride``); SASL settings of one mechanism are
+``listener.name.<name>.<mechanism>.<key>`` (``plain.sasl.jaas.config``,
+``scram-sha-256.connections.max.reauth.ms``, ``oauthbearer.sasl.server.callback.handler.class``).
+On a SASL_SSL listener only the listener's own ``ssl.client.auth`` applies (Kafka: mutual TLS
+there is opt-in per listener).
+
+- PLAINTEXT: every connection is ``User:ANONYMOUS``.
+- SSL: TLS; the principal is the client certificate's mapped DN, or ANONYMOUS without one.
+- SASL_PLAINTEXT / SASL_SSL: the principal is the SASL identity (TLS first for SASL_SSL).
+"""
+from __future__ import annotations
+
+import ssl
+from typing import Mapping
+
+from broker.security.principal import ANONYMOUS, NoMatchingRule, SslPrincipalMapper, certificate_dn
+from broker.security.sasl import SaslServerFactory, SecurityConfigError
+from broker.security.scram import ScramCredentialStore
+from broker.security.tls import TlsConfigError, server_context
+
+
+class ListenerSecurity:
+    def __init__(self, name: str, protocol: str, *, ssl_context: ssl.SSLContext | None = None,
+                 sasl: SaslServerFactory | None = None, mapper: SslPrincipalMapper | None = None,
+                 reauth_ms: dict[str, int] | None = None):
+        self.name = name
+        self.protocol = protocol
+        self.ssl_context = ssl_context
+        self.sasl = sasl
+        self.mapper = mapper
+        self.reauth_ms = reauth_ms or {}
+
+    @classmethod
+    def build(cls, name: str, protocol: str, overrides: Mapping[str, str], broker_raw: Mapping[str, str],
+              scram: ScramCredentialStore) -> "ListenerSecurity":
+        def get(key: str) -> str | None:
+            v = overrides.get(key)
+            return v if v is not None else broker_raw.get(key)
+
+        def where(exc: Exception) -> SecurityConfigError:
+            return SecurityConfigError(f"listener {name} ({protocol}): {exc}")
+
+        ctx = mapper = sasl = None
+        reauth: dict[str, int] = {}
+        if protocol in ("SSL", "SASL_SSL"):
+            client_auth = overrides.get("ssl.client.auth", "none") if protocol == "SASL_SSL" else None
+            try:
+                ctx = server_context(get, client_auth=client_auth)
+                mapper = SslPrincipalMapper(get("ssl.principal.mapping.rules") or "DEFAULT")
+            except (TlsConfigError, ValueError) as exc:
+                raise where(exc) from None
+        if protocol in ("SASL_PLAINTEXT", "SASL_SSL"):
+            try:
+                sasl = SaslServerFactory(name, get, scram)
+            except SecurityConfigError as exc:
+                raise where(exc) from None
+            for mech in sasl.mechanisms:
+                text = get(f"{mech.lower()}.connections.max.reauth.ms") or get("connections.max.reauth.ms") or "0"
+                try:
+                    reauth[mech] = int(text)
+                except ValueError:
+                    raise where(ValueError(f"connections.max.reauth.ms: not a number: {text!r}")) from None
+        return cls(name, protocol, ssl_context=ctx, sasl=sasl, mapper=mapper, reauth_ms=reauth)
+
+    def tls_principal(self, ssl_object) -> str:
+        """The principal of an SSL-listener connection (raises NoMatchingRule when no mapping
+        rule applies to the certificate's DN, which fails the connection as in Kafka)."""
+        der = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
+        if der is None:
+            return ANONYMOUS
+        return "User:" + self.mapper.name(certificate_dn(der))
+
+
+__all__ = ["ListenerSecurity", "NoMatchingRule", "SecurityConfigError"]
