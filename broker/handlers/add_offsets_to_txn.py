@@ -6,6 +6,7 @@ would). Errors as AddPartitionsToTxn's; PRODUCER_FENCED is INVALID_PRODUCER_EPOC
 """
 from broker.groups.offsets_log import GROUP_METADATA_TOPIC_NAME
 from broker.registry import handles
+from broker.security.api_acls import active
 from broker.transactions.metadata import TV_0
 from protocol.errors import ErrorCode as E
 from protocol.messages.add_offsets_to_txn import AddOffsetsToTxnResponse as R
@@ -14,6 +15,12 @@ from protocol.messages.add_offsets_to_txn import AddOffsetsToTxnResponse as R
 @handles(25)
 async def handle(ctx, req):
     b = ctx.broker
+    az = active(ctx)
+    if az is not None:
+        if not az.allowed("transactional_id", req.transactional_id):
+            return R(throttle_time_ms=0, error_code=E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        if not az.allowed("group", req.group_id):
+            return R(throttle_time_ms=0, error_code=E.GROUP_AUTHORIZATION_FAILED)
     if b.txn is None or b.groups is None:
         return R(throttle_time_ms=0, error_code=E.COORDINATOR_NOT_AVAILABLE)
     try:

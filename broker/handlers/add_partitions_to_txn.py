@@ -15,6 +15,7 @@ that are not) without adding them; without it they are added as a transaction-ve
 """
 from broker.cluster import INTERNAL_TOPICS
 from broker.registry import handles
+from broker.security.api_acls import active
 from broker.transactions.metadata import TV_0, TV_2
 from protocol.errors import ErrorCode as E
 from protocol.messages.add_partitions_to_txn import AddPartitionsToTxnResponse as R
@@ -30,12 +31,17 @@ def _results(errors: dict) -> list:
     return [TopicResult(name=t, results_by_partition=ps) for t, ps in by_topic.items()]
 
 
-def _one_transaction(b, v, transactional_id, producer_id, producer_epoch, verify_only, topics) -> dict:
+def _one_transaction(b, v, transactional_id, producer_id, producer_epoch, verify_only, topics, az=None) -> dict:
     partitions = [(t.name, p) for t in topics for p in t.partitions]
     failed: dict = {}
+    denied = set()
+    if az is not None and v < 4:  # ACLs on: WRITE on the transactional id, then on each topic
+        if not az.allowed("transactional_id", transactional_id):
+            return {tp: E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED for tp in partitions}
+        denied = az.split("topic", [t.name for t in topics])[1]
     for topic, p in partitions:
         info = b.topics.get(topic)
-        if v < 4 and topic in INTERNAL_TOPICS:  # Kafka never authorizes clients to write these
+        if v < 4 and (topic in INTERNAL_TOPICS or topic in denied):  # Kafka never authorizes clients to write internal topics
             failed[(topic, p)] = E.TOPIC_AUTHORIZATION_FAILED
         elif info is None or not 0 <= p < info.partitions:
             failed[(topic, p)] = E.UNKNOWN_TOPIC_OR_PARTITION
@@ -56,10 +62,13 @@ def _one_transaction(b, v, transactional_id, producer_id, producer_epoch, verify
 async def handle(ctx, req):
     b = ctx.broker
     v = ctx.api_version
+    az = active(ctx)
     if v < 4:
         errors = _one_transaction(b, v, req.v3_and_below_transactional_id, req.v3_and_below_producer_id,
-                                  req.v3_and_below_producer_epoch, False, req.v3_and_below_topics)
+                                  req.v3_and_below_producer_epoch, False, req.v3_and_below_topics, az)
         return R(throttle_time_ms=0, results_by_topic_v3_and_below=_results(errors))
+    if az is not None and not az.allowed("verify"):  # v4+ batches come from brokers: CLUSTER_ACTION
+        return R(throttle_time_ms=0, error_code=E.CLUSTER_AUTHORIZATION_FAILED, results_by_transaction=[])
     results = []
     for txn in req.transactions:
         errors = _one_transaction(b, v, txn.transactional_id, txn.producer_id, txn.producer_epoch, txn.verify_only,

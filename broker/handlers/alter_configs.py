@@ -23,6 +23,7 @@ from broker.handlers.describe_configs import (
 )
 from broker.handlers import once_per_key
 from broker.registry import handles
+from broker.security.api_acls import active
 from broker.topics import TopicError
 from protocol.errors import ErrorCode
 from protocol.messages.alter_configs import AlterConfigsResponse as R
@@ -55,9 +56,11 @@ def apply_topic_configs(b, name: str, new_overrides: dict, validate_only: bool) 
         log.info("configs of topic %s are now %s", name, new_overrides or "{} (all defaults)")
 
 
-def answer_resources(b, resources, alter_topic, broker_keys, alter_group=None) -> list[tuple]:
+def answer_resources(b, resources, alter_topic, broker_keys, alter_group=None, az=None) -> list[tuple]:
     """The per-resource loop AlterConfigs and IncrementalAlterConfigs share, as Kafka answers:
-    a resource named twice gets one INVALID_REQUEST; a topic goes to ``alter_topic(res)``;
+    a resource named twice gets one INVALID_REQUEST; with ACLs on, ALTER_CONFIGS on the topic
+    (TOPIC_AUTHORIZATION_FAILED), the group (GROUP_AUTHORIZATION_FAILED) or the cluster for
+    broker resources (CLUSTER_AUTHORIZATION_FAILED); a topic goes to ``alter_topic(res)``;
     broker and broker-logger resources are refused by ``refuse_broker_change`` with
     ``broker_keys(res)``; other types are refused. Returns (error, message, type, name)."""
     out = []
@@ -66,6 +69,12 @@ def answer_resources(b, resources, alter_topic, broker_keys, alter_group=None) -
         try:
             if duplicated:
                 raise ResourceError(ErrorCode.INVALID_REQUEST, "Duplicate resource.")
+            if az is not None and res.resource_type == TOPIC and not az.allowed("topic", res.resource_name):
+                raise ResourceError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
+            if az is not None and res.resource_type in (BROKER, BROKER_LOGGER) and not az.allowed("broker"):
+                raise ResourceError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
+            if az is not None and res.resource_type == GROUP and not az.allowed("group", res.resource_name):
+                raise ResourceError(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
             if res.resource_type == TOPIC:
                 alter_topic(res)
             elif res.resource_type == GROUP and alter_group is not None:
@@ -94,7 +103,8 @@ async def handle(ctx, req):
                                 "Null value not supported for topic configs: " + ",".join(nulls))
         apply_topic_configs(b, res.resource_name, {c.name: c.value for c in res.configs}, req.validate_only)
 
-    results = answer_resources(b, req.resources, alter_topic, lambda res: [c.name for c in res.configs])
+    results = answer_resources(b, req.resources, alter_topic, lambda res: [c.name for c in res.configs],
+                               az=active(ctx))
     return R(throttle_time_ms=0, responses=[
         R.AlterConfigsResourceResponse(error_code=code, error_message=msg, resource_type=rtype, resource_name=name)
         for code, msg, rtype, name in results])

@@ -18,6 +18,7 @@ import logging
 
 from broker.handlers import once_per_key
 from broker.registry import handles
+from broker.security.api_acls import active
 from broker.topics import TopicError
 from protocol.errors import ErrorCode
 from protocol.messages.create_partitions import CreatePartitionsResponse as R
@@ -69,10 +70,15 @@ def _grow(b, ct, validate_only: bool):
 async def handle(ctx, req):
     b = ctx.broker
     results = []
+    az = active(ctx)
     for ct, duplicated in once_per_key(req.topics, lambda ct: ct.name):
         if duplicated:
             results.append(R.CreatePartitionsTopicResult(name=ct.name, error_code=ErrorCode.INVALID_REQUEST,
                                                          error_message="Duplicate topic name."))
+            continue
+        if az is not None and not az.allowed("alter", ct.name):
+            results.append(R.CreatePartitionsTopicResult(name=ct.name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                                         error_message="Topic authorization failed."))
             continue
         code, message = _grow(b, ct, req.validate_only)
         results.append(R.CreatePartitionsTopicResult(name=ct.name, error_code=code, error_message=message))

@@ -28,6 +28,7 @@ from broker.cluster import validate_topic_name
 from broker.handlers.describe_configs import created_topic_configs
 from broker.handlers import once_per_key
 from broker.registry import handles
+from broker.security.api_acls import active
 from broker.topics import TopicError
 from protocol.errors import ErrorCode
 from protocol.messages.create_topics import CreateTopicsResponse as R
@@ -139,10 +140,17 @@ async def handle(ctx, req):
     v = ctx.api_version
     validate_only = v >= 1 and req.validate_only
     results = []
+    az = active(ctx)
+    # ACLs on: CREATE on the cluster allows every topic, else CREATE on each topic decides
+    may_create_all = az is None or az.allowed("create_cluster")
     for ct, duplicated in once_per_key(req.topics, lambda ct: ct.name):
         if duplicated:
             results.append(R.CreatableTopicResult(name=ct.name, error_code=ErrorCode.INVALID_REQUEST,
                                                   error_message="Duplicate topic name."))
+            continue
+        if not may_create_all and not az.allowed("create", ct.name):
+            results.append(R.CreatableTopicResult(name=ct.name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                                  error_message="Authorization failed."))
             continue
         try:
             t = create_one(b, ct, validate_only)
@@ -157,6 +165,10 @@ async def handle(ctx, req):
             res.num_partitions = t.partitions
             res.replication_factor = 1
             res.topic_config_error_code = 0
+            if az is not None and not az.allowed("describe_configs", t.name):
+                res.topic_config_error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED  # no configs then
+                results.append(res)
+                continue
             res.configs = [R.CreatableTopicConfigs(name=n, value=None if sens else val, read_only=ro,
                                                    config_source=CONFIG_SOURCE_IDS[src], is_sensitive=sens)
                            for n, val, src, ro, sens in created_topic_configs(b.cfg.topic_defaults, t.configs)]

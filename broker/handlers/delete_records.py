@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 
 from broker.registry import handles
+from broker.security.api_acls import active
 from protocol.errors import ErrorCode
 from protocol.messages.delete_records import DeleteRecordsResponse as R
 from storage.errors import OffsetOutOfRangeError, StorageError
@@ -54,7 +55,15 @@ async def handle(ctx, req):
     b = ctx.broker
     topics = []
     advanced = False
+    az = active(ctx)
+    denied = az.split("delete", [rt.name for rt in req.topics])[1] if az is not None else ()
     for rt in req.topics:
+        if rt.name in denied:
+            topics.append(R.DeleteRecordsTopicResult(name=rt.name, partitions=[
+                R.DeleteRecordsPartitionResult(partition_index=rp.partition_index, low_watermark=-1,
+                                               error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                for rp in rt.partitions]))
+            continue
         parts = []
         for rp in rt.partitions:
             code, low = delete_records(b, rt.name, rp.partition_index, rp.offset)

@@ -21,6 +21,7 @@ import logging
 
 from broker.handlers import once_per_key
 from broker.registry import handles
+from broker.security.api_acls import active
 from broker.topics import TopicError
 from protocol.errors import ErrorCode
 from protocol.messages.delete_topics import DeleteTopicsResponse as R
@@ -52,6 +53,7 @@ async def handle(ctx, req):
     b = ctx.broker
     v = ctx.api_version
     out: list = []
+    az = active(ctx)
 
     def answer(name, tid, code=0, message=None):
         out.append(R.DeletableTopicResult(name=name, topic_id=tid, error_code=code, error_message=message))
@@ -82,7 +84,14 @@ async def handle(ctx, req):
             if t is None:
                 answer(None, i, ErrorCode.UNKNOWN_TOPIC_ID, "This server does not host this topic ID.")
                 continue
+            if az is not None and not az.allowed("describe", t.name):  # the name stays hidden
+                answer(None, i, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.")
+                continue
             n = t.name
+        if az is not None and not az.allowed("delete", n):  # before existence: names are not probed
+            answer(n if i is None else n, i or ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                   "Topic authorization failed.")
+            continue
         if not b.cfg["delete.topic.enable"]:
             code = ErrorCode.TOPIC_DELETION_DISABLED if v >= 3 else ErrorCode.INVALID_REQUEST
             answer(n, i or ZERO_UUID, code, "Topic deletion is disabled.")

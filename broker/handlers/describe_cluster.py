@@ -4,6 +4,8 @@ v1 adds ``endpoint_type``: 1 (brokers) is served; 2 (controllers) is answered wi
 MISMATCHED_ENDPOINT_TYPE as Kafka does on a broker listener.
 """
 from broker.registry import handles
+from broker.security.acl import ResourceType
+from broker.security.api_acls import operations
 from protocol.errors import ErrorCode
 from protocol.messages.describe_cluster import DescribeClusterResponse as R
 
@@ -16,6 +18,9 @@ async def handle(ctx, req):
                  error_message="The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER",
                  endpoint_type=req.endpoint_type, cluster_id=b.cluster_id, controller_id=-1, brokers=[])
     host, port = b.advertised(ctx.listener)
-    return R(throttle_time_ms=0, error_code=0, error_message=None, endpoint_type=1, cluster_id=b.cluster_id,
+    resp = R(throttle_time_ms=0, error_code=0, error_message=None, endpoint_type=1, cluster_id=b.cluster_id,
              controller_id=b.node_id,
              brokers=[R.DescribeClusterBroker(broker_id=b.node_id, host=host, port=port, rack=None)])
+    if req.include_cluster_authorized_operations:
+        resp.cluster_authorized_operations = operations(ctx, ResourceType.CLUSTER)
+    return resp

@@ -31,6 +31,7 @@ import logging
 
 from broker.cluster import validate_topic_name
 from broker.registry import handles
+from broker.security.api_acls import active
 from protocol.errors import ErrorCode
 from protocol.messages.describe_configs import DescribeConfigsResponse as R
 from storage import log_config as lc
@@ -221,8 +222,21 @@ async def handle(ctx, req):
     syn_on = v >= 1 and req.include_synonyms
     doc_on = v >= 3 and req.include_documentation
     results = []
+    az = active(ctx)
     for res in req.resources:
         names = res.configuration_keys or None  # null or empty: all
+        denied = None
+        if az is not None and res.resource_type == TOPIC and not az.allowed("topic", res.resource_name):
+            denied = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        elif az is not None and res.resource_type in (BROKER, BROKER_LOGGER) and not az.allowed("broker"):
+            denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        elif az is not None and res.resource_type == GROUP and not az.allowed("group", res.resource_name):
+            denied = ErrorCode.GROUP_AUTHORIZATION_FAILED
+        if denied is not None:
+            results.append(R.DescribeConfigsResult(error_code=denied, error_message=None,
+                                                   resource_type=res.resource_type,
+                                                   resource_name=res.resource_name, configs=[]))
+            continue
         try:
             entries = _entries_for(b, res.resource_type, res.resource_name, names)
         except ResourceError as exc:

@@ -6,6 +6,7 @@ transaction (-1 if none), the facts ``kafka-transactions.sh describe-producers``
 ``abort`` needs. Unknown partitions get UNKNOWN_TOPIC_OR_PARTITION.
 """
 from broker.registry import handles
+from broker.security.api_acls import active
 from protocol.errors import ErrorCode as E
 from protocol.messages.describe_producers import DescribeProducersResponse as R
 
@@ -16,7 +17,14 @@ PartitionResponse = R.TopicResponse.PartitionResponse
 async def handle(ctx, req):
     b = ctx.broker
     topics = []
+    az = active(ctx)
+    denied = az.split("topic", [t.name for t in req.topics])[1] if az is not None else ()
     for t in req.topics:
+        if t.name in denied:
+            topics.append(R.TopicResponse(name=t.name, partitions=[
+                PartitionResponse(partition_index=p, error_code=E.TOPIC_AUTHORIZATION_FAILED, error_message=None)
+                for p in t.partition_indexes]))
+            continue
         parts = []
         for p in t.partition_indexes:
             plog = b.topics.log(t.name, p) if b.topics.get(t.name) is not None else None

@@ -6,6 +6,8 @@ response, continuing from ``cursor`` and returning ``next_cursor`` when more rem
 """
 from broker.cluster import validate_topic_name
 from broker.registry import handles
+from broker.security.acl import ResourceType
+from broker.security.api_acls import active, operations
 from protocol.errors import ErrorCode
 from protocol.messages.describe_topic_partitions import DescribeTopicPartitionsResponse as R
 from protocol.schema import ZERO_UUID
@@ -16,7 +18,11 @@ LEADER_EPOCH = 0
 @handles(75)
 async def handle(ctx, req):
     b = ctx.broker
+    az = active(ctx)
+    listed = bool(req.topics)
     names = sorted({t.name for t in req.topics}) if req.topics else sorted(b.topics.topics)
+    if az is not None and not listed:  # listing all: the ones the caller may not describe are left out
+        names = [n for n in names if az.allowed("all_topics", n)]
     cursor = req.cursor
     if cursor is not None:
         names = [n for n in names if n >= cursor.topic_name]
@@ -25,6 +31,10 @@ async def handle(ctx, req):
     next_cursor = None
     budget = limit
     for name in names:
+        if az is not None and listed and not az.allowed("topic", name):
+            out.append(R.DescribeTopicPartitionsResponseTopic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                                              name=name, topic_id=ZERO_UUID, partitions=[]))
+            continue
         t = b.topics.get(name)
         if t is None:
             code = ErrorCode.INVALID_TOPIC_EXCEPTION if validate_topic_name(name) else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -44,8 +54,9 @@ async def handle(ctx, req):
                 isr_nodes=[nid], eligible_leader_replicas=[], last_known_elr=[], offline_replicas=[]))
             budget -= 1
             p += 1
-        out.append(R.DescribeTopicPartitionsResponseTopic(error_code=0, name=name, topic_id=t.topic_id,
-                                                          is_internal=t.internal, partitions=parts))
+        out.append(R.DescribeTopicPartitionsResponseTopic(
+            error_code=0, name=name, topic_id=t.topic_id, is_internal=t.internal, partitions=parts,
+            topic_authorized_operations=operations(ctx, ResourceType.TOPIC, name)))  # always filled, as Kafka
         if next_cursor is not None:
             break
     return R(throttle_time_ms=0, topics=out, next_cursor=next_cursor)

@@ -9,6 +9,7 @@ succeeds again. v5 is transaction version 2: the epoch is bumped and the new pro
 epoch are answered.
 """
 from broker.registry import handles
+from broker.security.api_acls import active
 from broker.transactions.metadata import TV_0, TV_2
 from protocol.errors import ErrorCode as E
 from protocol.messages.end_txn import EndTxnResponse as R
@@ -18,6 +19,10 @@ from protocol.messages.end_txn import EndTxnResponse as R
 async def handle(ctx, req):
     b = ctx.broker
     v = ctx.api_version
+    az = active(ctx)
+    if az is not None and not az.allowed("transactional_id", req.transactional_id):
+        return R(throttle_time_ms=0, error_code=E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producer_id=-1,
+                 producer_epoch=-1)
     if b.txn is None:
         return R(throttle_time_ms=0, error_code=E.COORDINATOR_NOT_AVAILABLE)
     res = b.txn.handle_end_txn(req.transactional_id, req.producer_id, req.producer_epoch, req.committed,

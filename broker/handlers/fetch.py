@@ -8,6 +8,11 @@ A parked fetch is woken by an append to any partition it reads (``broker.waiters
 by polling. Only the first partition with data may exceed its byte limits (KIP-74), so a
 batch larger than ``max_bytes`` still makes progress.
 
+Authorization (ACLs on): READ on each topic (TOPIC_AUTHORIZATION_FAILED; by name before the
+topic's existence for v0-12, after resolving the id for v13+, where an unknown id stays
+UNKNOWN_TOPIC_ID); a follower fetch (replica id >= 0) needs CLUSTER_ACTION, else every
+partition answers TOPIC_AUTHORIZATION_FAILED, as Kafka's ``handleFetchRequest``.
+
 Isolation (v4+): READ_UNCOMMITTED reads up to the high watermark and answers a null
 ``aborted_transactions``; READ_COMMITTED reads only below the last stable offset and lists the
 aborted transactions (producer id, first offset) overlapping the returned range, from the
@@ -19,6 +24,7 @@ import logging
 import time
 
 from broker.registry import handles
+from broker.security.api_acls import active
 from protocol.errors import ErrorCode
 from protocol.messages.fetch import FetchResponse as R
 from protocol.records.batch import iter_batch_positions
@@ -32,16 +38,21 @@ LEADER_EPOCH = 0
 READ_COMMITTED = 1
 
 
-def _resolve(b, v, topics):
+def _resolve(b, v, topics, az=None):
     """[(topic_response_key, name or None, topic_id, [(partition_request, log or error)])]"""
     out = []
     for ft in topics:
         if v >= 13:
             t = b.topics.by_id(ft.topic_id)
             missing = ErrorCode.UNKNOWN_TOPIC_ID
+            name = t.name if t is not None else None
         else:
             t = b.topics.get(ft.topic)
             missing = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            name = ft.topic
+        if az is not None and name is not None and not az.allowed("topic", name):
+            out.append((ft, None, [(fp, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for fp in ft.partitions]))
+            continue
         parts = []
         for fp in ft.partitions:
             if t is None:
@@ -123,11 +134,14 @@ def _read_all(b, v, resolved, max_bytes: int, committed: bool):
                             last_stable_offset=plog.last_stable_offset, log_start_offset=plog.log_start_offset,
                             aborted_transactions=aborted, preferred_read_replica=-1,
                             records=records if size else b""))
-        if v >= 13:
-            responses.append(R.FetchableTopicResponse(topic_id=ft.topic_id, partitions=presp))
-        else:
-            responses.append(R.FetchableTopicResponse(topic=ft.topic, partitions=presp))
+        responses.append(_topic_response(v, ft, presp))
     return responses, total, any_error
+
+
+def _topic_response(v, ft, presp):
+    if v >= 13:
+        return R.FetchableTopicResponse(topic_id=ft.topic_id, partitions=presp)
+    return R.FetchableTopicResponse(topic=ft.topic, partitions=presp)
 
 
 @handles(1)
@@ -136,7 +150,17 @@ async def handle(ctx, req):
     v = ctx.api_version
     max_bytes = req.max_bytes if v >= 3 else 0x7FFFFFFF
     committed = v >= 4 and req.isolation_level == READ_COMMITTED
-    resolved = _resolve(b, v, req.topics)
+    az = active(ctx)
+    if az is not None:
+        rs = req.replica_state if v >= 15 else None
+        replica_id = (rs.replica_id if rs is not None else -1) if v >= 15 else req.replica_id
+        if replica_id >= 0 and not az.allowed("follower"):
+            return R(throttle_time_ms=0, error_code=0, session_id=0, responses=[
+                _topic_response(v, ft, [PD(partition_index=fp.partition, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                           high_watermark=-1, last_stable_offset=-1, log_start_offset=-1,
+                                           records=b"", aborted_transactions=None) for fp in ft.partitions])
+                for ft in req.topics])
+    resolved = _resolve(b, v, req.topics, az)
     deadline = time.monotonic() + max(req.max_wait_ms, 0) / 1000.0
     keys = [(t.name, fp.partition) for _ft, t, parts in resolved for fp, target in parts
             if t is not None and not isinstance(target, ErrorCode)]
@@ -147,7 +171,7 @@ async def handle(ctx, req):
             break
         await b.waiters.wait(keys, left)
         # the topic may have been deleted (or its partitions changed) while parked
-        resolved = _resolve(b, v, req.topics)
+        resolved = _resolve(b, v, req.topics, az)
         keys = [(t.name, fp.partition) for _ft, t, parts in resolved for fp, target in parts
                 if t is not None and not isinstance(target, ErrorCode)]
     return R(throttle_time_ms=0, error_code=0, session_id=0, responses=responses)

@@ -3,11 +3,13 @@
 v0 has no key type (groups only); v4+ batch several keys (``coordinator_keys``) and answer one
 ``Coordinator`` each. Key type 0 (group) answers this node and creates ``__consumer_offsets``
 on first use, key type 1 (transaction) likewise with ``__transaction_state``, as Kafka does.
-Other key types (2 = share group) are INVALID_REQUEST.
+Other key types (2 = share group) are INVALID_REQUEST. ACLs on: DESCRIBE on the group
+(GROUP_AUTHORIZATION_FAILED) or on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 """
 import logging
 
 from broker.registry import handles
+from broker.security.api_acls import active
 from protocol.errors import ErrorCode
 from protocol.messages.find_coordinator import FindCoordinatorResponse as R
 
@@ -15,8 +17,12 @@ log = logging.getLogger(__name__)
 GROUP, TRANSACTION = 0, 1
 
 
-def _lookup(b, key: str, key_type: int) -> tuple[int, str | None]:
+def _lookup(b, key: str, key_type: int, az=None) -> tuple[int, str | None]:
     """(error code, error message) for one coordinator key."""
+    if az is not None and key_type == GROUP and not az.allowed("group", key):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED, "Group authorization failed."
+    if az is not None and key_type == TRANSACTION and not az.allowed("transactional_id", key):
+        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "Transactional Id authorization failed."
     if key_type == GROUP:
         coordinator, ensure = b.groups, "ensure_offsets_topic"
     elif key_type == TRANSACTION:
@@ -43,12 +49,12 @@ async def handle(ctx, req):
     if v >= 4:
         coordinators = []
         for key in req.coordinator_keys:
-            err, msg = _lookup(b, key, key_type)
+            err, msg = _lookup(b, key, key_type, active(ctx))
             coordinators.append(R.Coordinator(
                 key=key, node_id=b.node_id if not err else -1, host=host if not err else "",
                 port=port if not err else -1, error_code=err, error_message=msg))
         return R(throttle_time_ms=0, coordinators=coordinators)
-    err, msg = _lookup(b, req.key, key_type)
+    err, msg = _lookup(b, req.key, key_type, active(ctx))
     if err:
         return R(throttle_time_ms=0, error_code=err, error_message=msg, node_id=-1, host="", port=-1)
     return R(throttle_time_ms=0, error_code=0, error_message=None, node_id=b.node_id, host=host, port=port)

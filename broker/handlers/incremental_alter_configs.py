@@ -16,6 +16,7 @@ from __future__ import annotations
 from broker.handlers.alter_configs import answer_resources, apply_topic_configs
 from broker.handlers.describe_configs import ResourceError
 from broker.registry import handles
+from broker.security.api_acls import active
 from protocol.errors import ErrorCode
 from protocol.messages.incremental_alter_configs import IncrementalAlterConfigsResponse as R
 from storage.log_config import TOPIC_CONFIGS, value_to_string
@@ -92,7 +93,7 @@ async def handle(ctx, req):
             raise ResourceError(ErrorCode.INVALID_CONFIG, str(exc)) from None
 
     results = answer_resources(b, req.resources, alter_topic, lambda res: [c.name for c in res.configs],
-                               alter_group)
+                               alter_group, active(ctx))
     return R(throttle_time_ms=0, responses=[
         R.AlterConfigsResourceResponse(error_code=code, error_message=msg, resource_type=rtype, resource_name=name)
         for code, msg, rtype, name in results])

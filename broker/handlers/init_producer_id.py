@@ -14,6 +14,7 @@ which clients before v4 get as INVALID_PRODUCER_EPOCH. An id of -1 with an epoch
 reverse) is INVALID_REQUEST.
 """
 from broker.registry import handles
+from broker.security.api_acls import active
 from protocol.errors import ErrorCode
 from protocol.messages.init_producer_id import InitProducerIdResponse as R
 
@@ -27,6 +28,15 @@ async def handle(ctx, req):
     pid, epoch = (req.producer_id, req.producer_epoch) if v >= 3 else (-1, -1)
     if (pid == -1) != (epoch == -1):
         return R(throttle_time_ms=0, error_code=ErrorCode.INVALID_REQUEST, producer_id=-1, producer_epoch=-1)
+    az = active(ctx)
+    if az is not None:  # Kafka: WRITE on the transactional id, else IDEMPOTENT_WRITE or WRITE on any topic
+        if req.transactional_id is not None:
+            if not az.allowed("transactional_id", req.transactional_id):
+                return R(throttle_time_ms=0, error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                         producer_id=-1, producer_epoch=-1)
+        elif not (az.allowed("idempotent_write") or az.allowed_any("write_any_topic")):
+            return R(throttle_time_ms=0, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                     producer_id=-1, producer_epoch=-1)
     if req.transactional_id is not None:
         if b.txn is None:
             return R(throttle_time_ms=0, error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE, producer_id=-1,

@@ -8,11 +8,18 @@ v4+ answer MEMBER_ID_REQUIRED to a member without an id, with the id it must use
 """
 from broker.groups.coordinator import client_host_of
 from broker.registry import handles
+from broker.security.api_acls import active
+from protocol.errors import ErrorCode as E
 from protocol.messages.join_group import JoinGroupResponse as R
 
 
 @handles(11)
 async def handle(ctx, req):
+    az = active(ctx)
+    if az is not None and not az.allowed("group", req.group_id):  # READ on the group (Kafka)
+        v = ctx.api_version
+        return R(throttle_time_ms=0, error_code=E.GROUP_AUTHORIZATION_FAILED, generation_id=-1,
+                 protocol_name=None if v >= 7 else "", leader="", member_id=req.member_id or "", members=[])
     v = ctx.api_version
     coordinator = ctx.broker.groups
     rebalance_timeout = req.rebalance_timeout_ms if v >= 1 else req.session_timeout_ms

@@ -6,11 +6,16 @@ id removes a static member administratively. For v0-2 the top-level error is the
 error, as Kafka's LeaveGroupResponse folds it.
 """
 from broker.registry import handles
+from broker.security.api_acls import active
+from protocol.errors import ErrorCode as E
 from protocol.messages.leave_group import LeaveGroupResponse as R
 
 
 @handles(13)
 async def handle(ctx, req):
+    az = active(ctx)
+    if az is not None and not az.allowed("group", req.group_id):  # READ on the group (Kafka)
+        return R(throttle_time_ms=0, error_code=E.GROUP_AUTHORIZATION_FAILED)
     v = ctx.api_version
     if v >= 3:
         members = [(m.member_id, m.group_instance_id, m.reason if v >= 5 else None) for m in req.members]

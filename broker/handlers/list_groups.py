@@ -1,6 +1,7 @@
 """ListGroups (16) v0-5: every group, optionally filtered by state (v4+) and type (v5+:
 "classic", "consumer" (KIP-848) or "share" (KIP-932); both filters case-insensitive)."""
 from broker.registry import handles
+from broker.security.api_acls import active
 from protocol.messages.list_groups import ListGroupsResponse as R
 
 
@@ -19,4 +20,7 @@ async def handle(ctx, req):
             if (not states or g.state.lower() in states) and (not types or "share" in types):
                 listed.append(R.ListedGroup(group_id=g.group_id, protocol_type="share", group_state=g.state,
                                             group_type="share"))
+    az = active(ctx)
+    if az is not None and not az.allowed("cluster"):  # else only the groups it may describe
+        listed = [g for g in listed if az.allowed("group", g.group_id)]
     return R(throttle_time_ms=0, error_code=err, groups=listed)

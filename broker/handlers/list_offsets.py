@@ -10,6 +10,7 @@
 - v0: up to ``max_num_offsets`` segment base offsets (newest first) from segments older than
   T, in ``old_style_offsets``.
 - The same partition twice in one request: INVALID_REQUEST for both.
+- ACLs on: DESCRIBE on the topic, else TOPIC_AUTHORIZATION_FAILED (before anything else).
 - Isolation (v2+): READ_COMMITTED answers the last stable offset for -1 and never an offset at
   or past it for a timestamp (Kafka's ``Partition.fetchOffsetForTimestamp``, whose last
   fetchable offset is the LSO under READ_COMMITTED and the high watermark otherwise).
@@ -17,6 +18,7 @@
 from collections import Counter
 
 from broker.registry import handles
+from broker.security.api_acls import active
 from protocol.errors import ErrorCode
 from protocol.messages.list_offsets import ListOffsetsResponse as R
 
@@ -54,8 +56,15 @@ async def handle(ctx, req):
     v = ctx.api_version
     committed = v >= 2 and req.isolation_level == READ_COMMITTED
     seen = Counter((t.name, p.partition_index) for t in req.topics for p in t.partitions)
+    az = active(ctx)
+    denied = az.split("topic", [t.name for t in req.topics])[1] if az is not None else ()
     topics = []
     for rt in req.topics:
+        if rt.name in denied:
+            topics.append(R.ListOffsetsTopicResponse(name=rt.name, partitions=[
+                PR(partition_index=p.partition_index, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                for p in rt.partitions]))
+            continue
         t = b.topics.get(rt.name)
         parts = []
         for rp in rt.partitions:

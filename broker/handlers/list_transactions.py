@@ -5,6 +5,7 @@ Filters: state names (names the coordinator does not know come back in
 transactions running for longer than that many ms (-1: all).
 """
 from broker.registry import handles
+from broker.security.api_acls import active
 from protocol.errors import ErrorCode as E
 from protocol.messages.list_transactions import ListTransactionsResponse as R
 
@@ -16,6 +17,9 @@ async def handle(ctx, req):
         return R(throttle_time_ms=0, error_code=E.COORDINATOR_NOT_AVAILABLE)
     err, unknown, found = b.txn.handle_list(req.producer_id_filters, req.state_filters,
                                             req.duration_filter if ctx.api_version >= 1 else -1)
+    az = active(ctx)
+    if az is not None:
+        found = [f for f in found if az.allowed("transactional_id", f[0])]
     return R(throttle_time_ms=0, error_code=err, unknown_state_filters=unknown, transaction_states=[
         R.TransactionState(transactional_id=tid, producer_id=pid, transaction_state=state)
         for tid, pid, state in found])

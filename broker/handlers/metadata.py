@@ -5,9 +5,17 @@ are auto-created when ``auto.create.topics.enable`` is on and the request allows
 for v0-3, ``allow_auto_topic_creation`` for v4+); otherwise UNKNOWN_TOPIC_OR_PARTITION.
 v10+ may name a topic by id only (UNKNOWN_TOPIC_ID when we have none such); v12 returns a
 null name then. Leader epoch is 0: one node, one epoch.
+
+ACLs on (Kafka's ``handleTopicMetadataRequest``): listing all topics leaves out those the
+caller may not DESCRIBE; a listed topic it may not DESCRIBE answers TOPIC_AUTHORIZATION_FAILED
+(existing or not; by id: a null name); auto-creating needs CREATE on the cluster or on the
+topic, else TOPIC_AUTHORIZATION_FAILED. ``topic_authorized_operations`` (v8+) and
+``cluster_authorized_operations`` (v8-10) are filled when asked for.
 """
 from broker.cluster import validate_topic_name
 from broker.registry import handles
+from broker.security.acl import ResourceType
+from broker.security.api_acls import active, operations
 from protocol.errors import ErrorCode
 from protocol.messages.metadata import MetadataResponse as R
 from protocol.schema import ZERO_UUID
@@ -35,10 +43,23 @@ async def handle(ctx, req):
     b = ctx.broker
     v = ctx.api_version
     topics_mgr = b.topics
+    az = active(ctx)
+    with_ops = v >= 8 and req.include_topic_authorized_operations
+
+    def entry(t):
+        e = topic_entry(b, t, v)
+        if with_ops:
+            e.topic_authorized_operations = operations(ctx, ResourceType.TOPIC, t.name)
+        return e
+
+    def denied(name, topic_id=ZERO_UUID):
+        return R.MetadataResponseTopic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=name,
+                                       topic_id=topic_id, is_internal=False, partitions=[])
     out = []
     if req.topics is None or (v == 0 and not req.topics):
         for t in list(topics_mgr.topics.values()):
-            out.append(topic_entry(b, t, v))
+            if az is None or az.allowed("all_topics", t.name):
+                out.append(entry(t))
     else:
         allow = b.cfg["auto.create.topics.enable"] and (v < 4 or req.allow_auto_topic_creation)
         for rt in req.topics:
@@ -55,15 +76,27 @@ async def handle(ctx, req):
                     out.append(R.MetadataResponseTopic(error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None,
                                                        topic_id=rt.topic_id, partitions=[]))
                     continue
-                out.append(topic_entry(b, t, v))
+                if az is not None and not az.allowed("topic", t.name):
+                    out.append(denied(None, rt.topic_id))  # ids are not secret, names are
+                    continue
+                out.append(entry(t))
+                continue
+            if az is not None and not az.allowed("topic", name):
+                out.append(denied(name))
                 continue
             t = topics_mgr.get(name)
             if t is None and allow:
+                if az is not None and not (az.allowed("create_cluster") or az.allowed("create", name)):
+                    out.append(denied(name))
+                    continue
                 t = topics_mgr.maybe_auto_create(name)
             if t is None:
                 code = ErrorCode.INVALID_TOPIC_EXCEPTION if validate_topic_name(name) else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 out.append(R.MetadataResponseTopic(error_code=code, name=name, topic_id=ZERO_UUID, partitions=[]))
                 continue
-            out.append(topic_entry(b, t, v))
-    return R(throttle_time_ms=0, brokers=brokers(b, ctx.listener), cluster_id=b.cluster_id, controller_id=b.node_id,
+            out.append(entry(t))
+    resp = R(throttle_time_ms=0, brokers=brokers(b, ctx.listener), cluster_id=b.cluster_id, controller_id=b.node_id,
              topics=out)
+    if 8 <= v <= 10 and req.include_cluster_authorized_operations:
+        resp.cluster_authorized_operations = operations(ctx, ResourceType.CLUSTER)
+    return resp

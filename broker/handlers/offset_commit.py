@@ -9,8 +9,15 @@
 """
 from broker.groups.group import OffsetAndMetadata
 from broker.registry import handles
+from broker.security.api_acls import active
 from protocol.errors import ErrorCode
 from protocol.messages.offset_commit import OffsetCommitResponse as R
+
+
+def _all(req, code):
+    return R(throttle_time_ms=0, topics=[R.OffsetCommitResponseTopic(name=t.name, partitions=[
+        R.OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=code) for p in t.partitions])
+        for t in req.topics])
 
 
 @handles(8)
@@ -21,7 +28,17 @@ async def handle(ctx, req):
     retention = req.retention_time_ms if 2 <= v <= 4 else -1
     offsets = {}
     errors = {}
+    az = active(ctx)
+    denied = ()
+    if az is not None:
+        if not az.allowed("group", req.group_id):
+            return _all(req, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+        denied = az.split("topic", [t.name for t in req.topics])[1]
     for t in req.topics:
+        if t.name in denied:
+            for p in t.partitions:
+                errors[(t.name, p.partition_index)] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            continue
         info = b.topics.get(t.name)
         for p in t.partitions:
             tp = (t.name, p.partition_index)

@@ -5,6 +5,7 @@ the log end offset; a later epoch is unknown (UNDEFINED -1/-1, as Kafka answers 
 has not seen); ``current_leader_epoch`` is checked like Fetch does (UNKNOWN/FENCED).
 """
 from broker.registry import handles
+from broker.security.api_acls import active
 from protocol.errors import ErrorCode
 from protocol.messages.offset_for_leader_epoch import OffsetForLeaderEpochResponse as R
 
@@ -15,7 +16,20 @@ LEADER_EPOCH = 0
 async def handle(ctx, req):
     b = ctx.broker
     topics = []
+    az = active(ctx)
+    denied: dict = {}
+    if az is not None:
+        if ctx.api_version >= 3 and req.replica_id >= 0 and not az.allowed("follower"):
+            denied = {rt.topic: ErrorCode.CLUSTER_AUTHORIZATION_FAILED for rt in req.topics}
+        else:
+            denied = dict.fromkeys(az.split("topic", [rt.topic for rt in req.topics])[1],
+                                   ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     for rt in req.topics:
+        if rt.topic in denied:
+            topics.append(R.OffsetForLeaderTopicResult(topic=rt.topic, partitions=[
+                R.EpochEndOffset(error_code=denied[rt.topic], partition=rp.partition, leader_epoch=-1, end_offset=-1)
+                for rp in rt.partitions]))
+            continue
         t = b.topics.get(rt.topic)
         parts = []
         for rp in rt.partitions:

@@ -7,6 +7,10 @@ UNKNOWN_TOPIC_OR_PARTITION, CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, INVALID_TIMESTAM
 ``record_errors`` and ``error_message`` from v8), INVALID_RECORD, OUT_OF_ORDER_SEQUENCE_NUMBER.
 A duplicate idempotent batch gets the offsets of the original append, not a new one.
 
+Authorization (ACLs on): WRITE on the transactional id when one is given, else the whole
+request answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED; WRITE on each topic, checked before the
+topic's existence (TOPIC_AUTHORIZATION_FAILED, so a denied client cannot probe topic names).
+
 Transactional batches (KIP-890 part 1, ``transaction.partition.verification.enable``): unless
 the producer's open transaction already has data in the partition, the transaction coordinator
 must have the partition in the producer's transaction (``transactional_id`` of the request),
@@ -17,9 +21,11 @@ coordinator) NOT_ENOUGH_REPLICAS, which every client retries. Nothing is appende
 """
 import logging
 
+import struct
+
 from broker.errors import error_code_for
 from broker.registry import handles
-import struct
+from broker.security.api_acls import active
 
 from protocol.errors import ErrorCode
 from protocol.records.batch import LOG_OVERHEAD, peek_magic, read_header
@@ -79,8 +85,22 @@ async def handle(ctx, req):
     b = ctx.broker
     v = ctx.api_version
     acks = req.acks
+    denied = ()
+    az = active(ctx)
+    if az is not None:
+        if v >= 3 and req.transactional_id is not None and not az.allowed("transactional_id", req.transactional_id):
+            if acks == 0:
+                return None
+            return R(throttle_time_ms=0, responses=[R.TopicProduceResponse(name=td.name, partition_responses=[
+                _error(pd.index, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED) for pd in td.partition_data])
+                for td in req.topic_data])
+        denied = az.split("topic", [td.name for td in req.topic_data])[1]
     responses = []
     for td in req.topic_data:
+        if td.name in denied:
+            responses.append(R.TopicProduceResponse(name=td.name, partition_responses=[
+                _error(pd.index, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for pd in td.partition_data]))
+            continue
         t = b.topics.get(td.name)
         parts = []
         for pd in td.partition_data:

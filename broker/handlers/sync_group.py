@@ -4,11 +4,16 @@ Parked until the leader's SyncGroup arrives (the coordinator calls back). v5 car
 protocol type and name, which must match the group's (INCONSISTENT_GROUP_PROTOCOL).
 """
 from broker.registry import handles
+from broker.security.api_acls import active
+from protocol.errors import ErrorCode as E
 from protocol.messages.sync_group import SyncGroupResponse as R
 
 
 @handles(14)
 async def handle(ctx, req):
+    az = active(ctx)
+    if az is not None and not az.allowed("group", req.group_id):  # READ on the group (Kafka)
+        return R(throttle_time_ms=0, error_code=E.GROUP_AUTHORIZATION_FAILED, assignment=b"")
     v = ctx.api_version
     res = await ctx.broker.groups.sync_group(
         group_id=req.group_id, generation_id=req.generation_id, member_id=req.member_id,

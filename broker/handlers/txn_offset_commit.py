@@ -17,6 +17,7 @@ version 2) adds the partition itself instead.
 from broker.groups.group import OffsetAndMetadata
 from broker.groups.offsets_log import GROUP_METADATA_TOPIC_NAME
 from broker.registry import handles
+from broker.security.api_acls import active
 from broker.transactions.coordinator import ADD_PARTITION, DEFAULT_ERROR, GENERIC_ERROR_SUPPORTED
 from protocol.errors import ErrorCode as E
 from protocol.messages.txn_offset_commit import TxnOffsetCommitResponse as R
@@ -29,7 +30,21 @@ async def handle(ctx, req):
     now = b.clock.now_ms()
     errors: dict = {}
     offsets: dict = {}
+    az = active(ctx)
+    denied = ()
+    if az is not None:
+        whole = (E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED if not az.allowed("transactional_id", req.transactional_id)
+                 else E.GROUP_AUTHORIZATION_FAILED if not az.allowed("group", req.group_id) else None)
+        if whole is not None:
+            return R(throttle_time_ms=0, topics=[R.TxnOffsetCommitResponseTopic(name=t.name, partitions=[
+                R.TxnOffsetCommitResponsePartition(partition_index=p.partition_index, error_code=whole)
+                for p in t.partitions]) for t in req.topics])
+        denied = az.split("topic", [t.name for t in req.topics])[1]
     for t in req.topics:
+        if t.name in denied:
+            for p in t.partitions:
+                errors[(t.name, p.partition_index)] = E.TOPIC_AUTHORIZATION_FAILED
+            continue
         info = b.topics.get(t.name)
         for p in t.partitions:
             tp = (t.name, p.partition_index)

@@ -9,7 +9,9 @@ marker in a ``__consumer_offsets`` partition also completes the producer's pendi
 transactional offsets there.
 """
 from broker.registry import handles
+from broker.security.api_acls import active
 from broker.transactions.coordinator import write_marker
+from protocol.errors import ErrorCode as E
 from protocol.messages.write_txn_markers import WriteTxnMarkersResponse as R
 
 TopicResult = R.WritableTxnMarkerResult.WritableTxnMarkerTopicResult
@@ -19,13 +21,16 @@ PartitionResult = TopicResult.WritableTxnMarkerPartitionResult
 @handles(27, min_version=1)  # Kafka 4.0 removed v0
 async def handle(ctx, req):
     b = ctx.broker
+    az = active(ctx)
+    refused = az is not None and not az.allowed("cluster_action")  # markers come from brokers
     markers = []
     for m in req.markers:
         topics = []
         for t in m.topics:
-            parts = [PartitionResult(partition_index=p, error_code=write_marker(
-                b.topics, b.groups, t.name, p, m.producer_id, m.producer_epoch, m.coordinator_epoch,
-                m.transaction_result)) for p in t.partition_indexes]
+            parts = [PartitionResult(partition_index=p, error_code=E.CLUSTER_AUTHORIZATION_FAILED if refused
+                                     else write_marker(b.topics, b.groups, t.name, p, m.producer_id,
+                                                       m.producer_epoch, m.coordinator_epoch, m.transaction_result))
+                     for p in t.partition_indexes]
             topics.append(TopicResult(name=t.name, partitions=parts))
         markers.append(R.WritableTxnMarkerResult(producer_id=m.producer_id, topics=topics))
     return R(markers=markers)

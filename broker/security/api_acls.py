@@ -21,6 +21,7 @@ registered handler has one and every field path exists in the request schema).
 from __future__ import annotations
 
 import enum
+import functools
 from typing import Iterable, NamedTuple
 
 from broker.security.acl import CLUSTER_NAME, SUPPORTED_OPERATIONS, AclOperation as Op, ResourceType as RT
@@ -57,7 +58,8 @@ API_CHECKS: dict[int, tuple[Check, ...]] = {
           when="checked before the topic's existence: denied unknown topics answer 29, not 3"),
     ),
     1: (  # Fetch
-        C("follower", Op.CLUSTER_ACTION, RT.CLUSTER, CLUSTER_AUTH, REQ, None, when="replica_id >= 0"),
+        C("follower", Op.CLUSTER_ACTION, RT.CLUSTER, TOPIC_AUTH, REQ, None,
+          when="replica_id >= 0: denied, every partition answers TOPIC_AUTHORIZATION_FAILED"),
         C("topic", Op.READ, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.topic", "0-12"),
         C("topic", Op.READ, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.topic_id", "13+",
           when="ids resolve to names first; an unknown id answers UNKNOWN_TOPIC_ID"),
@@ -181,6 +183,7 @@ API_CHECKS: dict[int, tuple[Check, ...]] = {
 NO_CHECKS = frozenset({17, 18, 36, 60})
 
 
+@functools.lru_cache(maxsize=None)
 def checks_for(api_key: int, version: int) -> dict[str, Check]:
     """The rows that apply to one version, by label (a later row of a label wins)."""
     from protocol.schema import Versions
@@ -241,3 +244,19 @@ class RequestAuthz:
         if self.authorizer is None:
             return _ALL_OPS[resource_type]
         return self.authorizer.authorized_operations(self.principal, self.host, resource_type, name)
+
+
+def active(ctx) -> RequestAuthz | None:
+    """The request's authorization view when ACLs are on, else None (handlers then skip every
+    check: no cost on the hot path of a broker without an authorizer)."""
+    az = getattr(ctx, "authz", None)
+    return az if az is not None and az.authorizer is not None else None
+
+
+def operations(ctx, resource_type: RT, name: str = CLUSTER_NAME) -> int:
+    """An ``*_authorized_operations`` field for this request's caller (every supported
+    operation when ACLs are off, as Kafka reports it)."""
+    az = getattr(ctx, "authz", None)
+    if az is None:
+        return _ALL_OPS[resource_type]
+    return az.operations(resource_type, name)
