@@ -6,6 +6,11 @@ options, Kafka's error names and its tools' table layout.
 One connection, one request at a time: ``request(api_key, version, body)`` sends the request
 with header v1/v2 (as the version is flexible or not) and returns the decoded response,
 checking the correlation id; ApiVersions responses use header v0 as Kafka's do.
+
+Secured listeners: ``props`` are a Java client's properties (``--command-config``):
+``security.protocol`` SSL / SASL_SSL wrap the socket in TLS (``broker.security.tls.client_context``),
+SASL_* authenticate with SaslHandshake v1 and SaslAuthenticate (``broker.security.client``)
+before the first request.
 """
 from __future__ import annotations
 
@@ -24,15 +29,50 @@ class WireError(Exception):
 
 
 class WireClient:
-    def __init__(self, bootstrap: str, client_id: str = "hourglass-cli", timeout: float = 10.0):
+    def __init__(self, bootstrap: str, client_id: str = "hourglass-cli", timeout: float = 10.0,
+                 props: dict[str, str] | None = None):
         host, _, port = bootstrap.rpartition(":")
         self.address = f"{host or 'localhost'}:{port}"
+        props = props or {}
+        protocol = (props.get("security.protocol") or "PLAINTEXT").upper()
         try:
             self.sock = socket.create_connection((host or "localhost", int(port)), timeout=timeout)
         except (OSError, ValueError) as exc:
             raise WireError(f"cannot reach {bootstrap}: {exc}") from None
         self.client_id = client_id
         self.correlation_id = 0
+        if protocol in ("SSL", "SASL_SSL"):
+            from broker.security.tls import TlsConfigError, client_context
+            try:
+                self.sock = client_context(props.get).wrap_socket(self.sock, server_hostname=host or "localhost")
+            except TlsConfigError as exc:
+                self.sock.close()
+                raise WireError(f"{self.address}: {exc}") from None
+            except (OSError, ValueError) as exc:
+                self.sock.close()
+                raise WireError(f"{self.address}: TLS handshake failed: {exc}") from None
+        if protocol.startswith("SASL_"):
+            self._authenticate(props)
+
+    def _authenticate(self, props) -> None:
+        from broker.security.client import SaslClientError, sasl_client
+        try:
+            client = sasl_client(props.get)
+        except SaslClientError as exc:
+            raise WireError(str(exc)) from None
+        hs = self.request(17, 1, APIS[17].request.cls(mechanism=client.mechanism))
+        if hs.error_code:
+            raise WireError(f"{self.address}: SASL mechanism {client.mechanism} refused (error {hs.error_code}); "
+                            f"the broker offers {', '.join(hs.mechanisms)}")
+        token = client.first()
+        while token is not None:
+            r = self.request(36, 2, APIS[36].request.cls(auth_bytes=token))
+            if r.error_code:
+                raise WireError(f"{self.address}: SASL authentication failed: {r.error_message}")
+            try:
+                token = client.step(bytes(r.auth_bytes))
+            except Exception as exc:  # e.g. a SCRAM server signature that does not verify
+                raise WireError(f"{self.address}: SASL authentication failed: {exc}") from None
 
     def close(self) -> None:
         self.sock.close()

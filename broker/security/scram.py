@@ -29,6 +29,7 @@ from typing import NamedTuple
 
 MIN_ITERATIONS = 4096
 MAX_ITERATIONS = 16384
+MIN_SALT_BYTES = 12  # scramp refuses shorter salts; Kafka's clients send 20+ random bytes
 DEFAULT_ITERATIONS = 4096  # kafka-configs.sh / kafka-storage.sh when iterations= is not given
 
 

@@ -101,7 +101,7 @@ def _pem_certs(key_name: str, pem: bytes) -> list:
     return certs
 
 
-def _keystore(get: Lookup):
+def keystore(get: Lookup):
     """(private key, [leaf certificate, chain...]) from the keystore keys."""
     location = get("ssl.keystore.location")
     inline_key, inline_chain = get("ssl.keystore.key"), get("ssl.keystore.certificate.chain")
@@ -131,7 +131,7 @@ def _keystore(get: Lookup):
     return key, [cert, *(extra or [])]
 
 
-def _truststore_pem(get: Lookup) -> str | None:
+def truststore_pem(get: Lookup) -> str | None:
     """The trusted CA certificates as PEM text, or None for the system CAs."""
     from cryptography.hazmat.primitives.serialization import Encoding
     inline = get("ssl.truststore.certificates")
@@ -183,11 +183,41 @@ def openssl_cipher(name: str) -> str | None:
     raise TlsConfigError(f"ssl.cipher.suites: cannot map {n} to an OpenSSL cipher")
 
 
-def server_context(get: Lookup, *, client_auth: str | None = None) -> ssl.SSLContext:
-    """``get(key)`` gives the listener's effective value of a ``ssl.*`` key (or None)."""
+def load_key_and_chain(ctx: ssl.SSLContext, key, chain: list) -> None:
+    """Load a private key and certificate chain into ``ctx`` through a private temporary file
+    holding the key encrypted with a one-time password (Python's ``ssl`` reads files only)."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.serialization import Encoding
+    one_time = secrets.token_bytes(32).hex().encode()
+    pem = key.private_bytes(Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.BestAvailableEncryption(one_time))
+    pem += b"".join(c.public_bytes(Encoding.PEM) for c in chain)
+    fd, path = tempfile.mkstemp(prefix="hourglass-key-", suffix=".pem")  # created 0600
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(pem)
+        ctx.load_cert_chain(path, password=one_time)
+    except ssl.SSLError as exc:
+        raise TlsConfigError(f"ssl.keystore: the private key does not match the certificate ({exc.reason})") from None
+    finally:
+        os.unlink(path)
 
+
+def client_context(get: Lookup) -> ssl.SSLContext:
+    """A client's TLS context from Java client properties: the truststore (else the system
+    CAs), a keystore when one is given (mutual TLS), ``ssl.endpoint.identification.algorithm``
+    (``https`` by default: the broker's name is checked; empty: not)."""
+    trusted = truststore_pem(get)
+    ctx = ssl.create_default_context(cadata=trusted) if trusted else ssl.create_default_context()
+    if (get("ssl.endpoint.identification.algorithm") or "https").strip() == "":
+        ctx.check_hostname = False
+    if get("ssl.keystore.location") or get("ssl.keystore.key"):
+        load_key_and_chain(ctx, *keystore(get))
+    return ctx
+
+
+def server_context(get: Lookup, *, client_auth: str | None = None) -> ssl.SSLContext:
+    """``get(key)`` gives the listener's effective value of a ``ssl.*`` key (or None)."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     protocols = [p.strip() for p in (get("ssl.enabled.protocols") or "TLSv1.2,TLSv1.3").split(",") if p.strip()]
     unknown = [p for p in protocols if p not in _PROTOCOLS]
@@ -208,27 +238,14 @@ def server_context(get: Lookup, *, client_auth: str | None = None) -> ssl.SSLCon
         elif ssl.TLSVersion.TLSv1_3 not in versions:
             raise TlsConfigError("ssl.cipher.suites lists only TLS 1.3 suites but TLSv1.3 is not enabled")
 
-    key, chain = _keystore(get)
-    one_time = secrets.token_bytes(32).hex().encode()
-    pem = key.private_bytes(Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.BestAvailableEncryption(one_time))
-    pem += b"".join(c.public_bytes(Encoding.PEM) for c in chain)
-    fd, path = tempfile.mkstemp(prefix="hourglass-key-", suffix=".pem")  # created 0600
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(pem)
-        ctx.load_cert_chain(path, password=one_time)
-    except ssl.SSLError as exc:
-        raise TlsConfigError(f"ssl.keystore: the private key does not match the certificate ({exc.reason})") from None
-    finally:
-        os.unlink(path)
+    load_key_and_chain(ctx, *keystore(get))
 
     mode = (client_auth if client_auth is not None else get("ssl.client.auth") or "none").strip().lower()
     if mode not in _CLIENT_AUTH:
         raise TlsConfigError(f"ssl.client.auth: invalid value {mode!r} (none, requested or required)")
     ctx.verify_mode = _CLIENT_AUTH[mode]
     if mode != "none":
-        trusted = _truststore_pem(get)
+        trusted = truststore_pem(get)
         if trusted is None:
             ctx.load_default_certs(ssl.Purpose.CLIENT_AUTH)
         else:

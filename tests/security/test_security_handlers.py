@@ -93,7 +93,7 @@ def test_acl_admin_without_authorizer_is_security_disabled(tmp_path):
                                          permission_type=1), off).error_code == E.SECURITY_DISABLED
 
 
-def upsert(name, mech=1, iterations=4096, password="pw", salt=b"salt-salt"):
+def upsert(name, mech=1, iterations=4096, password="pw", salt=b"salt-salt-salt"):
     sp = salted_password(ScramMechanism.of(mech), password, salt, iterations) if mech in (1, 2) else b"x"
     return AU.ScramCredentialUpsertion(name=name, mechanism=mech, iterations=iterations, salt=salt, salted_password=sp)
 
@@ -102,7 +102,8 @@ def test_scram_admin_rules_and_messages(sec, tmp_path):
     r = call(alter_user_scram_credentials, 51, 0, AU(
         deletions=[AU.ScramCredentialDeletion(name="ghost", mechanism=1)],
         upsertions=[upsert("alice"), upsert("alice", 2), upsert("bob", 2, 8192), upsert("", 1),
-                    upsert("carol", 0), upsert("dave", 1, 1000), upsert("erin", 1, 20000)]), sec)
+                    upsert("carol", 0), upsert("dave", 1, 1000), upsert("erin", 1, 20000),
+                    upsert("fay", 1, salt=b"short")]), sec)
     got = {x.user: (x.error_code, x.error_message) for x in r.results}
     assert got == {
         "bob": (0, None),
@@ -112,6 +113,7 @@ def test_scram_admin_rules_and_messages(sec, tmp_path):
         "carol": (E.UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism"),
         "dave": (E.UNACCEPTABLE_CREDENTIAL, "Too few iterations"),
         "erin": (E.UNACCEPTABLE_CREDENTIAL, "Too many iterations"),
+        "fay": (E.UNACCEPTABLE_CREDENTIAL, "Salt must be at least 12 bytes"),
     }
     assert [x.user for x in r.results][0] == "bob"  # successes first
     assert list(ScramCredentialStore(tmp_path).users) == ["bob"]
