@@ -96,7 +96,7 @@ class Hourglass:
 
     def start(self) -> float:
         """Start; returns seconds from launch to the first answered ApiVersions."""
-        from broker.probe import probe
+        from hourglass.cli.probe import probe
         port = free_port()
         cmd = [sys.executable, "-m", "broker", "--log-level", "WARNING", "serve", "--port", str(port),
                "--data-dir", str(self.data_dir), "--override", "group.initial.rebalance.delay.ms=0"]
@@ -127,7 +127,7 @@ class Tansu:
         self.binary, self.proc = binary, None
 
     def start(self) -> float:
-        from broker.probe import probe
+        from hourglass.cli.probe import probe
         port = free_port()
         url = f"tcp://127.0.0.1:{port}"
         t0 = time.perf_counter()

@@ -1,5 +1,5 @@
 """``python -m broker ...`` is the ``hourglass`` command."""
-from broker.cli import main
+from hourglass.cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

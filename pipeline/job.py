@@ -28,7 +28,7 @@ def parse_from(text: str | None) -> dict:
     t = text.strip()
     if t.startswith("{"):
         return {"startingOffsetsByTimestamp": t}
-    from broker.cli_client import parse_time
+    from hourglass.cli.client import parse_time
     return {"startingTimestamp": str(parse_time(t))}
 
 

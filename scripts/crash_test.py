@@ -95,7 +95,7 @@ def child_main(spec: str, argv: list[str]) -> int:
     ops = FaultyFileOps(track_unsynced=False)
     ops.on_op = hook
     manager.DEFAULT_FILE_OPS = ops  # the LogManager's default file layer (no file_ops given)
-    from broker.cli import main
+    from hourglass.cli import main
     return main(argv)
 
 
@@ -579,7 +579,7 @@ def main(argv: list[str] | None = None) -> int:
         spec = argv[1]
         rest = argv[3:] if len(argv) > 2 and argv[2] == "--" else argv[2:]
         if spec == "none:0":
-            from broker.cli import main as cli_main
+            from hourglass.cli import main as cli_main
             return cli_main(rest)
         return child_main(spec, rest)
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -427,7 +427,7 @@ def test_describe_cluster(broker):
 # ---- CLI ----------------------------------------------------------------------------------
 
 def cli(b, *args, timeout=60):
-    return subprocess.run([sys.executable, "-m", "broker.admin_cli", "topics", "--bootstrap-server", b.bootstrap,
+    return subprocess.run([sys.executable, "-m", "hourglass.cli.topics", "topics", "--bootstrap-server", b.bootstrap,
                            *args], capture_output=True, text=True, cwd=REPO, timeout=timeout)
 
 
@@ -465,6 +465,6 @@ def test_cli_create_list_describe_alter_delete(broker):
 
 
 def test_cli_unreachable_broker_exits_1(broker):
-    r = subprocess.run([sys.executable, "-m", "broker.admin_cli", "topics", "-b", "127.0.0.1:1", "--timeout", "2",
+    r = subprocess.run([sys.executable, "-m", "hourglass.cli.topics", "topics", "-b", "127.0.0.1:1", "--timeout", "2",
                         "list"], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert r.returncode == 1 and "cannot reach a broker at 127.0.0.1:1" in r.stderr

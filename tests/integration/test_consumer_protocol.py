@@ -23,7 +23,7 @@ import uuid
 
 import pytest
 
-from broker.wire import WireClient
+from hourglass.cli.wire import WireClient
 from protocol.errors import ErrorCode as E
 from protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest as HB
 from tests.helpers.clients import wait_until

@@ -5,7 +5,7 @@ One broker (subprocess) with a SASL_PLAINTEXT PLAIN listener and ``StandardAutho
 ``User:admin`` is a super user; ``User:alice`` gets ALL on the topics, groups and transactional
 ids whose names start with ``t-``, ``g-``, ``tx-`` (PREFIXED ACLs, created by admin with
 CreateAcls), ``User:bob`` gets nothing. Requests go over the wire with Hourglass's own client
-(``broker.wire``) authenticated as each of them. Also here: DENY over ALLOW, LITERAL vs
+(``hourglass.cli.wire``) authenticated as each of them. Also here: DENY over ALLOW, LITERAL vs
 PREFIXED, ``allow.everyone.if.no.acl.found`` both ways, and ACLs and SCRAM users surviving a
 clean restart and a kill -9.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker.wire import WireClient, WireError
+from hourglass.cli.wire import WireClient, WireError
 from protocol.api_keys import APIS
 from protocol.errors import ErrorCode as E
 from protocol.records.record import build_batch
@@ -223,6 +223,8 @@ def test_security_admin_apis_need_cluster_rights(broker, alice, key, version, kw
 
 
 def test_listing_filters_silently(broker, alice, bob):
+    alice.request(8, 8, make(8, 8, group_id=GROUP, generation_id_or_member_epoch=-1, member_id="", topics=[
+        dict(name=TOPIC, partitions=[dict(partition_index=0, committed_offset=1)])]))  # the group exists
     md = lambda c: sorted(t.name for t in c.request(3, 12, make(3, 12, topics=None)).topics)  # noqa: E731
     assert TOPIC in md(alice) and md(bob) == []
     assert [g.group_id for g in bob.request(16, 4, make(16, 4, states_filter=[])).groups] == []

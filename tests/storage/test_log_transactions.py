@@ -447,7 +447,7 @@ def test_property_state_and_indexes_match_a_scan_of_the_log(tmp_path_factory, op
 def test_dump_log_prints_markers_txnindex_and_snapshot_transactions(tmp_path, capsys):
     """``hourglass dump-log`` as kafka-dump-log.sh: control records with their marker, the
     entries of a .txnindex, and the open transaction in a producer snapshot."""
-    from broker.cli import main
+    from hourglass.cli import main
     d = tmp_path / "t-0"
     log = open_log(d)
     p1, p2 = Producer(11, epoch=2), Producer(12)

@@ -189,7 +189,7 @@ def test_unusable_snapshot_files_are_removed_and_the_log_replayed(tmp_path, dama
 def test_dump_log_prints_a_snapshot(tmp_path, capsys):
     """``hourglass dump-log <offset>.snapshot`` lists each producer's last batch, as
     kafka-dump-log.sh does; a corrupt one is reported and exits 1."""
-    from broker.cli import main
+    from hourglass.cli import main
     d = tmp_path / "t-0"
     log = open_log(d)
     log.append(idempotent(3, 0, epoch=2))

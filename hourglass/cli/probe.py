@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from broker.wire import WireClient, WireError
+from hourglass.cli.wire import WireClient, WireError
 from protocol.api_keys import APIS
 
 API_VERSIONS = 18

@@ -56,6 +56,7 @@ class WireClient:
 
     def _authenticate(self, props) -> None:
         from broker.security.client import SaslClientError, sasl_client
+        from protocol.api_keys import APIS
         try:
             client = sasl_client(props.get)
         except SaslClientError as exc:

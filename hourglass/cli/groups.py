@@ -1,6 +1,6 @@
 """``hourglass groups list|describe|reset-offsets``: consumer and share groups of a running
 broker, in the spirit of Kafka's ``kafka-consumer-groups.sh`` and ``kafka-share-groups.sh``,
-over the wire (``broker.wire``).
+over the wire (``hourglass.cli.wire``).
 
 Usage (``--bootstrap-server`` defaults to ``$HOURGLASS_BOOTSTRAP`` or ``localhost:9092``)::
 
@@ -38,7 +38,7 @@ import argparse
 import sys
 from datetime import datetime
 
-from broker.wire import CliError, add_cli_options as _common, cli_client, error_name as _error, \
+from hourglass.cli.wire import CliError, add_cli_options as _common, cli_client, error_name as _error, \
     print_table as _table, run_cli
 from protocol.errors import ErrorCode
 

@@ -20,7 +20,7 @@ be reached within ``--timeout``; 2 usage error (argparse).
 
 Library use: ``add_parser(subparsers)`` adds the ``topics`` command to the ``hourglass`` parser
 and ``run(args) -> int`` executes it; ``main(argv)`` runs it standalone
-(``python -m broker.admin_cli ...``).
+(``python -m hourglass.cli.topics ...``).
 """
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ import argparse
 import sys
 import time
 
-from broker.wire import CliError, add_cli_options as _common, cli_client, error_name as _error, \
+from hourglass.cli.wire import CliError, add_cli_options as _common, cli_client, error_name as _error, \
     print_table as _table, run_cli
 
 TRANSACTION = 1

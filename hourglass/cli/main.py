@@ -130,7 +130,7 @@ def _check_security(cfg) -> None:
 
 
 def _client_command(args) -> int:
-    from broker import cli_client
+    from hourglass.cli import client as cli_client
     try:
         if args.cmd == "offsets":
             return cli_client.run_offsets(args)
@@ -149,7 +149,7 @@ def _client_command(args) -> int:
 
 def _inspect(args) -> int:
     from broker.config import BrokerConfig
-    from broker.inspect import inspect_topic, render, to_json
+    from hourglass.cli.inspect import inspect_topic, render, to_json
     cfg = BrokerConfig.load(args.config, [f"log.dirs={args.data_dir}"] if args.data_dir else [])
     data_dir = cfg.log_dirs[0]
     now = int(time.time() * 1000)
@@ -158,7 +158,7 @@ def _inspect(args) -> int:
         print(f"hourglass inspect: no partition of {args.topic!r} in {data_dir}", file=sys.stderr)
         return 1
     if args.plot:
-        from broker.plot import plot_topic
+        from hourglass.cli.plot import plot_topic
         plot_topic(view, args.plot, now)
         print(f"wrote {args.plot}", file=sys.stderr)
     print(to_json(view) if args.json else render(view, entries=args.entries))
@@ -188,9 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--verify-index-only", action="store_true")
     d.add_argument("--print-data", "--print-data-log", dest="print_data", action="store_true",
                    help="print record keys and values (and markers as endTxnMarker: COMMIT/ABORT)")
-    from broker import admin_cli, cli_client
-    from broker.groups import cli as groups_cli
-    from broker.transactions import cli as txn_cli
+    from hourglass.cli import client as cli_client, topics as admin_cli
+    from hourglass.cli import groups as groups_cli
+    from hourglass.cli import transactions as txn_cli
     admin_cli.add_parser(sub)
     groups_cli.add_parser(sub)
     txn_cli.add_parser(sub)
@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "config":
         return _config_check(args)
     if args.cmd == "probe":
-        from broker.probe import main as probe_main
+        from hourglass.cli.probe import main as probe_main
         return probe_main(args.bootstrap_server, args.timeout)
     if args.cmd == "topics":
         return admin_cli.run(args)
