@@ -69,6 +69,8 @@ def add_parsers(sub) -> None:
 def _common(p) -> None:
     p.add_argument("-b", "--bootstrap-server", default=DEFAULT_BOOTSTRAP, help=f"default {DEFAULT_BOOTSTRAP}")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the broker")
+    from hourglass.cli import client_properties
+    client_properties.add_option(p)
 
 
 def _partitions(client, topic: str, timeout: float) -> list[int]:
@@ -81,6 +83,8 @@ def _partitions(client, topic: str, timeout: float) -> list[int]:
 
 def _consumer(args, **extra):
     from confluent_kafka import Consumer
+    from hourglass.cli import client_properties
+    extra = {**client_properties.librdkafka(args, consumer=True), **extra}
     return Consumer({"bootstrap.servers": args.bootstrap_server, "group.id": "hourglass-cli",
                      "enable.auto.commit": False, "socket.timeout.ms": int(args.timeout * 1000), **extra})
 
@@ -128,7 +132,9 @@ def run_produce(args, inp=None, out=sys.stdout) -> int:
         k, v = h.split("=", 1)
         headers.append((k, v.encode()))
     errors, n = [], 0
-    p = Producer({"bootstrap.servers": args.bootstrap_server, "compression.type": args.compression,
+    from hourglass.cli import client_properties
+    p = Producer({**client_properties.librdkafka(args), "bootstrap.servers": args.bootstrap_server,
+                  "compression.type": args.compression,
                   "message.timeout.ms": int(args.timeout * 1000)})
     kd = args.key_delim.encode() if args.key_delim else None
     td = args.ts_delim.encode() if args.ts_delim else None

@@ -188,11 +188,13 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--verify-index-only", action="store_true")
     d.add_argument("--print-data", "--print-data-log", dest="print_data", action="store_true",
                    help="print record keys and values (and markers as endTxnMarker: COMMIT/ABORT)")
-    from hourglass.cli import client as cli_client, topics as admin_cli
+    from hourglass.cli import acls, client as cli_client, topics as admin_cli, users
     from hourglass.cli import groups as groups_cli
     from hourglass.cli import transactions as txn_cli
     admin_cli.add_parser(sub)
     groups_cli.add_parser(sub)
+    acls.add_parser(sub)
+    users.add_parser(sub)
     txn_cli.add_parser(sub)
     cli_client.add_parsers(sub)
     cf = sub.add_parser("config", help="check a server.properties file against what Hourglass does with each key")
@@ -203,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     pr = sub.add_parser("probe", help="exit 0 when a broker answers ApiVersions (health checks)")
     pr.add_argument("-b", "--bootstrap-server", default="localhost:9092")
     pr.add_argument("--timeout", type=float, default=3.0)
+    from hourglass.cli import client_properties
+    client_properties.add_option(pr)
     i = sub.add_parser("inspect", help="a topic's partitions and segments in time, read from a data dir")
     i.add_argument("topic")
     i.add_argument("--data-dir", help="the broker's log dir (default: log.dirs of --config)")
@@ -218,13 +222,21 @@ def main(argv: list[str] | None = None) -> int:
         return _config_check(args)
     if args.cmd == "probe":
         from hourglass.cli.probe import main as probe_main
-        return probe_main(args.bootstrap_server, args.timeout)
+        try:
+            props = client_properties.of(args)
+        except client_properties.ClientPropertiesError as exc:
+            return _usage_error(str(exc))
+        return probe_main(args.bootstrap_server, args.timeout, props)
     if args.cmd == "topics":
         return admin_cli.run(args)
     if args.cmd == "transactions":
         return txn_cli.run(args)
     if args.cmd == "groups":
         return groups_cli.run(args)
+    if args.cmd == "acls":
+        return acls.run(args)
+    if args.cmd == "users":
+        return users.run(args)
     if args.cmd in ("offsets", "produce", "consume", "inspect"):
         return _client_command(args)
     if args.cmd == "dump-log":

@@ -13,10 +13,10 @@ from protocol.api_keys import APIS
 API_VERSIONS = 18
 
 
-def probe(host: str, port: int, timeout: float = 3.0) -> tuple[bool, str]:
+def probe(host: str, port: int, timeout: float = 3.0, props: dict | None = None) -> tuple[bool, str]:
     spec = APIS[API_VERSIONS]
     try:
-        with WireClient(f"{host}:{port}", "hourglass-probe", timeout) as c:
+        with WireClient(f"{host}:{port}", "hourglass-probe", timeout, props=props) as c:
             resp = c.request(API_VERSIONS, 0, spec.request.cls())
     except WireError as exc:
         return False, str(exc)
@@ -25,8 +25,8 @@ def probe(host: str, port: int, timeout: float = 3.0) -> tuple[bool, str]:
     return True, f"{host}:{port} answers {len(resp.api_keys)} APIs"
 
 
-def main(bootstrap: str, timeout: float) -> int:
+def main(bootstrap: str, timeout: float, props: dict | None = None) -> int:
     host, _, port = bootstrap.rpartition(":")
-    ok, detail = probe(host or "localhost", int(port), timeout)
+    ok, detail = probe(host or "localhost", int(port), timeout, props)
     print(detail, file=sys.stdout if ok else sys.stderr)
     return 0 if ok else 1

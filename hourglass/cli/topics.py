@@ -28,6 +28,8 @@ import argparse
 import os
 import sys
 
+from hourglass.cli import client_properties
+
 DEFAULT_BOOTSTRAP = "localhost:9092"
 
 
@@ -94,6 +96,7 @@ def _add_common(p, suppress: bool = False) -> None:
                    help=f"host:port of the broker (default: $HOURGLASS_BOOTSTRAP or {DEFAULT_BOOTSTRAP})")
     p.add_argument("--timeout", type=float, default=argparse.SUPPRESS if suppress else 30.0,
                    help="seconds to wait for the broker (default 30)")
+    client_properties.add_option(p, suppress)
 
 
 # ---- client -----------------------------------------------------------------------------------
@@ -101,8 +104,12 @@ def _add_common(p, suppress: bool = False) -> None:
 def _admin(args):
     from confluent_kafka.admin import AdminClient
     bootstrap = args.bootstrap_server or os.environ.get("HOURGLASS_BOOTSTRAP") or DEFAULT_BOOTSTRAP
+    try:
+        secured = client_properties.librdkafka(args)
+    except (client_properties.ClientPropertiesError, OSError) as exc:
+        raise CliError(str(exc)) from None
     admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0,
-                         "socket.connection.setup.timeout.ms": max(1000, int(args.timeout * 1000))})
+                         "socket.connection.setup.timeout.ms": max(1000, int(args.timeout * 1000)), **secured})
     try:
         md = admin.list_topics(timeout=args.timeout)
     except Exception as exc:

@@ -1,7 +1,8 @@
 """A minimal blocking Kafka client over our own codec, for the command line tools that need
 APIs the client libraries do not expose (``hourglass probe``, ``hourglass transactions``,
-``hourglass groups``), and what those tools share: the ``--bootstrap-server``/``--timeout``
-options, Kafka's error names and its tools' table layout.
+``hourglass groups``, ``hourglass acls list``), and what those tools share: the
+``--bootstrap-server``/``--timeout``/``--command-config`` options, Kafka's error names and its
+tools' table layout.
 
 One connection, one request at a time: ``request(api_key, version, body)`` sends the request
 with header v1/v2 (as the version is flexible or not) and returns the decoded response,
@@ -126,6 +127,8 @@ def add_cli_options(p, suppress: bool = False) -> None:
                    help=f"host:port of the broker (default: $HOURGLASS_BOOTSTRAP or {DEFAULT_BOOTSTRAP})")
     p.add_argument("--timeout", type=float, default=argparse.SUPPRESS if suppress else 30.0,
                    help="seconds to wait for the broker (default 30)")
+    from hourglass.cli import client_properties
+    client_properties.add_option(p, suppress)
 
 
 class CliError(Exception):
@@ -134,10 +137,11 @@ class CliError(Exception):
 
 def cli_client(args, client_id: str) -> WireClient:
     """A client to the broker the options name (``CliError`` when it cannot be reached)."""
+    from hourglass.cli import client_properties
     bootstrap = args.bootstrap_server or os.environ.get("HOURGLASS_BOOTSTRAP") or DEFAULT_BOOTSTRAP
     try:
-        return WireClient(bootstrap, client_id, args.timeout)
-    except WireError as exc:
+        return WireClient(bootstrap, client_id, args.timeout, props=client_properties.of(args))
+    except (WireError, client_properties.ClientPropertiesError) as exc:
         raise CliError(str(exc)) from None
 
 
