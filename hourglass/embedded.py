@@ -8,6 +8,15 @@ in a daemon thread of this process; ``mode="subprocess"`` runs ``python -m broke
 separate process: its own GIL, killable). Either way it listens on 127.0.0.1, port 0 unless
 given, with a temporary data dir removed at exit unless ``data_dir`` is given, and
 ``__enter__`` returns once the broker answers requests.
+
+``security="SSL" | "SASL_SSL" | "SASL_PLAINTEXT"`` (or a dict of ``hourglass.secure.SecureSetup``
+options: ``protocol``, ``mechanism``, ``user``, ``password``, ``acls``) serves that one secured
+listener instead, with throwaway certificates and a user made for the occasion; then
+``client_config`` (confluent-kafka / librdkafka keys), ``kafka_python_config``,
+``aiokafka_config`` and ``java_properties`` are ready-made client settings for it:
+
+    with EmbeddedBroker(security="SASL_SSL") as b:
+        Producer(b.client_config).produce("t", b"x")
 """
 from __future__ import annotations
 
@@ -32,7 +41,8 @@ def _value(v) -> str:
 
 class EmbeddedBroker:
     def __init__(self, overrides: Mapping[str, object] | None = None, *, data_dir: str | os.PathLike | None = None,
-                 mode: str = "thread", port: int = 0, host: str = "127.0.0.1", start_timeout: float = 20.0):
+                 mode: str = "thread", port: int = 0, host: str = "127.0.0.1", start_timeout: float = 20.0,
+                 security: str | Mapping[str, object] | None = None):
         if mode not in ("thread", "subprocess"):
             raise ValueError("mode must be 'thread' or 'subprocess'")
         self.overrides = {**DEFAULTS, **{k: _value(v) for k, v in (overrides or {}).items()}}
@@ -44,19 +54,58 @@ class EmbeddedBroker:
         self.startup_seconds: float | None = None
         self._thread = self._loop = self._shutdown = self._proc = None
         self._error: BaseException | None = None
+        if isinstance(security, str):
+            security = {"protocol": security}
+        self._security_opts = dict(security) if security else None
+        self.security = None  # hourglass.secure.SecureSetup once started
 
     # ---- lifecycle --------------------------------------------------------------------------------
     def start(self) -> "EmbeddedBroker":
         if self.data_dir is None:
             self.data_dir = Path(tempfile.mkdtemp(prefix="hourglass-")) / "data"
+        if self._security_opts is not None and self.security is None:
+            from hourglass.secure import SecureSetup
+            opts = dict(self._security_opts)
+            self.security = SecureSetup(opts.pop("protocol"), self.data_dir.parent / "tls", **opts)
+            self.security.create_user(self.data_dir)
         t0 = time.perf_counter()
         (self._start_thread if self.mode == "thread" else self._start_subprocess)()
         self.startup_seconds = time.perf_counter() - t0
         return self
 
     def _overrides(self) -> list[str]:
-        return [f"listeners=PLAINTEXT://{self.host}:{self.port}", f"log.dirs={self.data_dir}",
+        listener = {"listeners": f"PLAINTEXT://{self.host}:{self.port}"}
+        if self.security is not None:
+            listener = self.security.broker_overrides(self.host, self.port)
+        return [*(f"{k}={v}" for k, v in listener.items()), f"log.dirs={self.data_dir}",
                 *(f"{k}={v}" for k, v in self.overrides.items())]
+
+    # ---- ready-made client settings (secured or not) ---------------------------------------------
+    @property
+    def client_config(self) -> dict:
+        """confluent-kafka / librdkafka configuration for this broker."""
+        if self.security is None:
+            return {"bootstrap.servers": self.bootstrap_servers}
+        return self.security.client_config(self.bootstrap_servers)
+
+    @property
+    def kafka_python_config(self) -> dict:
+        if self.security is None:
+            return {"bootstrap_servers": self.bootstrap_servers}
+        return self.security.kafka_python_config(self.bootstrap_servers)
+
+    @property
+    def aiokafka_config(self) -> dict:
+        if self.security is None:
+            return {"bootstrap_servers": self.bootstrap_servers}
+        return self.security.aiokafka_config(self.bootstrap_servers)
+
+    @property
+    def java_properties(self) -> dict:
+        """The Java client's properties (also what ``--command-config`` files hold)."""
+        if self.security is None:
+            return {"bootstrap.servers": self.bootstrap_servers}
+        return self.security.java_properties(self.bootstrap_servers)
 
     def _start_thread(self) -> None:
         from broker.config import BrokerConfig

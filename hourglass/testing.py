@@ -8,6 +8,12 @@ Fixtures:
   and, optionally, ``mode="subprocess"``;
 - ``hourglass_broker_session``: one broker shared by the whole session.
 
+``@pytest.mark.hourglass(security="SASL_SSL")`` (or ``"SSL"`` for TLS with a client
+certificate, ``"SASL_PLAINTEXT"``, or a dict such as ``{"protocol": "SASL_SSL", "mechanism":
+"PLAIN", "acls": True}``) secures the broker with throwaway certificates and a user; the test
+then takes ``hourglass_broker.client_config`` (confluent-kafka), ``.kafka_python_config`` or
+``.aiokafka_config`` and is secured in one line.
+
 Both shut the broker down cleanly at teardown and remove its temporary data dir.
 """
 from __future__ import annotations
@@ -19,7 +25,8 @@ from hourglass.embedded import EmbeddedBroker
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "hourglass(overrides=None, mode='thread'): config overrides for the hourglass_broker fixture")
+        "markers", "hourglass(overrides=None, mode='thread', security=None): config overrides, run mode and "
+                   "security protocol (SSL, SASL_SSL, SASL_PLAINTEXT) of the hourglass_broker fixture")
 
 
 @pytest.fixture
