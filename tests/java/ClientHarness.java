@@ -29,6 +29,8 @@
 //                             {"r":"t-p-offset"}, {"committed":n} after each commit. Commands on
 //                             stdin: "stop" closes the consumer (leaving the group) and exits 0,
 //                             "halt" exits at once without closing (a crashed member).
+//   round-trip             produce, then offsets-for-times, then consume, in one JVM (each
+//                          command's options; their lines in that order)
 //
 // Transactions (a transactional.id per producer; consumers read with --isolation):
 //   txn-produce            --bootstrap B --topic T --txn-id ID --txns commit:3,abort:2,open:1
@@ -66,7 +68,8 @@
 //   perf-consume           --bootstrap B --topic T --records N [--isolation ..]
 //                          -> {"records","seconds","rps","mbps"}
 //
-// Every command also takes --props k=v,k=v (extra client properties) and --timeout-ms (default
+// Every command also takes --props k=v,k=v (extra client properties), --props-file FILE (a
+// .properties file, for values with commas such as sasl.jaas.config) and --timeout-ms (default
 // 20000). Any failure prints {"error":SimpleClassName,"class":FullName,"message":..} and exits 1.
 // Keys and values are UTF-8 strings (null stays null). Plain Java 17, no dependency beyond the
 // client jars.
@@ -148,6 +151,11 @@ public final class ClientHarness {
                 case "admin-describe-cluster": rc = adminDescribeCluster(); break;
                 case "admin-describe-topics": rc = adminDescribeTopics(); break;
                 case "group-consume": rc = groupConsume(); break;
+                case "round-trip":
+                    rc = produce();
+                    if (rc == 0) rc = offsetsForTimes();
+                    if (rc == 0) rc = consume();
+                    break;
                 case "txn-produce": rc = txnProduce(); break;
                 case "consume-to-end": rc = consumeToEnd(); break;
                 case "txn-fence": rc = txnFence(); break;
@@ -851,6 +859,13 @@ public final class ClientHarness {
     }
 
     private static void extraProps(Properties p) {
+        if (OPTS.containsKey("props-file")) {
+            try (java.io.Reader r = java.nio.file.Files.newBufferedReader(java.nio.file.Path.of(OPTS.get("props-file")))) {
+                p.load(r);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
         if (OPTS.containsKey("props")) p.putAll(kv(OPTS.get("props")));
     }
 
