@@ -12,7 +12,7 @@ VENV_STAMP := $(VENV)/.hourglass-installed
 # Java client jars (kafka-clients 3.9.1 and its runtime deps), shared by every checkout.
 HOURGLASS_JARS ?= $(HOME)/.cache/hourglass/jars
 export HOURGLASS_JARS
-JAR_NAMES := kafka-clients slf4j-api lz4-java snappy-java zstd-jni
+JAR_NAMES := kafka-clients slf4j-api lz4-java snappy-java zstd-jni jackson-databind jackson-core jackson-annotations
 CLASSPATH_JARS := $(subst $(eval) ,:,$(foreach j,$(JAR_NAMES),$(HOURGLASS_JARS)/$(j).jar))
 
 JAVA_SRC := $(wildcard tests/java/*.java)

@@ -2,8 +2,8 @@
 
 The jars come from PyPI: the ``shigawire-apache-flink-libraries`` wheel ships Apache Kafka's
 ``kafka-clients`` 3.9.1 with its runtime dependencies (slf4j-api, lz4-java, snappy-java,
-zstd-jni) under ``pyflink/lib/``. We ``pip download --no-deps`` that one wheel and extract the
-five jars into the jar dir: ``$HOURGLASS_JARS`` if set, else ``~/.cache/hourglass/jars``.
+zstd-jni, and the jackson jars the client's OAUTHBEARER login and SASL code load) under
+``pyflink/lib/``. We ``pip download --no-deps`` that one wheel and extract the jars into the jar dir: ``$HOURGLASS_JARS`` if set, else ``~/.cache/hourglass/jars``.
 
 Prints the jar dir. Does nothing (no network) when all jars are present and kafka-clients
 reports the expected version.
@@ -19,7 +19,8 @@ import zipfile
 from pathlib import Path
 
 WHEEL = "shigawire-apache-flink-libraries==2.0.0.post1"
-JARS = ["kafka-clients.jar", "slf4j-api.jar", "lz4-java.jar", "snappy-java.jar", "zstd-jni.jar"]
+JARS = ["kafka-clients.jar", "slf4j-api.jar", "lz4-java.jar", "snappy-java.jar", "zstd-jni.jar",
+        "jackson-databind.jar", "jackson-core.jar", "jackson-annotations.jar"]
 KAFKA_CLIENTS_VERSION = "3.9.1"
 
 

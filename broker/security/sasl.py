@@ -100,6 +100,7 @@ class ScramServer(SaslServer):
         self._mech = mech
         self._store = store
         self._server = None
+        self._client_nonce = ""
         self._lookup_failure: SaslFailure | None = None  # scramp wraps what the lookup raises
 
     def _credential(self, username: str):
@@ -127,6 +128,8 @@ class ScramServer(SaslServer):
             if m and _saslname(m.group(1)) != _saslname(m.group(2)):
                 raise AuthenticationFailed("Authentication failed: Client requested an authorization id that is "
                                            "different from username")
+            r = re.search(r",r=([^,]*)", text)
+            self._client_nonce = r.group(1) if r else ""
             self._server = _SCRAMP_MECHS[self.mechanism].make_server(self._credential)
             try:
                 self._server.set_client_first(text)
@@ -137,6 +140,14 @@ class ScramServer(SaslServer):
             return self._server.get_server_first().encode()
         if self.complete:
             raise SaslFailure("Unexpected challenge in Sasl server state COMPLETE")
+        m = re.search(r"(?:^|,)r=([^,]*)", text)
+        nonce = self._server.nonce  # scramp's Nonce (str() is its text)
+        if m and m.group(1) == self._client_nonce + str(nonce):
+            # librdkafka before 2.6.1 (Debian 12's kcat has 2.0.2) sends its own nonce again in
+            # front of the server's; Kafka 3.8.1-3.9 accept that (the nonce must end with the
+            # server's), Kafka 4 no longer does. Accepted here, so those clients can log in: the
+            # proof is still checked over exactly what the client signed.
+            self._server.nonce = type(nonce)(m.group(1))
         try:
             self._server.set_client_final(text)
             final = self._server.get_server_final()

@@ -21,7 +21,8 @@ from pathlib import Path
 JAVA_DIR = Path(__file__).resolve().parents[1] / "java"
 CLASSES_DIR = JAVA_DIR / "classes"
 MAIN_CLASS = "ClientHarness"
-JAR_NAMES = ["kafka-clients.jar", "slf4j-api.jar", "lz4-java.jar", "snappy-java.jar", "zstd-jni.jar"]
+JAR_NAMES = ["kafka-clients.jar", "slf4j-api.jar", "lz4-java.jar", "snappy-java.jar", "zstd-jni.jar",
+             "jackson-databind.jar", "jackson-core.jar", "jackson-annotations.jar"]
 JAVA_OPTS = ["-Xms64m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto"]
 
 

@@ -885,6 +885,9 @@ public final class ClientHarness {
         Json j = new Json().put("error", t.getClass().getSimpleName()).put("class", t.getClass().getName())
                 .put("message", t.getMessage());
         if (t.getCause() != null) j.put("cause", t.getCause().getClass().getName() + ": " + t.getCause().getMessage());
+        Throwable root = t;
+        while (root.getCause() != null && root.getCause() != root) root = root.getCause();
+        if (root != t && root != t.getCause()) j.put("root", root.getClass().getName() + ": " + root.getMessage());
         return j;
     }
 

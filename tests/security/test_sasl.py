@@ -121,6 +121,38 @@ def test_scram_with_two_independent_clients(mech, tmp_path):
                                                           sasl_plain_password="alice-secret"))
 
 
+def test_scram_accepts_librdkafka_before_2_6_1_repeated_nonce():
+    """librdkafka < 2.6.1 writes r=<client nonce><server nonce> (the server nonce already starts
+    with the client's); Kafka 3.8.1-3.9 accept it, and so do we, checking the proof over what the
+    client signed. A nonce that is neither form still fails."""
+    import base64 as b64
+    import hashlib
+    import hmac as h
+    m = ScramMechanism.SCRAM_SHA_256
+    store = ScramCredentialStore(None)
+    store.users["alice"] = {m: credential_from_password(m, "pw", 4096, b"0123456789abcdef")}
+
+    def final(server_first: str, r: str) -> bytes:
+        attrs = dict(x.split("=", 1) for x in server_first.split(","))
+        salted = hashlib.pbkdf2_hmac("sha256", b"pw", b64.b64decode(attrs["s"]), int(attrs["i"]))
+        client_key = h.new(salted, b"Client Key", "sha256").digest()
+        without_proof = f"c=biws,r={r}"
+        auth = f"n=alice,r=cnonce123,{server_first},{without_proof}".encode()
+        sig = h.new(hashlib.sha256(client_key).digest(), auth, "sha256").digest()
+        return f"{without_proof},p={b64.b64encode(bytes(a ^ b for a, b in zip(client_key, sig))).decode()}".encode()
+
+    for repeat, ok in ((True, True), (False, True)):
+        s = ScramServer(m, store)
+        first = s.evaluate(b"n,,n=alice,r=cnonce123", NOW).decode()
+        nonce = first.split(",")[0][2:]
+        s.evaluate(final(first, ("cnonce123" if repeat else "") + nonce), NOW)
+        assert s.complete == ok
+    s = ScramServer(m, store)
+    first = s.evaluate(b"n,,n=alice,r=cnonce123", NOW).decode()
+    with pytest.raises(SaslFailure):
+        s.evaluate(final(first, "other" + first.split(",")[0][2:]), NOW)
+
+
 def test_scram_authzid_must_be_the_user(tmp_path):
     m = ScramMechanism.SCRAM_SHA_256
     store = ScramCredentialStore(None)
