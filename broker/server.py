@@ -73,6 +73,7 @@ class Broker:
         self.groups = None
         self.security = None  # broker.security.state.BrokerSecurity (authorizer, SCRAM credentials)
         self.listener_security: dict = {}  # listener name -> broker.security.listener.ListenerSecurity
+        self.per_ip_limits: dict[str, int] = {}  # max.connections.per.ip.overrides, by address
         self.txn = None  # broker.transactions.coordinator.TransactionCoordinator
         self.share_groups = None  # broker.share.coordinator.ShareCoordinator
         self.producer_ids: ProducerIds | None = None
@@ -118,8 +119,9 @@ class Broker:
         self.producer_ids = ProducerIds(self.meta)
         from broker.groups.group_configs import GroupConfigs
         self.group_configs = GroupConfigs(cfg, cfg.log_dirs[0])
-        from broker.security.listener import ListenerSecurity
+        from broker.security.listener import ListenerSecurity, per_ip_limits
         from broker.security.state import BrokerSecurity, security_dir
+        self.per_ip_limits = per_ip_limits(cfg["max.connections.per.ip.overrides"])
         self.security = BrokerSecurity.from_config(cfg.raw.get, security_dir(cfg.log_dirs))
         for lst in cfg.listeners:  # a bad keystore or SASL setting refuses to start here
             self.listener_security[lst.name] = ListenerSecurity.build(
@@ -188,11 +190,16 @@ class Broker:
         if self._stopping or len(self.connections) >= self.cfg["max.connections"]:
             writer.close()
             return
+        sec = self.listener_security.get(listener)
+        if sec is not None and sec.max_connections is not None and \
+                sum(1 for c in self.connections if c.listener == listener) >= sec.max_connections:
+            writer.close()
+            return
         peer = writer.get_extra_info("peername")
         ip = peer[0] if isinstance(peer, tuple) else None
-        per_ip = self.cfg["max.connections.per.ip"]
+        per_ip = self.per_ip_limits.get(ip, self.cfg["max.connections.per.ip"])
         if ip is not None and per_ip < 2**31 - 1:
-            if sum(1 for c in self.connections if c.peer.rsplit(":", 1)[0] == ip) >= per_ip:
+            if sum(1 for c in self.connections if c.host == ip) >= per_ip:
                 log.warning("refusing connection from %s: max.connections.per.ip=%d reached", ip, per_ip)
                 writer.close()
                 return
@@ -204,7 +211,6 @@ class Broker:
                 pass
         # Bound what the transport buffers for a client that does not read (back-pressure).
         writer.transport.set_write_buffer_limits(high=4 << 20)
-        sec = self.listener_security.get(listener)
         conn = Connection(self, reader, writer, listener, sec)
         if sec is not None and sec.ssl_context is not None and sec.sasl is None:
             from broker.security.listener import NoMatchingRule

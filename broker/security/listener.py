@@ -25,8 +25,9 @@ from broker.security.tls import TlsConfigError, server_context
 class ListenerSecurity:
     def __init__(self, name: str, protocol: str, *, ssl_context: ssl.SSLContext | None = None,
                  sasl: SaslServerFactory | None = None, mapper: SslPrincipalMapper | None = None,
-                 reauth_ms: dict[str, int] | None = None):
+                 reauth_ms: dict[str, int] | None = None, max_connections: int | None = None):
         self.name = name
+        self.max_connections = max_connections  # listener.name.<l>.max.connections
         self.protocol = protocol
         self.ssl_context = ssl_context
         self.sasl = sasl
@@ -63,7 +64,13 @@ class ListenerSecurity:
                     reauth[mech] = int(text)
                 except ValueError:
                     raise where(ValueError(f"connections.max.reauth.ms: not a number: {text!r}")) from None
-        return cls(name, protocol, ssl_context=ctx, sasl=sasl, mapper=mapper, reauth_ms=reauth)
+        limit = overrides.get("max.connections")
+        try:
+            max_connections = int(limit) if limit is not None else None
+        except ValueError:
+            raise where(ValueError(f"max.connections: not a number: {limit!r}")) from None
+        return cls(name, protocol, ssl_context=ctx, sasl=sasl, mapper=mapper, reauth_ms=reauth,
+                   max_connections=max_connections)
 
     def tls_principal(self, ssl_object) -> str:
         """The principal of an SSL-listener connection (raises NoMatchingRule when no mapping
@@ -74,4 +81,31 @@ class ListenerSecurity:
         return "User:" + self.mapper.name(certificate_dn(der))
 
 
-__all__ = ["ListenerSecurity", "NoMatchingRule", "SecurityConfigError"]
+def per_ip_limits(value: str | None) -> dict[str, int]:
+    """``max.connections.per.ip.overrides``: ``host:count,...``; host names resolved once, at
+    start (Kafka's ``InetAddress.getByName``)."""
+    import ipaddress
+    import socket
+    out: dict[str, int] = {}
+    for item in (value or "").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        host, sep, count = item.rpartition(":")
+        try:
+            n = int(count)
+            if not sep or not host or n < 0:
+                raise ValueError
+            host = host.strip("[]")
+            try:
+                addr = str(ipaddress.ip_address(host))
+            except ValueError:
+                addr = socket.gethostbyname(host)
+        except (ValueError, OSError):
+            raise SecurityConfigError(f"max.connections.per.ip.overrides: invalid entry {item!r} "
+                                      "(expected host:count, the host resolvable)") from None
+        out[addr] = n
+    return out
+
+
+__all__ = ["ListenerSecurity", "NoMatchingRule", "SecurityConfigError", "per_ip_limits"]
