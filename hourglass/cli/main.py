@@ -188,13 +188,14 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--verify-index-only", action="store_true")
     d.add_argument("--print-data", "--print-data-log", dest="print_data", action="store_true",
                    help="print record keys and values (and markers as endTxnMarker: COMMIT/ABORT)")
-    from hourglass.cli import acls, client as cli_client, topics as admin_cli, users
+    from hourglass.cli import acls, certs, client as cli_client, topics as admin_cli, users
     from hourglass.cli import groups as groups_cli
     from hourglass.cli import transactions as txn_cli
     admin_cli.add_parser(sub)
     groups_cli.add_parser(sub)
     acls.add_parser(sub)
     users.add_parser(sub)
+    certs.add_parser(sub)
     txn_cli.add_parser(sub)
     cli_client.add_parsers(sub)
     cf = sub.add_parser("config", help="check a server.properties file against what Hourglass does with each key")
@@ -237,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
         return acls.run(args)
     if args.cmd == "users":
         return users.run(args)
+    if args.cmd == "certs":
+        return certs.run(args)
     if args.cmd in ("offsets", "produce", "consume", "inspect"):
         return _client_command(args)
     if args.cmd == "dump-log":
