@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages the tests need, only when a tool is missing (a no-op otherwise):
-#   kcat                  -> kcat
+#   kcat                  -> kcat (Debian's is built with SSL, SASL PLAIN/SCRAM/OAUTHBEARER: the
+#                            security tests use it as is)
 #   java (runtime)        -> default-jre-headless
 #   javac (compiler)      -> default-jdk-headless
 # Runs `apt-get update` once, then `apt-get install -y`. Works as root (no sudo needed);
