@@ -30,7 +30,7 @@ def test_entrypoint_script_starts_a_broker_that_passes_the_probe(tmp_path):
         while not (ready.exists() and ready.read_text().strip()) and time.monotonic() < deadline:
             assert proc.poll() is None, proc.stderr.read().decode()
             time.sleep(0.05)
-        bootstrap = ready.read_text().strip()
+        bootstrap = ready.read_text().split()[0]  # first line: the first listener
         r = subprocess.run([sys.executable, "-m", "broker", "probe", "-b", bootstrap], capture_output=True, cwd=ROOT)
         assert r.returncode == 0 and b"answers" in r.stdout, r.stderr
     finally:

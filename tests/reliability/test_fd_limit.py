@@ -35,7 +35,7 @@ def test_create_topic_beyond_the_fd_limit_is_refused_cleanly(tmp_path):
         while not (ready.exists() and ready.read_text().strip()):
             assert proc.poll() is None and time.monotonic() < deadline
             time.sleep(0.02)
-        c = RawClient(ready.read_text().strip())
+        c = RawClient(ready.read_text().split()[0])  # first line: the first listener
         t = _create(c, "too-big", 200)  # 600 files > 256
         assert t.error_code == ErrorCode.KAFKA_STORAGE_ERROR and "Too many open files" in t.error_message
         md = c.request(3, 12, MetadataRequest(topics=None, allow_auto_topic_creation=False,
