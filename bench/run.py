@@ -28,7 +28,12 @@ Steps:
   rounds, medians;
 - ``share``: share-group consumption (KIP-932, librdkafka ShareConsumer) with 1, 2 and 4
   members on one partition vs a classic consumer on the same topic (bench/share_throughput.py);
-  records/s, medians of the rounds.
+  records/s, medians of the rounds;
+- ``tls``: one broker with PLAINTEXT, SSL and SASL_SSL (SCRAM-SHA-512) listeners: the Java
+  consumer (kafka-clients) and the librdkafka producer (confluent-kafka) over SSL vs plaintext,
+  interleaved rounds, medians and the ratios (issue 18's bar: >= 0.6); then 1000 clients
+  connecting over SASL_SSL at once (TLS handshake, SCRAM login, one Metadata each): how many
+  are served and how long it takes.
 
 Profiles of the hot paths under the same loads: ``bench/profile.py`` (py-spy).
 
@@ -497,6 +502,128 @@ def step_share(hg: "Hourglass", rounds: int) -> None:
         emit(f"share.{k}", statistics.median(vs), "records/s")
 
 
+def step_tls(tmp: Path, rounds: int, quick: bool) -> None:
+    """TLS throughput ratios and a burst of SASL_SSL logins (see the module docstring)."""
+    from hourglass.secure import SecureSetup
+    sec = SecureSetup("SASL_SSL", tmp / "tls-certs", password="bench-secret")
+    data = tmp / "tls"
+    sec.create_user(data)
+    plain_port, ssl_port, sasl_port = free_port(), free_port(), free_port()
+    o = {**sec.broker_overrides("127.0.0.1", sasl_port), "max.connections.per.ip": "2000"}
+    o["listeners"] = f"PLAINTEXT://127.0.0.1:{plain_port},SSL://127.0.0.1:{ssl_port},SASL_SSL://127.0.0.1:{sasl_port}"
+    hg = Hourglass(data, *(f"{k}={v}" for k, v in o.items()))
+    hg.start()
+    plain, tls = f"127.0.0.1:{plain_port}", f"127.0.0.1:{ssl_port}"
+    java_tls = tmp / "java-ssl.properties"
+    java_tls.write_text(f"security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location={sec.ca_file}\n")
+    rdk_tls = {"security.protocol": "SSL", "ssl.ca.location": str(sec.ca_file)}
+    n = 300_000 if quick else 1_000_000
+    runs: dict[str, list[float]] = {}
+    try:
+        from bench.rawclient import RawClient
+        c = RawClient(plain)
+        topic = f"tls-bench-{os.getpid()}"
+        create_topic(c, topic, 3)
+        c.close()
+        java_harness(["perf-produce", "--bootstrap", plain, "--topic", topic, "--records", n, "--record-size", 100,
+                      "--timeout-ms", 300000])
+        for i in range(rounds):
+            for kind, bootstrap, extra in (("plaintext", plain, []), ("ssl", tls, ["--props-file", java_tls])):
+                log(f"tls round {i + 1}/{rounds}: Java consumer over {kind}")
+                res = java_harness(["perf-consume", "--bootstrap", bootstrap, "--topic", topic, "--records", n,
+                                    "--timeout-ms", 300000, *extra])
+                runs.setdefault(f"java_consumer_{kind}", []).append(res["rps"])
+            for kind, conf in (("plaintext", {"bootstrap.servers": plain}),
+                               ("ssl", {"bootstrap.servers": tls, **rdk_tls})):
+                log(f"tls round {i + 1}/{rounds}: librdkafka producer over {kind}")
+                runs.setdefault(f"librdkafka_producer_{kind}", []).append(_rdkafka_produce(conf, topic, n))
+        for k, vs in sorted(runs.items()):
+            emit(f"tls.{k}", statistics.median(vs), "records/s")
+        # ratios paired within a round (as step_txn), then the median of those
+        for who in ("java_consumer", "librdkafka_producer"):
+            emit(f"tls.{who}_ratio_ssl_over_plaintext",
+                 statistics.median(x / y for x, y in zip(runs[f"{who}_ssl"], runs[f"{who}_plaintext"])), "x")
+        served, seconds = _sasl_ssl_burst(sec, f"127.0.0.1:{sasl_port}", 1000)
+        emit("tls.sasl_ssl_burst_served_of_1000", served, "count")
+        emit("tls.sasl_ssl_burst_seconds", seconds, "s")
+    finally:
+        hg.stop()
+
+
+def _rdkafka_produce(conf: dict, topic: str, n: int) -> float:
+    from confluent_kafka import Producer
+    p = Producer({**conf, "linger.ms": 5, "batch.num.messages": 10000, "queue.buffering.max.messages": 500000,
+                  "acks": "all"})
+    value = b"x" * 100
+    t0 = time.perf_counter()
+    for i in range(n):
+        while True:
+            try:
+                p.produce(topic, value)
+                break
+            except BufferError:
+                p.poll(0.01)
+        if i % 10000 == 0:
+            p.poll(0)
+    p.flush(120)
+    return n / (time.perf_counter() - t0)
+
+
+def _sasl_ssl_burst(sec, bootstrap: str, clients: int) -> tuple[int, float]:
+    """``clients`` connections at once: TLS, SaslHandshake, a SCRAM exchange, one Metadata."""
+    import asyncio
+    import struct
+    import scramp
+    from protocol.api_keys import APIS
+    from protocol.header import RequestHeader, encode_request_header
+
+    host, port = bootstrap.rsplit(":", 1)
+    ctx = sec.ssl_context()
+
+    def frame(key, version, body, cid):
+        spec = APIS[key]
+        hdr = RequestHeader(request_api_key=key, request_api_version=version, correlation_id=cid, client_id="burst")
+        payload = encode_request_header(hdr, 2 if spec.flexible(version) else 1) + spec.request.encode(body, version)
+        return struct.pack(">i", len(payload)) + payload
+
+    async def call(r, w, key, version, body, cid):
+        w.write(frame(key, version, body, cid))
+        await w.drain()
+        (size,) = struct.unpack(">i", await r.readexactly(4))
+        data = await r.readexactly(size)
+        spec = APIS[key]
+        return spec.response.decode(data, version, 4 + (1 if spec.flexible(version) else 0))[0]
+
+    async def one() -> bool:
+        try:
+            r, w = await asyncio.wait_for(asyncio.open_connection(host, int(port), ssl=ctx,
+                                                                  server_hostname="localhost"), 60)
+        except (OSError, asyncio.TimeoutError):
+            return False
+        try:
+            if (await call(r, w, 17, 1, APIS[17].request.cls(mechanism="SCRAM-SHA-512"), 1)).error_code:
+                return False
+            c = scramp.ScramClient(["SCRAM-SHA-512"], sec.user, sec.password)
+            a = await call(r, w, 36, 2, APIS[36].request.cls(auth_bytes=c.get_client_first().encode()), 2)
+            c.set_server_first(bytes(a.auth_bytes).decode())
+            a = await call(r, w, 36, 2, APIS[36].request.cls(auth_bytes=c.get_client_final().encode()), 3)
+            if a.error_code:
+                return False
+            c.set_server_final(bytes(a.auth_bytes).decode())
+            md = await call(r, w, 3, 12, APIS[3].request.cls(topics=[]), 4)
+            return bool(md.brokers)
+        except (OSError, asyncio.IncompleteReadError, scramp.ScramException):
+            return False
+        finally:
+            w.close()
+
+    async def burst():
+        t0 = time.perf_counter()
+        ok = await asyncio.gather(*(one() for _ in range(clients)))
+        return sum(ok), time.perf_counter() - t0
+    return asyncio.run(burst())
+
+
 def step_micro() -> None:
     for script in ("micro_records.py", "micro_codec.py", "micro_storage.py"):
         r = subprocess.run([sys.executable, str(ROOT / "bench" / script)], capture_output=True, text=True, cwd=ROOT)
@@ -561,7 +688,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--peer", action="store_true", help="also run the suite against Tansu, interleaved")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", default="suite,ofs,ingest,startup,lookup,micro,txn,groups,share")
+    ap.add_argument("--only", default="suite,ofs,ingest,startup,lookup,micro,txn,groups,share,tls")
     ap.add_argument("--big", action="store_true", help="add the 10M-record lookup")
     ap.add_argument("--noise", type=float, default=0.15)
     a = ap.parse_args(argv)
@@ -608,6 +735,8 @@ def main(argv=None) -> int:
                 step_share(hg, 1 if a.quick else a.rounds)
             finally:
                 hg.stop()
+        if "tls" in steps:
+            step_tls(tmp, 1 if a.quick else a.rounds, a.quick)
         if "txn" in steps:
             hg = Hourglass(tmp / "txn")
             hg.start()
