@@ -339,8 +339,11 @@ class ConsumerGroupCoordinator:
                              f"ServerAssignor {req.server_assignor} is not supported. Supported assignors: "
                              f"{', '.join(self._consumer_assignors())}.")
 
-    def handle_consumer_group_heartbeat(self, req, api_version: int, client_id: str, client_host: str
-                                        ) -> HeartbeatResult:
+    def handle_consumer_group_heartbeat(self, req, api_version: int, client_id: str, client_host: str,
+                                        describable=None) -> HeartbeatResult:
+        """``describable`` (with ACLs on): names -> the ones the caller may describe; a regex
+        resolution this heartbeat triggers keeps only those (Kafka resolves with the triggering
+        request's context, filterTopicDescribeAuthorizedTopics)."""
         if not self.active:
             return HeartbeatResult(E.COORDINATOR_NOT_AVAILABLE)
         try:
@@ -351,7 +354,7 @@ class ConsumerGroupCoordinator:
                 req.group_id, req.member_id, req.member_epoch, req.instance_id, req.rack_id,
                 req.rebalance_timeout_ms, req.subscribed_topic_names,
                 req.subscribed_topic_regex if api_version >= 1 else None, req.server_assignor,
-                req.topic_partitions, client_id, client_host)
+                req.topic_partitions, client_id, client_host, describable)
         except GroupError as exc:
             return HeartbeatResult(exc.code, exc.message)
         except FencedMemberEpoch as exc:
@@ -359,7 +362,7 @@ class ConsumerGroupCoordinator:
 
     def _consumer_group_heartbeat(self, group_id, member_id, member_epoch, instance_id, rack_id,
                                   rebalance_timeout_ms, names, regex, assignor, owned_list, client_id,
-                                  client_host) -> HeartbeatResult:
+                                  client_host, describable=None) -> HeartbeatResult:
         now = self.now()
         records: list = []
         create = member_epoch == 0
@@ -385,7 +388,7 @@ class ConsumerGroupCoordinator:
         self._schedule_session_timeout(group_id, member_id)
         self._append(group_id, records)
         if refresh:
-            self._resolve_regexes(group_id, member_id, refresh)
+            self._resolve_regexes(group_id, member_id, refresh, describable)
         full = rebalance_timeout_ms != -1 and (names is not None or regex is not None) and owned_list is not None
         send = member_epoch == 0 or full or freeze(updated.assigned) != freeze(member.assigned)
         return HeartbeatResult(0, None, updated.member_id, updated.member_epoch, self._heartbeat_interval(group_id),
@@ -559,7 +562,7 @@ class ConsumerGroupCoordinator:
         pattern = compile_regex(regex)
         return frozenset(n for n in self.topics.topics if n not in INTERNAL_TOPICS and pattern.fullmatch(n))
 
-    def _resolve_regexes(self, group_id: str, member_id: str, regexes: set) -> None:
+    def _resolve_regexes(self, group_id: str, member_id: str, regexes: set, describable=None) -> None:
         """Kafka's handleRegularExpressionsResult: persist the resolutions; topics that changed
         (or a new metadata hash) bump the group epoch."""
         group = self.groups.get(group_id)
@@ -569,14 +572,18 @@ class ConsumerGroupCoordinator:
         records = []
         new_regexes = dict(group.resolved_regexes)
         bump = False
+        resolved_now = {}
         for regex in sorted(regexes):
             if group.num_subscribed_members(regex) == 0:
                 continue
             try:
-                topics = self.resolve_regex(regex)
+                resolved_now[regex] = self.resolve_regex(regex)
             except Exception as exc:
                 log.error("[GroupId %s] Couldn't update regular expression due to: %s", group_id, exc)
-                continue
+        if describable is not None and resolved_now:
+            allowed = describable(set().union(*resolved_now.values()))
+            resolved_now = {r: frozenset(t for t in ts if t in allowed) for r, ts in resolved_now.items()}
+        for regex, topics in resolved_now.items():
             resolved = ResolvedRegex(topics, self.topics_version, now)
             old = group.resolved_regexes.get(regex)
             if old is None or old.topics != topics:

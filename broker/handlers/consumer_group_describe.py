@@ -5,6 +5,8 @@ GROUP_ID_NOT_FOUND, after which the admin clients fall back to DescribeGroups.
 """
 from broker.handlers.consumer_group_heartbeat import consumer_protocol_enabled
 from broker.registry import handles
+from broker.security.acl import ResourceType
+from broker.security.api_acls import active, operations
 from protocol.errors import ErrorCode
 from protocol.messages.consumer_group_describe import ConsumerGroupDescribeResponse as R
 
@@ -20,8 +22,15 @@ async def handle(ctx, req):
     if not consumer_protocol_enabled(b):
         return R(throttle_time_ms=0, groups=[R.DescribedGroup(error_code=ErrorCode.UNSUPPORTED_VERSION, group_id=g)
                                              for g in req.group_ids])
+    az = active(ctx)
     groups = []
-    for d in b.groups.handle_consumer_group_describe(req.group_ids):
+    ids = req.group_ids
+    if az is not None:  # Kafka answers the denied groups first
+        ok, _ = az.split("group", ids)
+        groups = [R.DescribedGroup(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, group_id=g)
+                  for g in ids if g not in ok]
+        ids = [g for g in ids if g in ok]
+    for d in b.groups.handle_consumer_group_describe(ids):
         groups.append(R.DescribedGroup(
             error_code=d.error, error_message=d.message, group_id=d.group_id, group_state=d.state,
             group_epoch=d.group_epoch, assignment_epoch=d.assignment_epoch, assignor_name=d.assignor_name,
@@ -32,5 +41,18 @@ async def handle(ctx, req):
                               assignment=_assignment(R.Assignment, m.assignment),
                               target_assignment=_assignment(R.TargetAssignment, m.target_assignment),
                               member_type=m.member_type)
-                     for m in (d.members or [])]))
+                     for m in (d.members or [])],
+            authorized_operations=(operations(ctx, ResourceType.GROUP, d.group_id)
+                                   if req.include_authorized_operations and not d.error else -2147483648)))
+    if az is not None:  # clients may not see topics they cannot describe
+        named = {tp.topic_name for g in groups for m in g.members
+                 for a in (m.assignment, m.target_assignment) for tp in a.topic_partitions}
+        _, denied = az.split("topic", named)
+        if denied:
+            groups = [R.DescribedGroup(group_id=g.group_id, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                       error_message="The group has described topic(s) that the client is not "
+                                                     "authorized to describe.", members=[])
+                      if any(tp.topic_name in denied for m in g.members
+                             for a in (m.assignment, m.target_assignment) for tp in a.topic_partitions) else g
+                      for g in groups]
     return R(throttle_time_ms=0, groups=groups)

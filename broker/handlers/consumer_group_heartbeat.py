@@ -9,6 +9,7 @@ advertised, as Kafka).
 """
 from broker.groups.coordinator import client_host_of
 from broker.registry import handles
+from broker.security.api_acls import active
 from protocol.errors import ErrorCode
 from protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatResponse as R
 
@@ -23,11 +24,23 @@ async def handle(ctx, req):
     if not consumer_protocol_enabled(b):
         return R(throttle_time_ms=0, error_code=ErrorCode.UNSUPPORTED_VERSION, member_epoch=0,
                  heartbeat_interval_ms=0)
+    az = active(ctx)
+    describable = None
+    if az is not None:
+        if not az.allowed("group", req.group_id):
+            return R(throttle_time_ms=0, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, member_epoch=0,
+                     heartbeat_interval_ms=0)
+        if req.subscribed_topic_names and az.split("topic", req.subscribed_topic_names)[1]:
+            return R(throttle_time_ms=0, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, member_epoch=0,
+                     heartbeat_interval_ms=0)
+        if ctx.api_version >= 1:
+            describable = lambda names: az.split("regex_topic", names)[0]  # noqa: E731
     if b.share_groups is not None and req.group_id in b.share_groups.groups:  # one group id namespace
         return R(throttle_time_ms=0, error_code=ErrorCode.GROUP_ID_NOT_FOUND,
                  error_message=f"Group {req.group_id} is not a consumer group.", member_epoch=0,
                  heartbeat_interval_ms=0)
-    res = b.groups.handle_consumer_group_heartbeat(req, ctx.api_version, ctx.client_id or "", client_host_of(ctx))
+    res = b.groups.handle_consumer_group_heartbeat(req, ctx.api_version, ctx.client_id or "", client_host_of(ctx),
+                                                   describable)
     assignment = None
     if res.assignment is not None:
         assignment = R.Assignment(topic_partitions=[

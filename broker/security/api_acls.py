@@ -172,6 +172,19 @@ API_CHECKS: dict[int, tuple[Check, ...]] = {
         C("topic", Op.DESCRIBE, RT.TOPIC, TOPIC_AUTH, OMIT, None, when="a transaction's partitions are filtered"),
     ),
     66: (C("transactional_id", Op.DESCRIBE, RT.TRANSACTIONAL_ID, TXN_AUTH, OMIT, None),),  # ListTransactions
+    68: (  # ConsumerGroupHeartbeat
+        C("group", Op.READ, RT.GROUP, GROUP_AUTH, REQ, "group_id"),
+        C("topic", Op.DESCRIBE, RT.TOPIC, TOPIC_AUTH, REQ, "subscribed_topic_names",
+          when="topic names are given: any denied one fails the heartbeat"),
+        C("regex_topic", Op.DESCRIBE, RT.TOPIC, TOPIC_AUTH, OMIT, None, "1+",
+          when="a regex resolution keeps the topics the heartbeat's caller may describe"),
+    ),
+    69: (  # ConsumerGroupDescribe
+        C("group", Op.DESCRIBE, RT.GROUP, GROUP_AUTH, ITEM, "group_ids"),
+        C("topic", Op.DESCRIBE, RT.TOPIC, TOPIC_AUTH, ITEM, None,
+          when="a group whose members' assignments name a topic the caller may not describe answers "
+               "the error with no members"),
+    ),
     75: (  # DescribeTopicPartitions
         C("topic", Op.DESCRIBE, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.name", when="topics are listed"),
         C("all_topics", Op.DESCRIBE, RT.TOPIC, TOPIC_AUTH, OMIT, None, when="all topics"),

@@ -193,6 +193,15 @@ CASES = [
      (E.TRANSACTIONAL_ID_NOT_FOUND, E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)),
     ("DescribeTopicPartitions", 75, 0, lambda r: r.topics[0].error_code, dict(
         topics=[dict(name=TOPIC)], response_partition_limit=100, cursor=None), (0, E.TOPIC_AUTHORIZATION_FAILED)),
+    ("ConsumerGroupHeartbeat", 68, 1, lambda r: r.error_code, dict(
+        group_id="g-cg", member_id="m-matrix", member_epoch=0, rebalance_timeout_ms=10000,
+        subscribed_topic_names=[TOPIC], topic_partitions=[]), (0, E.GROUP_AUTHORIZATION_FAILED)),
+    ("ConsumerGroupHeartbeat undescribable topic", 68, 1, lambda r: r.error_code, dict(
+        group_id="g-cg2", member_id="m-matrix2", member_epoch=0, rebalance_timeout_ms=10000,
+        subscribed_topic_names=[TOPIC, "u-hidden"], topic_partitions=[]),
+     (E.TOPIC_AUTHORIZATION_FAILED, E.GROUP_AUTHORIZATION_FAILED)),
+    ("ConsumerGroupDescribe", 69, 1, lambda r: r.groups[0].error_code, dict(group_ids=["g-none"]),
+     (E.GROUP_ID_NOT_FOUND, E.GROUP_AUTHORIZATION_FAILED)),
     ("DeleteTopics", 20, 6, lambda r: r.responses[0].error_code, dict(timeout_ms=5000, topics=[
         dict(name="t-doomed")]), (0, E.TOPIC_AUTHORIZATION_FAILED)),
 ]
@@ -244,6 +253,31 @@ def test_authorized_operations(broker, alice):
         assert {i for i in range(32) if dc.cluster_authorized_operations >> i & 1} == {5, 7, 8, 9, 10, 11, 12}
     g = alice.request(15, 5, make(15, 5, groups=[GROUP], include_authorized_operations=True))
     assert {i for i in range(32) if g.groups[0].authorized_operations >> i & 1} == {3, 6, 8}
+
+
+def test_consumer_group_regex_and_describe_keep_to_describable_topics(broker, alice, bob):
+    """A regex resolution keeps the topics the heartbeat's caller may describe; describing a
+    group whose assignments name a topic the caller may not describe answers 29, no members."""
+    hb = lambda c, epoch: c.request(68, 1, make(68, 1, group_id="shared-g", member_id="m-regex",  # noqa: E731
+                                                member_epoch=epoch, rebalance_timeout_ms=10000,
+                                                subscribed_topic_regex="t-orders|u-hidden", topic_partitions=[]))
+    with client(broker, "admin") as admin:
+        admin.request(19, 7, make(19, 7, timeout_ms=5000, topics=[
+            dict(name="u-hidden", num_partitions=1, replication_factor=1)]))
+        r = admin.request(30, 3, make(30, 3, creations=[
+            acl(3, "shared-g", LITERAL, "User:alice", op=3), acl(3, "shared-g", LITERAL, "User:bob", op=8)]))
+        assert [x.error_code for x in r.results] == [0, 0]
+        r = hb(alice, 0)
+        assert r.error_code == 0
+        r = hb(alice, r.member_epoch)
+        assert r.error_code == 0
+        d = admin.request(69, 1, make(69, 1, group_ids=["shared-g"], include_authorized_operations=True)).groups[0]
+        assert d.error_code == 0
+        assert {tp.topic_name for m in d.members for tp in m.target_assignment.topic_partitions} == {TOPIC}
+    d = bob.request(69, 1, make(69, 1, group_ids=["shared-g"], include_authorized_operations=True)).groups[0]
+    assert (d.error_code, d.members) == (E.TOPIC_AUTHORIZATION_FAILED, [])
+    d = alice.request(69, 1, make(69, 1, group_ids=["shared-g"], include_authorized_operations=True)).groups[0]
+    assert d.error_code == 0 and {i for i in range(32) if d.authorized_operations >> i & 1} == {3, 8}  # READ implies DESCRIBE
 
 
 def test_deny_wins_and_literal_vs_prefixed(broker, alice):
