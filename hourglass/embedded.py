@@ -81,31 +81,28 @@ class EmbeddedBroker:
                 *(f"{k}={v}" for k, v in self.overrides.items())]
 
     # ---- ready-made client settings (secured or not) ---------------------------------------------
+    def _clients(self, kind: str, bootstrap_key: str) -> dict:
+        if self.security is None:
+            return {bootstrap_key: self.bootstrap_servers}
+        return getattr(self.security, kind)(self.bootstrap_servers)
+
     @property
     def client_config(self) -> dict:
         """confluent-kafka / librdkafka configuration for this broker."""
-        if self.security is None:
-            return {"bootstrap.servers": self.bootstrap_servers}
-        return self.security.client_config(self.bootstrap_servers)
+        return self._clients("client_config", "bootstrap.servers")
 
     @property
     def kafka_python_config(self) -> dict:
-        if self.security is None:
-            return {"bootstrap_servers": self.bootstrap_servers}
-        return self.security.kafka_python_config(self.bootstrap_servers)
+        return self._clients("kafka_python_config", "bootstrap_servers")
 
     @property
     def aiokafka_config(self) -> dict:
-        if self.security is None:
-            return {"bootstrap_servers": self.bootstrap_servers}
-        return self.security.aiokafka_config(self.bootstrap_servers)
+        return self._clients("aiokafka_config", "bootstrap_servers")
 
     @property
     def java_properties(self) -> dict:
         """The Java client's properties (also what ``--command-config`` files hold)."""
-        if self.security is None:
-            return {"bootstrap.servers": self.bootstrap_servers}
-        return self.security.java_properties(self.bootstrap_servers)
+        return self._clients("java_properties", "bootstrap.servers")
 
     def _start_thread(self) -> None:
         from broker.config import BrokerConfig

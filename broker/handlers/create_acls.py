@@ -2,6 +2,7 @@
 write. Needs ALTER on the cluster; without an authorizer every result is SECURITY_DISABLED.
 An invalid binding answers INVALID_REQUEST with Kafka's message; an existing one succeeds."""
 from broker.registry import handles
+from broker.security.api_acls import acl_api_refusal
 from broker.security.acl import binding
 from protocol.errors import ErrorCode as E
 from protocol.messages.create_acls import CreateAclsResponse as R
@@ -10,13 +11,9 @@ from protocol.messages.create_acls import CreateAclsResponse as R
 @handles(30)
 async def handle(ctx, req):
     authz = ctx.authz
-    n = len(req.creations)
-    if authz.authorizer is None:
-        return R(results=[R.AclCreationResult(error_code=E.SECURITY_DISABLED,
-                                              error_message="No Authorizer is configured.")] * n)
-    if not authz.allowed("cluster"):
-        return R(results=[R.AclCreationResult(error_code=E.CLUSTER_AUTHORIZATION_FAILED,
-                                              error_message="Cluster authorization failed.")] * n)
+    refused = acl_api_refusal(authz)
+    if refused:
+        return R(results=[R.AclCreationResult(error_code=refused[0], error_message=refused[1])] * len(req.creations))
     bindings = [binding(c.resource_type, c.resource_name, c.resource_pattern_type, c.principal, c.host,
                         c.operation, c.permission_type) for c in req.creations]
     results = authz.authorizer.create_acls(bindings)

@@ -2,6 +2,7 @@
 one durable write. Needs ALTER on the cluster; without an authorizer every filter answers
 SECURITY_DISABLED; a filter with unknown codes answers INVALID_REQUEST."""
 from broker.registry import handles
+from broker.security.api_acls import acl_api_refusal
 from broker.security.acl import AclError, binding_filter
 from protocol.errors import ErrorCode as E
 from protocol.messages.delete_acls import DeleteAclsResponse as R
@@ -10,13 +11,10 @@ from protocol.messages.delete_acls import DeleteAclsResponse as R
 @handles(31)
 async def handle(ctx, req):
     authz = ctx.authz
-    n = len(req.filters)
-    if authz.authorizer is None:
-        return R(filter_results=[R.DeleteAclsFilterResult(error_code=E.SECURITY_DISABLED,
-                                                          error_message="No Authorizer is configured.")] * n)
-    if not authz.allowed("cluster"):
-        return R(filter_results=[R.DeleteAclsFilterResult(error_code=E.CLUSTER_AUTHORIZATION_FAILED,
-                                                          error_message="Cluster authorization failed.")] * n)
+    refused = acl_api_refusal(authz)
+    if refused:
+        return R(filter_results=[R.DeleteAclsFilterResult(error_code=refused[0], error_message=refused[1])]
+                 * len(req.filters))
     filters = [binding_filter(f.resource_type_filter, f.resource_name_filter, f.pattern_type_filter,
                               f.principal_filter, f.host_filter, f.operation, f.permission_type) for f in req.filters]
     out = []

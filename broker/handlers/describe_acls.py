@@ -6,6 +6,7 @@ codes answers INVALID_REQUEST. Patterns are listed in the order their first bind
 created; bindings likewise.
 """
 from broker.registry import handles
+from broker.security.api_acls import acl_api_refusal
 from broker.security.acl import binding_filter
 from protocol.errors import ErrorCode as E
 from protocol.messages.describe_acls import DescribeAclsResponse as R
@@ -14,10 +15,9 @@ from protocol.messages.describe_acls import DescribeAclsResponse as R
 @handles(29)
 async def handle(ctx, req):
     authz = ctx.authz
-    if authz.authorizer is None:
-        return R(error_code=E.SECURITY_DISABLED, error_message="No Authorizer is configured.")
-    if not authz.allowed("cluster"):
-        return R(error_code=E.CLUSTER_AUTHORIZATION_FAILED, error_message="Cluster authorization failed.")
+    refused = acl_api_refusal(authz)
+    if refused:
+        return R(error_code=refused[0], error_message=refused[1])
     flt = binding_filter(req.resource_type_filter, req.resource_name_filter, req.pattern_type_filter,
                          req.principal_filter, req.host_filter, req.operation, req.permission_type)
     if flt.pattern.is_unknown or flt.entry.is_unknown:

@@ -273,3 +273,14 @@ def operations(ctx, resource_type: RT, name: str = CLUSTER_NAME) -> int:
     if az is None:
         return _ALL_OPS[resource_type]
     return az.operations(resource_type, name)
+
+
+def acl_api_refusal(authz: RequestAuthz) -> tuple[int, str] | None:
+    """Why an ACL admin API (Describe/Create/DeleteAcls) refuses this caller, as (error code,
+    message), or None: no authorizer configured, then the row ``cluster`` of the API denied
+    (Kafka's ``AclApis``)."""
+    if authz.authorizer is None:
+        return int(E.SECURITY_DISABLED), "No Authorizer is configured."
+    if not authz.allowed("cluster"):
+        return authz.error("cluster"), "Cluster authorization failed."
+    return None

@@ -55,7 +55,9 @@ def _read(key: str, path: str) -> bytes:
         raise TlsConfigError(f"{key}: cannot read {path}: {exc.strerror}") from None
 
 
-def _store_type(get: Lookup, key: str, data: bytes | None, location: str | None) -> str:
+def store_type(get: Lookup, key: str, data: bytes | None, location: str | None) -> str:
+    """PEM or PKCS12 for the store type key ``key`` (JKS: PKCS12 as the JVM reads it; a real
+    JKS file is refused with the keytool line that converts it)."""
     kind = (get(key) or "JKS").strip().upper()
     if kind not in ("JKS", "PKCS12", "PEM"):
         raise TlsConfigError(f"{key}: unsupported type {kind!r} (PEM, PKCS12, or JKS holding PKCS12)")
@@ -120,7 +122,7 @@ def keystore(get: Lookup):
         raise TlsConfigError("ssl.keystore.location (or ssl.keystore.key and ssl.keystore.certificate.chain) "
                              "is required on an SSL or SASL_SSL listener")
     data = _read("ssl.keystore.location", location)
-    kind = _store_type(get, "ssl.keystore.type", data, location)
+    kind = store_type(get, "ssl.keystore.type", data, location)
     if kind == "PEM":
         return (_pem_key("ssl.keystore.location", data, _password(get, "ssl.key.password")),
                 _pem_certs("ssl.keystore.location", data))
@@ -142,7 +144,7 @@ def truststore_pem(get: Lookup) -> str | None:
     if not location:
         return None
     data = _read("ssl.truststore.location", location)
-    kind = _store_type(get, "ssl.truststore.type", data, location)
+    kind = store_type(get, "ssl.truststore.type", data, location)
     if kind == "PEM":
         certs = _pem_certs("ssl.truststore.location", data)
     else:

@@ -58,14 +58,15 @@ def _temp_pem(data: bytes) -> str:
 
 
 def _store_kind(props: dict, prefix: str, location: str) -> str:
-    kind = (props.get(f"{prefix}.type") or "JKS").upper()
-    with open(location, "rb") as f:
-        head = f.read(4)
-    if head == b"\xfe\xed\xfe\xed":
-        raise ClientPropertiesError(
-            f"{prefix}.location: {location} is a JKS store; convert it with `keytool -importkeystore -srckeystore "
-            f"{location} -destkeystore {os.path.splitext(location)[0]}.p12 -deststoretype PKCS12`")
-    return "PKCS12" if kind == "JKS" else kind
+    from broker.security import tls
+    try:
+        with open(location, "rb") as f:
+            head = f.read(4)
+        return tls.store_type(props.get, f"{prefix}.type", head, location)
+    except OSError as exc:
+        raise ClientPropertiesError(f"{prefix}.location: cannot read {location}: {exc.strerror}") from None
+    except tls.TlsConfigError as exc:
+        raise ClientPropertiesError(str(exc)) from None
 
 
 def to_librdkafka(props: dict[str, str]) -> dict[str, str]:
@@ -110,15 +111,12 @@ def to_librdkafka(props: dict[str, str]) -> dict[str, str]:
         if _store_kind(props, "ssl.truststore", loc) == "PEM":
             out["ssl.ca.location"] = loc
         else:
-            from cryptography.hazmat.primitives.serialization import Encoding, pkcs12
-            pw = props.get("ssl.truststore.password")
+            from broker.security import tls
             try:
-                store = pkcs12.load_pkcs12(Path(loc).read_bytes(), pw.encode() if pw else None)
-            except ValueError:
-                raise ClientPropertiesError("ssl.truststore.location: cannot open the PKCS12 store "
-                                            "(wrong password or not PKCS12)") from None
-            certs = [c.certificate for c in store.additional_certs] + ([store.cert.certificate] if store.cert else [])
-            out["ssl.ca.location"] = _temp_pem(b"".join(c.public_bytes(Encoding.PEM) for c in certs))
+                pem = tls.truststore_pem(props.get)
+            except tls.TlsConfigError as exc:
+                raise ClientPropertiesError(str(exc)) from None
+            out["ssl.ca.location"] = _temp_pem(pem.encode())
     # keystore
     if props.get("ssl.keystore.key") or props.get("ssl.keystore.certificate.chain"):
         out["ssl.key.pem"] = props.get("ssl.keystore.key", "")

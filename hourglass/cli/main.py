@@ -228,18 +228,10 @@ def main(argv: list[str] | None = None) -> int:
         except client_properties.ClientPropertiesError as exc:
             return _usage_error(str(exc))
         return probe_main(args.bootstrap_server, args.timeout, props)
-    if args.cmd == "topics":
-        return admin_cli.run(args)
-    if args.cmd == "transactions":
-        return txn_cli.run(args)
-    if args.cmd == "groups":
-        return groups_cli.run(args)
-    if args.cmd == "acls":
-        return acls.run(args)
-    if args.cmd == "users":
-        return users.run(args)
-    if args.cmd == "certs":
-        return certs.run(args)
+    rooms = {"topics": admin_cli, "transactions": txn_cli, "groups": groups_cli, "acls": acls, "users": users,
+             "certs": certs}
+    if args.cmd in rooms:
+        return rooms[args.cmd].run(args)
     if args.cmd in ("offsets", "produce", "consume", "inspect"):
         return _client_command(args)
     if args.cmd == "dump-log":

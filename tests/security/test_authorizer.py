@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 from hypothesis import given, settings, strategies as st
 
@@ -19,6 +17,7 @@ from broker.security.acl import (
     ResourcePatternFilter as RPF, ResourceType as RT, binding, binding_filter,
 )
 from broker.security.authorizer import AclStore, StandardAuthorizer, ace_matches, parse_super_users
+from tests.helpers.crash import acked_before_kill_9
 
 ALICE, BOB = "User:alice", "User:bob"
 HOST = "192.0.2.1"
@@ -227,7 +226,6 @@ def test_store_survives_kill_9_mid_run(tmp_path):
     """A process adding ACLs one request at a time is killed; what it acknowledged is there and
     the file is never torn."""
     code = f"""
-import sys
 from broker.security.authorizer import AclStore, StandardAuthorizer
 from broker.security.acl import binding
 a = StandardAuthorizer(store=AclStore({str(tmp_path)!r}))
@@ -235,15 +233,7 @@ for i in range(100000):
     a.create_acls([binding(2, "t%d" % i, 3, "User:u", "*", 3, 3)])
     print(i, flush=True)
 """
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                         env={**os.environ, "PYTHONPATH": os.getcwd()})
-    acked = -1
-    for line in p.stdout:
-        acked = int(line)
-        if acked >= 40:
-            break
-    p.kill()
-    p.wait()
+    acked = acked_before_kill_9(code)
     names = {b.pattern.name for b in StandardAuthorizer(store=AclStore(tmp_path)).acls(AclBindingFilter())}
     assert {f"t{i}" for i in range(acked + 1)} <= names
 

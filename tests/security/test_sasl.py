@@ -7,8 +7,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import subprocess
-import sys
 import time
 
 import pytest
@@ -27,6 +25,7 @@ from broker.security.scram import (
     salted_password,
 )
 from protocol.errors import ErrorCode as E
+from tests.helpers.crash import acked_before_kill_9
 
 NOW = 1_700_000_000_000
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
@@ -209,15 +208,7 @@ for i in range(100000):
     s.apply({{"u%d" % i: (m, ScramCredential(b"s", b"k" * 32, b"v" * 32, 4096))}}, {{}})
     print(i, flush=True)
 """
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                         env={**os.environ, "PYTHONPATH": os.getcwd()})
-    acked = -1
-    for line in p.stdout:
-        acked = int(line)
-        if acked >= 40:
-            break
-    p.kill()
-    p.wait()
+    acked = acked_before_kill_9(code)
     users = ScramCredentialStore(tmp_path).users
     assert {f"u{i}" for i in range(acked + 1)} <= set(users)
 
