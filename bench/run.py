@@ -95,15 +95,17 @@ def rss_mib(pid: int) -> float:
 
 
 class Hourglass:
-    def __init__(self, data_dir: Path, *overrides: str):
-        self.data_dir, self.overrides = data_dir, overrides
+    def __init__(self, data_dir: Path, *overrides: str, port: int | None = None):
+        """``port``: the PLAINTEXT port when the overrides set ``listeners`` themselves."""
+        self.data_dir, self.overrides, self.port = data_dir, overrides, port
         self.proc = None
 
     def start(self) -> float:
         """Start; returns seconds from launch to the first answered ApiVersions."""
         from hourglass.cli.probe import probe
-        port = free_port()
-        cmd = [sys.executable, "-m", "broker", "--log-level", "WARNING", "serve", "--port", str(port),
+        port = self.port or free_port()
+        own = any(o.startswith("listeners=") for o in self.overrides)
+        cmd = [sys.executable, "-m", "broker", "--log-level", "WARNING", "serve", *([] if own else ["--port", str(port)]),
                "--data-dir", str(self.data_dir), "--override", "group.initial.rebalance.delay.ms=0"]
         for o in self.overrides:
             cmd += ["--override", o]
@@ -511,7 +513,7 @@ def step_tls(tmp: Path, rounds: int, quick: bool) -> None:
     plain_port, ssl_port, sasl_port = free_port(), free_port(), free_port()
     o = {**sec.broker_overrides("127.0.0.1", sasl_port), "max.connections.per.ip": "2000"}
     o["listeners"] = f"PLAINTEXT://127.0.0.1:{plain_port},SSL://127.0.0.1:{ssl_port},SASL_SSL://127.0.0.1:{sasl_port}"
-    hg = Hourglass(data, *(f"{k}={v}" for k, v in o.items()))
+    hg = Hourglass(data, *(f"{k}={v}" for k, v in o.items()), port=plain_port)
     hg.start()
     plain, tls = f"127.0.0.1:{plain_port}", f"127.0.0.1:{ssl_port}"
     java_tls = tmp / "java-ssl.properties"
