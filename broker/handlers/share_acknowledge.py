@@ -5,8 +5,9 @@ closes the session and releases what the member still holds. Per partition:
 INVALID_RECORD_STATE for a record the member does not hold (never acquired, released, lock
 expired), UNKNOWN_TOPIC_ID, INVALID_REQUEST for a malformed batch."""
 from broker.registry import handles
-from broker.handlers.share_fetch import open_share_request
+from broker.handlers.share_fetch import denied_topic_ids, open_share_request
 from broker.share.coordinator import FINAL_EPOCH
+from protocol.errors import ErrorCode
 from protocol.messages.share_acknowledge import ShareAcknowledgeResponse as R
 
 PD = R.ShareAcknowledgeTopicResponse.PartitionData
@@ -21,10 +22,14 @@ async def handle(ctx, req):
     if refused is not None:
         return refused
     responses = []
+    denied = denied_topic_ids(ctx, [t.topic_id for t in req.topics])
     for t in req.topics:
         parts = []
         for p in t.partitions:
-            err, msg = sc.acknowledge(gid, mid, t.topic_id, p.partition_index, p.acknowledgement_batches)
+            if t.topic_id in denied:
+                err, msg = ErrorCode.TOPIC_AUTHORIZATION_FAILED, None
+            else:
+                err, msg = sc.acknowledge(gid, mid, t.topic_id, p.partition_index, p.acknowledgement_batches)
             parts.append(PD(partition_index=p.partition_index, error_code=err, error_message=msg,
                             current_leader=PD.LeaderIdAndEpoch(leader_id=b.node_id, leader_epoch=0)))
         responses.append(R.ShareAcknowledgeTopicResponse(topic_id=t.topic_id, partitions=parts))

@@ -12,6 +12,7 @@ every mode does here: never more than ``max_records`` records.
 import time
 
 from broker.registry import handles
+from broker.security.api_acls import active
 from broker.share.coordinator import FINAL_EPOCH, INITIAL_EPOCH, ShareError
 from protocol.errors import ErrorCode
 from protocol.messages.share_fetch import ShareFetchResponse as R
@@ -20,8 +21,8 @@ PD = R.ShareFetchableTopicResponse.PartitionData
 
 
 def open_share_request(ctx, req, R, *, fetch: bool):
-    """What ShareFetch and ShareAcknowledge check first: group and member ids, then the share
-    session (``ShareCoordinator.session_for``). Returns (session or None, lock duration,
+    """What ShareFetch and ShareAcknowledge check first: READ on the group (with ACLs on), group
+    and member ids, then the share session (``ShareCoordinator.session_for``). Returns (session or None, lock duration,
     None) or (None, lock duration, an error response)."""
     sc = ctx.broker.share_groups
     gid, mid, epoch = req.group_id, req.member_id, req.share_session_epoch
@@ -31,6 +32,9 @@ def open_share_request(ctx, req, R, *, fetch: bool):
         return None, lock_ms, R(throttle_time_ms=0, error_code=code, error_message=msg,
                                 acquisition_lock_timeout_ms=lock_ms, responses=[], node_endpoints=[])
 
+    az = active(ctx)
+    if az is not None and not az.allowed("group", gid):
+        return top(ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if not gid or not mid:
         return top(ErrorCode.INVALID_REQUEST, "Group id and member id must be set.")
     if fetch and epoch == FINAL_EPOCH and any(p for t in req.topics for p in t.partitions
@@ -45,6 +49,21 @@ def open_share_request(ctx, req, R, *, fetch: bool):
     return session, lock_ms, None
 
 
+def denied_topic_ids(ctx, topic_ids) -> set:
+    """The ids among ``topic_ids`` whose topic the caller may not READ (ACLs on; unknown ids
+    are left to the handler)."""
+    az = active(ctx)
+    if az is None:
+        return set()
+    names = {}
+    for tid in set(topic_ids):
+        t = ctx.broker.topics.by_id(tid)
+        if t is not None:
+            names[tid] = t.name
+    _, denied = az.split("topic", names.values())
+    return {tid for tid, n in names.items() if n in denied}
+
+
 @handles(78)
 async def handle(ctx, req):
     b = ctx.broker
@@ -55,11 +74,15 @@ async def handle(ctx, req):
     if refused is not None:
         return refused
     results: dict[tuple, dict] = {}
+    denied = denied_topic_ids(ctx, [t.topic_id for t in req.topics]
+                              + [tid for tid, _ in (session.partitions if session is not None else ())])
     for t in req.topics:
         for p in t.partitions:
             r = results.setdefault((t.topic_id, p.partition_index), {})
             if p.acknowledgement_batches:
-                if epoch == INITIAL_EPOCH:
+                if t.topic_id in denied:
+                    r["ack"] = (ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
+                elif epoch == INITIAL_EPOCH:
                     r["ack"] = (ErrorCode.INVALID_REQUEST, "Acknowledgements are not allowed in the initial request.")
                 else:
                     r["ack"] = sc.acknowledge(gid, mid, t.topic_id, p.partition_index, p.acknowledgement_batches)
@@ -79,6 +102,9 @@ async def handle(ctx, req):
             got_any = False
             keys = []
             for tid, p in sorted(session.partitions):
+                if tid in denied:
+                    results.setdefault((tid, p), {})["error"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                    continue
                 t = b.topics.by_id(tid)
                 if t is not None:
                     keys.append((t.name, p))

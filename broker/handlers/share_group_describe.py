@@ -1,6 +1,8 @@
 """ShareGroupDescribe (77) v1: share groups with their members and assignments; an unknown
 group, or one of another type, answers GROUP_ID_NOT_FOUND (state Dead), as Kafka."""
 from broker.registry import handles
+from broker.security.acl import ResourceType
+from broker.security.api_acls import active, operations
 from protocol.errors import ErrorCode
 from protocol.messages.share_group_describe import ShareGroupDescribeResponse as R
 
@@ -8,8 +10,15 @@ from protocol.messages.share_group_describe import ShareGroupDescribeResponse as
 @handles(77)
 async def handle(ctx, req):
     b = ctx.broker
+    az = active(ctx)
     out = []
-    for gid in req.group_ids:
+    ids = req.group_ids
+    if az is not None:  # Kafka answers the denied groups first
+        ok, _ = az.split("group", ids)
+        out = [R.DescribedGroup(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, group_id=g)
+               for g in ids if g not in ok]
+        ids = [g for g in ids if g in ok]
+    for gid in ids:
         g = b.share_groups.describe(gid)
         if g is None:
             msg = (f"Group {gid} is not a share group." if b.share_groups.other_group_type(gid)
@@ -30,5 +39,16 @@ async def handle(ctx, req):
                 client_host=m.client_host, subscribed_topic_names=list(m.subscribed_topic_names),
                 assignment=R.DescribedGroup.Member.Assignment(topic_partitions=tps)))
         out.append(R.DescribedGroup(error_code=0, group_id=gid, group_state=g.state, group_epoch=g.group_epoch,
-                                    assignment_epoch=g.assignment_epoch, assignor_name="simple", members=members))
+                                    assignment_epoch=g.assignment_epoch, assignor_name="simple", members=members,
+                                    authorized_operations=(operations(ctx, ResourceType.GROUP, gid)
+                                                           if req.include_authorized_operations else -2147483648)))
+    if az is not None:  # clients may not see topics they cannot describe
+        named = {tp.topic_name for g in out for m in g.members for tp in m.assignment.topic_partitions}
+        _, denied = az.split("topic", named)
+        if denied:
+            out = [R.DescribedGroup(group_id=g.group_id, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                    error_message="The group has described topic(s) that the client is not "
+                                                  "authorized to describe.", members=[])
+                   if any(tp.topic_name in denied for m in g.members for tp in m.assignment.topic_partitions)
+                   else g for g in out]
     return R(throttle_time_ms=0, groups=out)

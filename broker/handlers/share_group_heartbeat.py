@@ -2,12 +2,23 @@
 ``broker.share.coordinator.ShareCoordinator.heartbeat``."""
 from broker.groups.coordinator import client_host_of
 from broker.registry import handles
+from broker.security.api_acls import active
 from broker.share.coordinator import ShareError
+from protocol.errors import ErrorCode
 from protocol.messages.share_group_heartbeat import ShareGroupHeartbeatResponse as R
 
 
 @handles(76)
 async def handle(ctx, req):
+    az = active(ctx)
+    if az is not None:
+        denied = None
+        if not az.allowed("group", req.group_id):
+            denied = ErrorCode.GROUP_AUTHORIZATION_FAILED
+        elif req.subscribed_topic_names and az.split("topic", req.subscribed_topic_names)[1]:
+            denied = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        if denied is not None:
+            return R(throttle_time_ms=0, error_code=denied, member_epoch=0, heartbeat_interval_ms=0)
     try:
         res = ctx.broker.share_groups.heartbeat(req, ctx.client_id or "", client_host_of(ctx))
     except ShareError as exc:

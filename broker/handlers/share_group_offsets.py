@@ -2,6 +2,7 @@
 (92) v0: the share-partition start offsets of share groups, as Kafka's GroupCoordinatorService
 answers them (alter/delete only for an empty share group)."""
 from broker.registry import handles
+from broker.security.api_acls import active
 from protocol.errors import ErrorCode as E
 from protocol.messages.alter_share_group_offsets import AlterShareGroupOffsetsResponse as AR
 from protocol.messages.delete_share_group_offsets import DeleteShareGroupOffsetsResponse as DR
@@ -29,7 +30,11 @@ async def describe(ctx, req):
     RG = R.DescribeShareGroupOffsetsResponseGroup
     RT = RG.DescribeShareGroupOffsetsResponseTopic
     RP = RT.DescribeShareGroupOffsetsResponsePartition
+    az = active(ctx)
     for g in req.groups:
+        if az is not None and not az.allowed("group", g.group_id):
+            groups.append(RG(group_id=g.group_id, topics=[], error_code=E.GROUP_AUTHORIZATION_FAILED))
+            continue
         err, msg = _group_error(sc, g.group_id, must_be_empty=False)
         if err:
             groups.append(RG(group_id=g.group_id, topics=[], error_code=err, error_message=msg))
@@ -46,8 +51,16 @@ async def describe(ctx, req):
                     wanted.append((t.name, ps))
         else:
             wanted = [(t.topic_name, list(t.partitions)) for t in g.topics]
+        denied = az.split("topic", [n for n, _ in wanted])[1] if az is not None else ()
+        if g.topics is None:  # every share-partition: the ones the caller may not describe are left out
+            wanted = [(n, ps) for n, ps in wanted if n not in denied]
         topics = []
         for name, ps in wanted:
+            if name in denied:
+                topics.append(RT(topic_name=name, topic_id=NO_ID, partitions=[
+                    RP(partition_index=p, start_offset=-1, leader_epoch=-1, error_code=E.TOPIC_AUTHORIZATION_FAILED)
+                    for p in ps]))
+                continue
             t = b.topics.get(name)
             if t is None:
                 topics.append(RT(topic_name=name, topic_id=NO_ID, partitions=[
@@ -65,7 +78,12 @@ async def describe(ctx, req):
 async def alter(ctx, req):
     b = ctx.broker
     sc = b.share_groups
-    err, msg = _group_error(sc, req.group_id, must_be_empty=True)
+    az = active(ctx)
+    if az is not None and not az.allowed("group", req.group_id):  # on every partition (no top-level error)
+        err, msg = E.GROUP_AUTHORIZATION_FAILED, None
+    else:
+        err, msg = _group_error(sc, req.group_id, must_be_empty=True)
+    denied = az.split("topic", [t.topic_name for t in req.topics])[1] if az is not None and not err else ()
     RT = AR.AlterShareGroupOffsetsResponseTopic
     RP = RT.AlterShareGroupOffsetsResponsePartition
     out = []
@@ -74,6 +92,8 @@ async def alter(ctx, req):
         parts = []
         for p in t.partitions:
             code, text = err, msg
+            if not code and t.topic_name in denied:
+                code, text = E.TOPIC_AUTHORIZATION_FAILED, None
             if not code and (info is None or not 0 <= p.partition_index < info.partitions):
                 code, text = E.UNKNOWN_TOPIC_OR_PARTITION, None
             if not code:
@@ -93,13 +113,21 @@ async def alter(ctx, req):
 async def delete(ctx, req):
     b = ctx.broker
     sc = b.share_groups
+    az = active(ctx)
+    if az is not None and not az.allowed("group", req.group_id):
+        return DR(throttle_time_ms=0, error_code=E.GROUP_AUTHORIZATION_FAILED, responses=[])
     err, msg = _group_error(sc, req.group_id, must_be_empty=True)
     if err:
         return DR(throttle_time_ms=0, error_code=err, error_message=msg, responses=[])
     RT = DR.DeleteShareGroupOffsetsResponseTopic
     RP = RT.DeleteShareGroupOffsetsResponsePartition
+    denied = az.split("topic", [t.topic_name for t in req.topics])[1] if az is not None else ()
     out = []
     for t in req.topics:
+        if t.topic_name in denied:
+            out.append(RT(topic_name=t.topic_name, topic_id=NO_ID, partitions=[
+                RP(partition_index=-1, error_code=E.TOPIC_AUTHORIZATION_FAILED)]))
+            continue
         info = b.topics.get(t.topic_name)
         if info is None:
             out.append(RT(topic_name=t.topic_name, topic_id=NO_ID, partitions=[

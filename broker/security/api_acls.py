@@ -149,16 +149,19 @@ API_CHECKS: dict[int, tuple[Check, ...]] = {
     32: (  # DescribeConfigs
         C("topic", Op.DESCRIBE_CONFIGS, RT.TOPIC, TOPIC_AUTH, ITEM, "resources.resource_name", when="TOPIC resources"),
         C("broker", Op.DESCRIBE_CONFIGS, RT.CLUSTER, CLUSTER_AUTH, ITEM, None, when="BROKER and BROKER_LOGGER resources"),
+        C("group", Op.DESCRIBE_CONFIGS, RT.GROUP, GROUP_AUTH, ITEM, "resources.resource_name", when="GROUP resources"),
     ),
     33: (  # AlterConfigs
         C("topic", Op.ALTER_CONFIGS, RT.TOPIC, TOPIC_AUTH, ITEM, "resources.resource_name", when="TOPIC resources"),
         C("broker", Op.ALTER_CONFIGS, RT.CLUSTER, CLUSTER_AUTH, ITEM, None, when="BROKER and BROKER_LOGGER resources"),
+        C("group", Op.ALTER_CONFIGS, RT.GROUP, GROUP_AUTH, ITEM, "resources.resource_name", when="GROUP resources"),
     ),
     37: (C("alter", Op.ALTER, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.name"),),  # CreatePartitions
     42: (C("group", Op.DELETE, RT.GROUP, GROUP_AUTH, ITEM, "groups_names"),),  # DeleteGroups
     44: (  # IncrementalAlterConfigs
         C("topic", Op.ALTER_CONFIGS, RT.TOPIC, TOPIC_AUTH, ITEM, "resources.resource_name", when="TOPIC resources"),
         C("broker", Op.ALTER_CONFIGS, RT.CLUSTER, CLUSTER_AUTH, ITEM, None, when="BROKER and BROKER_LOGGER resources"),
+        C("group", Op.ALTER_CONFIGS, RT.GROUP, GROUP_AUTH, ITEM, "resources.resource_name", when="GROUP resources"),
     ),
     47: (  # OffsetDelete
         C("group", Op.DELETE, RT.GROUP, GROUP_AUTH, REQ, "group_id"),
@@ -188,6 +191,39 @@ API_CHECKS: dict[int, tuple[Check, ...]] = {
     75: (  # DescribeTopicPartitions
         C("topic", Op.DESCRIBE, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.name", when="topics are listed"),
         C("all_topics", Op.DESCRIBE, RT.TOPIC, TOPIC_AUTH, OMIT, None, when="all topics"),
+    ),
+    76: (  # ShareGroupHeartbeat
+        C("group", Op.READ, RT.GROUP, GROUP_AUTH, REQ, "group_id"),
+        C("topic", Op.DESCRIBE, RT.TOPIC, TOPIC_AUTH, REQ, "subscribed_topic_names",
+          when="topic names are given: any denied one fails the heartbeat"),
+    ),
+    77: (  # ShareGroupDescribe
+        C("group", Op.DESCRIBE, RT.GROUP, GROUP_AUTH, ITEM, "group_ids"),
+        C("topic", Op.DESCRIBE, RT.TOPIC, TOPIC_AUTH, ITEM, None,
+          when="a group whose members' assignments name a topic the caller may not describe answers "
+               "the error with no members"),
+    ),
+    78: (  # ShareFetch
+        C("group", Op.READ, RT.GROUP, GROUP_AUTH, REQ, "group_id", when="the top-level error"),
+        C("topic", Op.READ, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.topic_id",
+          when="the session's partitions of a denied topic answer it, as do their acknowledgements"),
+    ),
+    79: (  # ShareAcknowledge
+        C("group", Op.READ, RT.GROUP, GROUP_AUTH, REQ, "group_id", when="the top-level error"),
+        C("topic", Op.READ, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.topic_id"),
+    ),
+    90: (  # DescribeShareGroupOffsets
+        C("group", Op.DESCRIBE, RT.GROUP, GROUP_AUTH, ITEM, "groups.group_id"),
+        C("topic", Op.DESCRIBE, RT.TOPIC, TOPIC_AUTH, ITEM, "groups.topics.topic_name",
+          when="topics are listed; with all topics (null) the denied ones are left out"),
+    ),
+    91: (  # AlterShareGroupOffsets
+        C("group", Op.READ, RT.GROUP, GROUP_AUTH, REQ, "group_id", when="every partition carries the error"),
+        C("topic", Op.READ, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.topic_name"),
+    ),
+    92: (  # DeleteShareGroupOffsets
+        C("group", Op.DELETE, RT.GROUP, GROUP_AUTH, REQ, "group_id"),
+        C("topic", Op.READ, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.topic_name"),
     ),
 }
 

@@ -202,6 +202,33 @@ CASES = [
      (E.TOPIC_AUTHORIZATION_FAILED, E.GROUP_AUTHORIZATION_FAILED)),
     ("ConsumerGroupDescribe", 69, 1, lambda r: r.groups[0].error_code, dict(group_ids=["g-none"]),
      (E.GROUP_ID_NOT_FOUND, E.GROUP_AUTHORIZATION_FAILED)),
+    ("DescribeConfigs group", 32, 4, lambda r: r.results[0].error_code, dict(resources=[
+        dict(resource_type=32, resource_name=GROUP, configuration_keys=None)]), (0, E.GROUP_AUTHORIZATION_FAILED)),
+    ("IncrementalAlterConfigs group", 44, 1, lambda r: r.responses[0].error_code, dict(validate_only=True, resources=[
+        dict(resource_type=32, resource_name=GROUP, configs=[dict(name="share.auto.offset.reset", config_operation=0,
+                                                                  value="earliest")])]),
+     (0, E.GROUP_AUTHORIZATION_FAILED)),
+    ("ShareGroupHeartbeat", 76, 1, lambda r: r.error_code, dict(
+        group_id="g-share", member_id="m-share-matrix", member_epoch=0, subscribed_topic_names=[TOPIC]),
+     (0, E.GROUP_AUTHORIZATION_FAILED)),
+    ("ShareGroupHeartbeat undescribable topic", 76, 1, lambda r: r.error_code, dict(
+        group_id="g-share2", member_id="m-share-matrix2", member_epoch=0, subscribed_topic_names=[TOPIC, "u-hidden"]),
+     (E.TOPIC_AUTHORIZATION_FAILED, E.GROUP_AUTHORIZATION_FAILED)),
+    ("ShareGroupDescribe", 77, 1, lambda r: r.groups[0].error_code, dict(group_ids=["g-none"]),
+     (E.GROUP_ID_NOT_FOUND, E.GROUP_AUTHORIZATION_FAILED)),
+    ("ShareFetch", 78, 1, lambda r: r.error_code, dict(
+        group_id="g-none", member_id="m-none", share_session_epoch=1, max_wait_ms=0, min_bytes=0, max_records=10,
+        batch_size=10, topics=[], forgotten_topics_data=[]), (E.SHARE_SESSION_NOT_FOUND, E.GROUP_AUTHORIZATION_FAILED)),
+    ("ShareAcknowledge", 79, 1, lambda r: r.error_code, dict(
+        group_id="g-none", member_id="m-none", share_session_epoch=1, topics=[]),
+     (E.SHARE_SESSION_NOT_FOUND, E.GROUP_AUTHORIZATION_FAILED)),
+    ("DescribeShareGroupOffsets", 90, 0, lambda r: r.groups[0].error_code, dict(
+        groups=[dict(group_id="g-none", topics=None)]), (E.GROUP_ID_NOT_FOUND, E.GROUP_AUTHORIZATION_FAILED)),
+    ("AlterShareGroupOffsets", 91, 0, lambda r: r.responses[0].partitions[0].error_code, dict(
+        group_id="g-none", topics=[dict(topic_name=TOPIC, partitions=[dict(partition_index=0, start_offset=0)])]),
+     (E.GROUP_ID_NOT_FOUND, E.GROUP_AUTHORIZATION_FAILED)),
+    ("DeleteShareGroupOffsets", 92, 0, lambda r: r.error_code, dict(group_id="g-none", topics=[
+        dict(topic_name=TOPIC)]), (E.GROUP_ID_NOT_FOUND, E.GROUP_AUTHORIZATION_FAILED)),
     ("DeleteTopics", 20, 6, lambda r: r.responses[0].error_code, dict(timeout_ms=5000, topics=[
         dict(name="t-doomed")]), (0, E.TOPIC_AUTHORIZATION_FAILED)),
 ]
@@ -278,6 +305,39 @@ def test_consumer_group_regex_and_describe_keep_to_describable_topics(broker, al
     assert (d.error_code, d.members) == (E.TOPIC_AUTHORIZATION_FAILED, [])
     d = alice.request(69, 1, make(69, 1, group_ids=["shared-g"], include_authorized_operations=True)).groups[0]
     assert d.error_code == 0 and {i for i in range(32) if d.authorized_operations >> i & 1} == {3, 8}  # READ implies DESCRIBE
+
+
+def test_share_group_keeps_to_readable_and_describable_topics(broker, alice, bob):
+    """A share-group member may subscribe to a topic it can describe, but ShareFetch answers
+    TOPIC_AUTHORIZATION_FAILED for its partitions without READ; a describer who may not
+    describe the assigned topic gets the group as 29 with no members."""
+    gid, mid = "g-share-fetch", "m-share-fetch"
+    with client(broker, "admin") as admin:
+        r = admin.request(19, 7, make(19, 7, timeout_ms=5000, topics=[
+            dict(name="u-desc", num_partitions=1, replication_factor=1)]))
+        tid = r.topics[0].topic_id
+        r = admin.request(30, 3, make(30, 3, creations=[
+            acl(2, "u-desc", LITERAL, "User:alice", op=8), acl(3, gid, LITERAL, "User:bob", op=8)]))
+        assert [x.error_code for x in r.results] == [0, 0]
+        epoch = 0
+        for _ in range(3):  # join, then heartbeat until the assignment names the topic
+            r = alice.request(76, 1, make(76, 1, group_id=gid, member_id=mid, member_epoch=epoch,
+                                          subscribed_topic_names=["u-desc"] if epoch == 0 else None))
+            assert r.error_code == 0
+            epoch = r.member_epoch
+            d = admin.request(77, 1, make(77, 1, group_ids=[gid], include_authorized_operations=False)).groups[0]
+            if any(m.assignment.topic_partitions for m in d.members):
+                break
+        assert {tp.topic_name for m in d.members for tp in m.assignment.topic_partitions} == {"u-desc"}
+    f = alice.request(78, 1, make(78, 1, group_id=gid, member_id=mid, share_session_epoch=0, max_wait_ms=0,
+                                  min_bytes=0, max_records=10, batch_size=10, forgotten_topics_data=[],
+                                  topics=[dict(topic_id=tid, partitions=[dict(partition_index=0,
+                                                                              acknowledgement_batches=[])])]))
+    assert f.error_code == 0
+    assert [(t.topic_id, p.error_code) for t in f.responses for p in t.partitions] == \
+        [(tid, E.TOPIC_AUTHORIZATION_FAILED)]
+    d = bob.request(77, 1, make(77, 1, group_ids=[gid], include_authorized_operations=True)).groups[0]
+    assert (d.error_code, d.members) == (E.TOPIC_AUTHORIZATION_FAILED, [])
 
 
 def test_deny_wins_and_literal_vs_prefixed(broker, alice):
