@@ -6,7 +6,7 @@ GROUP_ID_NOT_FOUND, after which the admin clients fall back to DescribeGroups.
 from broker.handlers.consumer_group_heartbeat import consumer_protocol_enabled
 from broker.registry import handles
 from broker.security.acl import ResourceType
-from broker.security.api_acls import active, operations
+from broker.security.api_acls import active, hide_groups_naming_denied_topics, operations, split_described_groups
 from protocol.errors import ErrorCode
 from protocol.messages.consumer_group_describe import ConsumerGroupDescribeResponse as R
 
@@ -23,13 +23,7 @@ async def handle(ctx, req):
         return R(throttle_time_ms=0, groups=[R.DescribedGroup(error_code=ErrorCode.UNSUPPORTED_VERSION, group_id=g)
                                              for g in req.group_ids])
     az = active(ctx)
-    groups = []
-    ids = req.group_ids
-    if az is not None:  # Kafka answers the denied groups first
-        ok, _ = az.split("group", ids)
-        groups = [R.DescribedGroup(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, group_id=g)
-                  for g in ids if g not in ok]
-        ids = [g for g in ids if g in ok]
+    ids, groups = split_described_groups(az, req.group_ids, R.DescribedGroup)
     for d in b.groups.handle_consumer_group_describe(ids):
         groups.append(R.DescribedGroup(
             error_code=d.error, error_message=d.message, group_id=d.group_id, group_state=d.state,
@@ -44,15 +38,7 @@ async def handle(ctx, req):
                      for m in (d.members or [])],
             authorized_operations=(operations(ctx, ResourceType.GROUP, d.group_id)
                                    if req.include_authorized_operations and not d.error else -2147483648)))
-    if az is not None:  # clients may not see topics they cannot describe
-        named = {tp.topic_name for g in groups for m in g.members
-                 for a in (m.assignment, m.target_assignment) for tp in a.topic_partitions}
-        _, denied = az.split("topic", named)
-        if denied:
-            groups = [R.DescribedGroup(group_id=g.group_id, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                                       error_message="The group has described topic(s) that the client is not "
-                                                     "authorized to describe.", members=[])
-                      if any(tp.topic_name in denied for m in g.members
-                             for a in (m.assignment, m.target_assignment) for tp in a.topic_partitions) else g
-                      for g in groups]
+    groups = hide_groups_naming_denied_topics(
+        az, groups, lambda g: [tp.topic_name for m in g.members for a in (m.assignment, m.target_assignment)
+                               for tp in a.topic_partitions], R.DescribedGroup)
     return R(throttle_time_ms=0, groups=groups)

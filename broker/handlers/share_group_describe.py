@@ -2,7 +2,7 @@
 group, or one of another type, answers GROUP_ID_NOT_FOUND (state Dead), as Kafka."""
 from broker.registry import handles
 from broker.security.acl import ResourceType
-from broker.security.api_acls import active, operations
+from broker.security.api_acls import active, hide_groups_naming_denied_topics, operations, split_described_groups
 from protocol.errors import ErrorCode
 from protocol.messages.share_group_describe import ShareGroupDescribeResponse as R
 
@@ -11,13 +11,7 @@ from protocol.messages.share_group_describe import ShareGroupDescribeResponse as
 async def handle(ctx, req):
     b = ctx.broker
     az = active(ctx)
-    out = []
-    ids = req.group_ids
-    if az is not None:  # Kafka answers the denied groups first
-        ok, _ = az.split("group", ids)
-        out = [R.DescribedGroup(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, group_id=g)
-               for g in ids if g not in ok]
-        ids = [g for g in ids if g in ok]
+    ids, out = split_described_groups(az, req.group_ids, R.DescribedGroup)
     for gid in ids:
         g = b.share_groups.describe(gid)
         if g is None:
@@ -42,13 +36,7 @@ async def handle(ctx, req):
                                     assignment_epoch=g.assignment_epoch, assignor_name="simple", members=members,
                                     authorized_operations=(operations(ctx, ResourceType.GROUP, gid)
                                                            if req.include_authorized_operations else -2147483648)))
-    if az is not None:  # clients may not see topics they cannot describe
-        named = {tp.topic_name for g in out for m in g.members for tp in m.assignment.topic_partitions}
-        _, denied = az.split("topic", named)
-        if denied:
-            out = [R.DescribedGroup(group_id=g.group_id, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                                    error_message="The group has described topic(s) that the client is not "
-                                                  "authorized to describe.", members=[])
-                   if any(tp.topic_name in denied for m in g.members for tp in m.assignment.topic_partitions)
-                   else g for g in out]
+    out = hide_groups_naming_denied_topics(
+        az, out, lambda g: [tp.topic_name for m in g.members for tp in m.assignment.topic_partitions],
+        R.DescribedGroup)
     return R(throttle_time_ms=0, groups=out)

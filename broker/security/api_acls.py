@@ -320,3 +320,26 @@ def acl_api_refusal(authz: RequestAuthz) -> tuple[int, str] | None:
     if not authz.allowed("cluster"):
         return authz.error("cluster"), "Cluster authorization failed."
     return None
+
+
+def split_described_groups(az: RequestAuthz | None, ids, cls) -> tuple[list, list]:
+    """For Consumer/ShareGroupDescribe: (the group ids the caller may describe, ``cls`` entries
+    answering GROUP_AUTHORIZATION_FAILED for the others, which Kafka lists first)."""
+    if az is None:
+        return list(ids), []
+    ok, _ = az.split("group", ids)
+    return [g for g in ids if g in ok], [cls(error_code=E.GROUP_AUTHORIZATION_FAILED, group_id=g)
+                                         for g in ids if g not in ok]
+
+
+def hide_groups_naming_denied_topics(az: RequestAuthz | None, groups: list, topics_of, cls) -> list:
+    """Clients may not see topics they cannot describe: a described group whose assignments
+    (``topics_of(group)``: names) name one answers TOPIC_AUTHORIZATION_FAILED with no members."""
+    if az is None:
+        return groups
+    _, denied = az.split("topic", {n for g in groups for n in topics_of(g)})
+    if not denied:
+        return groups
+    return [cls(group_id=g.group_id, error_code=E.TOPIC_AUTHORIZATION_FAILED, members=[],
+                error_message="The group has described topic(s) that the client is not authorized to describe.")
+            if any(n in denied for n in topics_of(g)) else g for g in groups]
