@@ -55,6 +55,7 @@ from broker.groups.group import GroupMetadata, GroupState, JoinResult, MemberMet
 from broker.groups.reconciliation import (
     FencedMemberEpoch, build_target_assignment, is_subset, reconcile, subscribed_topic_ids, topic_partitions_map,
 )
+from broker.groups.timers import KeyedTimers
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +145,8 @@ class ConsumerGroupCoordinator:
 
     # ---- plumbing ---------------------------------------------------------------------------------
     def _cg_init(self) -> None:
-        self._cg_timers: dict[tuple, object] = {}
+        self._cg_timers = KeyedTimers(lambda: self.scheduler, "timer", active=lambda: self.active,
+                                      quiet=(GroupError,))
         self._orphans: dict[str, object] = {}
         self.topics_version = 0
         self.topics_version_with_new_topics = 0
@@ -198,40 +200,17 @@ class ConsumerGroupCoordinator:
         g.replay(rt, key, value)
 
     def _timer(self, key: tuple, delay_ms: int, fn: Callable[[], None], *, if_absent: bool = False) -> None:
-        if if_absent and key in self._cg_timers:
-            return
-        old = self._cg_timers.pop(key, None)
-        if old is not None:
-            old.cancel()
-
-        def fire():
-            if self._cg_timers.get(key) is handle_box[0]:
-                del self._cg_timers[key]
-            if not self.active:
-                return
-            try:
-                fn()
-            except GroupError as exc:
-                log.debug("timer %s: %s", key, exc)
-            except Exception:
-                log.exception("timer %s failed", key)
-        handle_box = [None]
-        handle_box[0] = self.scheduler.call_later(delay_ms, fire)
-        self._cg_timers[key] = handle_box[0]
+        self._cg_timers.set(key, delay_ms, fn, if_absent=if_absent)
 
     def _cancel_timer(self, key: tuple) -> None:
-        h = self._cg_timers.pop(key, None)
-        if h is not None:
-            h.cancel()
+        self._cg_timers.cancel(key)
 
     def _cancel_member_timers(self, group_id: str, member_id: str) -> None:
         for kind in ("session", "rebalance", "join", "sync"):
             self._cancel_timer((kind, group_id, member_id))
 
     def _cancel_all_cg_timers(self) -> None:
-        for h in self._cg_timers.values():
-            h.cancel()
-        self._cg_timers.clear()
+        self._cg_timers.cancel_all()
 
     def _schedule_session_timeout(self, group_id: str, member_id: str, timeout_ms: Optional[int] = None) -> None:
         self._timer(("session", group_id, member_id),

@@ -32,6 +32,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Optional
 
+from broker.groups.timers import KeyedTimers
 from broker.share.group import ShareGroup, ShareMember
 from broker.share.partition import InvalidRecordState, InvalidRequest, SharePartition
 from broker.share.state_log import ShareStateLog
@@ -75,7 +76,7 @@ class ShareCoordinator:
         self.groups: dict[str, ShareGroup] = {}
         self.partitions: dict[tuple, SharePartition] = {}  # (group, topic id, partition)
         self.sessions: dict[tuple, ShareSession] = {}
-        self._timers: dict[tuple, object] = {}
+        self._timers = KeyedTimers(lambda: self.scheduler, "share timer")
         self.store = ShareStateLog(broker.topics, self.cfg["share.coordinator.state.topic.num.partitions"],
                                    broker.clock, self.cfg["share.coordinator.snapshot.update.records.per.snapshot"])
         self.persisted: dict = {}
@@ -97,30 +98,13 @@ class ShareCoordinator:
                      len(self.groups))
 
     def stop(self) -> None:
-        for h in self._timers.values():
-            h.cancel()
-        self._timers.clear()
+        self._timers.cancel_all()
 
     def _timer(self, key: tuple, delay_ms: int, fn) -> None:
-        old = self._timers.pop(key, None)
-        if old is not None:
-            old.cancel()
-
-        def fire():
-            if self._timers.get(key) is box[0]:
-                del self._timers[key]
-            try:
-                fn()
-            except Exception:
-                log.exception("share timer %s failed", key)
-        box = [None]
-        box[0] = self.scheduler.call_later(delay_ms, fire)
-        self._timers[key] = box[0]
+        self._timers.set(key, delay_ms, fn)
 
     def _cancel_timer(self, key: tuple) -> None:
-        h = self._timers.pop(key, None)
-        if h is not None:
-            h.cancel()
+        self._timers.cancel(key)
 
     # ---- configs -------------------------------------------------------------------------------
     def group_config(self, group_id: str, key: str):
