@@ -76,6 +76,29 @@ class OffsetAndMetadata:
     expire_timestamp: Optional[int] = None
 
 
+def commit_partitions(topics, req_topics, denied, offset_of) -> tuple[dict, dict]:
+    """Split the partitions of an OffsetCommit/TxnOffsetCommit request into ``(offsets,
+    errors)`` keyed by (topic, partition): TOPIC_AUTHORIZATION_FAILED for topics in ``denied``,
+    UNKNOWN_TOPIC_OR_PARTITION for partitions the broker does not have, else
+    ``offset_of(partition_request)`` (an OffsetAndMetadata) for the coordinator to store."""
+    from protocol.errors import ErrorCode
+    offsets: dict = {}
+    errors: dict = {}
+    for t in req_topics:
+        if t.name in denied:
+            for p in t.partitions:
+                errors[(t.name, p.partition_index)] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            continue
+        info = topics.get(t.name)
+        for p in t.partitions:
+            tp = (t.name, p.partition_index)
+            if info is None or not 0 <= p.partition_index < info.partitions:
+                errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            else:
+                offsets[tp] = offset_of(p)
+    return offsets, errors
+
+
 @dataclass
 class JoinMember:
     member_id: str

@@ -7,7 +7,7 @@
 - Partitions of unknown topics get UNKNOWN_TOPIC_OR_PARTITION; metadata over
   ``offset.metadata.max.bytes`` gets OFFSET_METADATA_TOO_LARGE; the rest are stored together.
 """
-from broker.groups.group import OffsetAndMetadata
+from broker.groups.group import OffsetAndMetadata, commit_partitions
 from broker.registry import handles
 from broker.security.api_acls import active
 from protocol.errors import ErrorCode
@@ -26,32 +26,22 @@ async def handle(ctx, req):
     v = ctx.api_version
     now = b.clock.now_ms()
     retention = req.retention_time_ms if 2 <= v <= 4 else -1
-    offsets = {}
-    errors = {}
     az = active(ctx)
     denied = ()
     if az is not None:
         if not az.allowed("group", req.group_id):
             return _all(req, ErrorCode.GROUP_AUTHORIZATION_FAILED)
         denied = az.split("topic", [t.name for t in req.topics])[1]
-    for t in req.topics:
-        if t.name in denied:
-            for p in t.partitions:
-                errors[(t.name, p.partition_index)] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-            continue
-        info = b.topics.get(t.name)
-        for p in t.partitions:
-            tp = (t.name, p.partition_index)
-            if info is None or not 0 <= p.partition_index < info.partitions:
-                errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                continue
-            commit_ts = p.commit_timestamp if v == 1 and p.commit_timestamp >= 0 else now
-            offsets[tp] = OffsetAndMetadata(
-                offset=p.committed_offset,
-                leader_epoch=p.committed_leader_epoch if v >= 6 else -1,
-                metadata=p.committed_metadata or "",
-                commit_timestamp=commit_ts,
-                expire_timestamp=commit_ts + retention if retention >= 0 else None)
+
+    def offset_of(p) -> OffsetAndMetadata:
+        commit_ts = p.commit_timestamp if v == 1 and p.commit_timestamp >= 0 else now
+        return OffsetAndMetadata(
+            offset=p.committed_offset,
+            leader_epoch=p.committed_leader_epoch if v >= 6 else -1,
+            metadata=p.committed_metadata or "",
+            commit_timestamp=commit_ts,
+            expire_timestamp=commit_ts + retention if retention >= 0 else None)
+    offsets, errors = commit_partitions(b.topics, req.topics, denied, offset_of)
     if offsets:
         errors.update(b.groups.handle_commit_offsets(
             req.group_id, req.member_id if v >= 1 else "",

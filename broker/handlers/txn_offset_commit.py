@@ -14,7 +14,7 @@ INVALID_PRODUCER_EPOCH for a fenced producer, INVALID_PRODUCER_ID_MAPPING, and f
 not in the transaction INVALID_TXN_STATE (v0-3) or TRANSACTION_ABORTABLE (v4); v5 (transaction
 version 2) adds the partition itself instead.
 """
-from broker.groups.group import OffsetAndMetadata
+from broker.groups.group import OffsetAndMetadata, commit_partitions
 from broker.groups.offsets_log import GROUP_METADATA_TOPIC_NAME
 from broker.registry import handles
 from broker.security.api_acls import active
@@ -28,8 +28,6 @@ async def handle(ctx, req):
     b = ctx.broker
     v = ctx.api_version
     now = b.clock.now_ms()
-    errors: dict = {}
-    offsets: dict = {}
     az = active(ctx)
     denied = ()
     if az is not None:
@@ -40,20 +38,9 @@ async def handle(ctx, req):
                 R.TxnOffsetCommitResponsePartition(partition_index=p.partition_index, error_code=whole)
                 for p in t.partitions]) for t in req.topics])
         denied = az.split("topic", [t.name for t in req.topics])[1]
-    for t in req.topics:
-        if t.name in denied:
-            for p in t.partitions:
-                errors[(t.name, p.partition_index)] = E.TOPIC_AUTHORIZATION_FAILED
-            continue
-        info = b.topics.get(t.name)
-        for p in t.partitions:
-            tp = (t.name, p.partition_index)
-            if info is None or not 0 <= p.partition_index < info.partitions:
-                errors[tp] = E.UNKNOWN_TOPIC_OR_PARTITION
-                continue
-            offsets[tp] = OffsetAndMetadata(offset=p.committed_offset,
-                                            leader_epoch=p.committed_leader_epoch if v >= 2 else -1,
-                                            metadata=p.committed_metadata or "", commit_timestamp=now)
+    offsets, errors = commit_partitions(b.topics, req.topics, denied, lambda p: OffsetAndMetadata(
+        offset=p.committed_offset, leader_epoch=p.committed_leader_epoch if v >= 2 else -1,
+        metadata=p.committed_metadata or "", commit_timestamp=now))
     if offsets:
         operation = ADD_PARTITION if v >= 5 else GENERIC_ERROR_SUPPORTED if v == 4 else DEFAULT_ERROR
 
