@@ -107,7 +107,9 @@ def test_java_consume_transform_produce_two_jvms(tbroker, client_tools):
     src, dst, group = ctp_topics(bs, "jctp", 30)
 
     common = ["txn-copy", "--bootstrap", bs, "--input", src, "--output", dst, "--group", group,
-              "--max-poll-records", 5, "--sleep-ms", 100, "--timeout-ms", 45000,
+              # paced (24 polls x 300 ms): the second JVM must start and join while the first
+              # still copies, even on a loaded host where a JVM takes seconds to start
+              "--max-poll-records", 5, "--sleep-ms", 300, "--timeout-ms", 45000,
               "--props", "session.timeout.ms=6000,heartbeat.interval.ms=500"]
     a = popen_java([*common, "--txn-id", unique("copy-a")])
     b = None
