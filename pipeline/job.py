@@ -6,7 +6,7 @@ event-time window.
 
 Reads with Spark's own ``kafka`` source (``--source kafka``: needs spark-sql-kafka-0-10 on the
 classpath, e.g. ``--packages org.apache.spark:spark-sql-kafka-0-10_2.13:<spark version>`` or
-the jars named by ``SPARK_KAFKA_JARS``) or with the Python data source ``hourglass_kafka``
+the jars named by ``SPARK_KAFKA_JARS``: a folder, a glob or a comma list) or with the Python data source ``hourglass_kafka``
 (``--source python``, the default: no JVM jars). Events are JSON
 ``{"id": ..., "ts": epoch_ms, "kind": "..."}``; ``ts`` is the event time (the record's
 timestamp when absent).
@@ -14,6 +14,7 @@ timestamp when absent).
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import sys
 
@@ -96,15 +97,58 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class JarsError(ValueError):
+    """``SPARK_KAFKA_JARS`` names something that holds no jar."""
+
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+def kafka_jars(value: str) -> list[str]:
+    """The jars ``SPARK_KAFKA_JARS`` names, for ``spark.jars``: a comma list whose items are each
+    a folder (every ``*.jar`` in it, sorted), a glob (the jars it matches, sorted) or one jar (a path or
+    a URL Spark fetches). ``~`` is expanded; an item that yields no jar is an error, since Spark
+    would only say "Failed to find data source: kafka" much later."""
+    out: list[str] = []
+    for item in (i.strip() for i in value.split(",")):
+        if not item:
+            continue
+        if "://" in item:  # file:, hdfs:, https: URLs go to Spark as they are
+            out.append(item)
+            continue
+        path = os.path.expanduser(item)
+        if os.path.isdir(path):
+            found = sorted(glob.glob(os.path.join(glob.escape(path), "*.jar")))
+            if not found:
+                raise JarsError(f"SPARK_KAFKA_JARS: no *.jar in the folder {item}")
+        elif _GLOB_CHARS & set(path):
+            found = sorted(f for f in glob.glob(path) if os.path.isfile(f) and f.lower().endswith(".jar"))
+            if not found:
+                raise JarsError(f"SPARK_KAFKA_JARS: no jar matches {item}")
+        elif os.path.isfile(path):
+            found = [path]
+        else:
+            raise JarsError(f"SPARK_KAFKA_JARS: no such jar or folder: {item}")
+        out += [os.path.abspath(f) for f in found if os.path.abspath(f) not in out]
+    return out
+
+
+def local_spark_env() -> None:
+    """Environment for a Spark started by this process (local mode): Python workers run this
+    interpreter (it has confluent-kafka and pyarrow), not whatever ``python3`` is first on PATH,
+    and the driver binds to loopback rather than whichever interface Spark picks. Values
+    already set win (a cluster deployment sets its own)."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+
 def session(app: str = "hourglass-pipeline"):
     from pyspark.sql import SparkSession
-    # Python workers must run this interpreter (it has confluent-kafka and pyarrow), not
-    # whatever `python3` is first on PATH.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    local_spark_env()
     b = SparkSession.builder.appName(app)
     jars = os.environ.get("SPARK_KAFKA_JARS")
     if jars:
-        b = b.config("spark.jars", jars)
+        b = b.config("spark.jars", ",".join(kafka_jars(jars)))
     return b.getOrCreate()
 
 
@@ -137,7 +181,11 @@ def main(argv=None) -> int:
     if args.sink == "parquet" and not args.output:
         print("hourglass-pipeline: --sink parquet needs --output DIR", file=sys.stderr)
         return 2
-    spark = session()
+    try:
+        spark = session()
+    except JarsError as exc:
+        print(f"hourglass-pipeline: {exc}", file=sys.stderr)
+        return 2
     try:
         q = run(spark, args)
         if args.stream and args.trigger != "availableNow":

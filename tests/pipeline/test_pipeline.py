@@ -26,13 +26,15 @@ KINDS = ["click", "view", "buy"]
 
 @pytest.fixture(scope="module")
 def spark():
-    os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
+    # the driver on loopback, whatever interfaces this machine has (the tests' brokers are there)
+    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    job.local_spark_env()
     from pyspark.sql import SparkSession
     b = (SparkSession.builder.master("local[2]").appName("hourglass-tests")
          .config("spark.sql.shuffle.partitions", "2").config("spark.ui.enabled", "false")
-         .config("spark.sql.session.timeZone", "UTC"))
+         .config("spark.sql.session.timeZone", "UTC").config("spark.driver.host", "127.0.0.1"))
     if os.environ.get("SPARK_KAFKA_JARS"):
-        b = b.config("spark.jars", os.environ["SPARK_KAFKA_JARS"])
+        b = b.config("spark.jars", ",".join(job.kafka_jars(os.environ["SPARK_KAFKA_JARS"])))
     s = b.getOrCreate()
     s.sparkContext.setLogLevel("ERROR")
     yield s
