@@ -1,0 +1,75 @@
+"""The wheel a user builds (``python -m build``: an sdist, then the wheel from it) installs into a
+clean venv, ``hourglass serve`` starts from it outside the repository and answers ApiVersions,
+and every file a package ships (any tracked file under a package, .py or not) is in it."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import time
+import tomllib
+import zipfile
+from fnmatch import fnmatch
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("bench_first_run", ROOT / "bench" / "first_run.py")
+first_run = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(first_run)
+
+
+def shipped_files() -> set[str]:
+    """Tracked files under the packages pyproject.toml's find directive includes."""
+    include = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]["include"]
+    names = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    out = set()
+    for n in names:
+        top = n.split("/", 1)[0]
+        if "/" in n and any(fnmatch(top, pat) for pat in include) and (ROOT / n).exists() \
+                and (ROOT / top / "__init__.py").exists() and "/tests/" not in f"/{n}":
+            out.add(n)
+    return out
+
+
+def test_wheel_installs_in_a_clean_venv_and_serves(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    first_run.clone_tracked(ROOT, src)
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    r = subprocess.run([sys.executable, "-m", "build", "--outdir", str(tmp_path / "dist"), str(src)],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    wheel, = (tmp_path / "dist").glob("hourglass-*.whl")
+    in_wheel = set(zipfile.ZipFile(wheel).namelist())
+    missing = sorted(shipped_files() - in_wheel)
+    assert not missing, f"tracked files under packages left out of the wheel (package-data?): {missing}"
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    r = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", str(wheel)], capture_output=True, text=True,
+                       env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+
+    run = tmp_path / "run"  # not the repository: everything comes from the installed wheel
+    run.mkdir()
+    ready = run / "ready"
+    proc = subprocess.Popen([str(venv / "bin" / "hourglass"), "serve", "--port", "0", "--data-dir", str(run / "data"),
+                             "--ready-file", str(ready)], cwd=run, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not (ready.exists() and ready.read_text().strip()):
+            assert proc.poll() is None, proc.stderr.read().decode()[-3000:]
+            assert time.monotonic() < deadline, "no ready file"
+            time.sleep(0.05)
+        bootstrap = ready.read_text().split()[0]
+        r = subprocess.run([str(venv / "bin" / "hourglass"), "probe", "-b", bootstrap], capture_output=True,
+                           text=True, cwd=run, env=env, timeout=30)
+        assert r.returncode == 0 and "answers" in r.stdout, r.stderr
+        r = subprocess.run([str(venv / "bin" / "python"), "-c", "import broker, hourglass; print(broker.__file__)"],
+                           capture_output=True, text=True, cwd=run, env=env)
+        assert r.stdout.startswith(str(venv)), r.stdout
+    finally:
+        proc.terminate()
+        assert proc.wait(30) == 0
