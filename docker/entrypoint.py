@@ -24,7 +24,11 @@ when the configuration names no log dir; ``HOURGLASS_CFG_<KEY>`` works like ``KA
 the JVM-only variables (``KAFKA_HEAP_OPTS``, ``KAFKA_JMX_PORT``, ...) are ignored rather than
 turned into keys. The result is written to ``$HOURGLASS_FINAL_CONFIG_DIR/server.properties``
 (readable by the broker's user only: it may hold secrets) and the broker is started on it as
-``hourglass serve FILE``; extra arguments are passed through (``--log-format json``).
+``hourglass serve FILE --ready-file $HOURGLASS_READY_FILE``; extra arguments are passed through
+(``--log-format json``). The ready file (``/tmp/hourglass.ready``, removed before the start so a
+restarted container never shows the last run's) lists every listener the broker bound; the
+image's HEALTHCHECK (``hourglass probe --ready-file``) probes those, so it follows whatever
+listeners the configuration names.
 """
 from __future__ import annotations
 
@@ -38,6 +42,7 @@ DATA_DIR = "/var/lib/hourglass"
 DEFAULT_CONFIG = "/etc/hourglass/docker/server.properties"
 MOUNTED_CONFIG_DIR = "/mnt/shared/config"
 FINAL_CONFIG_DIR = "/etc/hourglass"
+READY_FILE = "/tmp/hourglass.ready"   # the HEALTHCHECK reads it
 
 # KafkaDockerWrapper's ExcludeServerPropsEnv (its "KAFKA_HEAP_OPT" is kept as written there),
 # plus variables only kafka-run-class.sh and the image's launch script read.
@@ -113,8 +118,11 @@ def _keys(text: str) -> list[str]:
     return out
 
 
-def command(config_file: str, argv: list[str]) -> list[str]:
-    return [sys.executable, "-m", "broker", "serve", config_file, *argv]
+def command(config_file: str, argv: list[str], ready_file: str | None = None) -> list[str]:
+    """``serve`` on the rendered file, with the ready file unless the arguments name one."""
+    ready = [] if ready_file is None or any(a == "--ready-file" or a.startswith("--ready-file=") for a in argv) \
+        else ["--ready-file", ready_file]
+    return [sys.executable, "-m", "broker", "serve", config_file, *ready, *argv]
 
 
 def main(argv: list[str]) -> int:
@@ -131,7 +139,13 @@ def main(argv: list[str]) -> int:
     fd = os.open(final, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write(text)
-    cmd = command(str(final), argv)
+    ready = env.get("HOURGLASS_READY_FILE", READY_FILE)
+    cmd = command(str(final), argv, ready)
+    if ready in cmd:  # ours, not one the arguments name
+        try:
+            os.unlink(ready)
+        except FileNotFoundError:
+            pass
     os.execv(cmd[0], cmd)
     return 0  # not reached
 

@@ -206,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:
     pr = sub.add_parser("probe", help="exit 0 when a broker answers ApiVersions (health checks)")
     pr.add_argument("-b", "--bootstrap-server", default="localhost:9092")
     pr.add_argument("--timeout", type=float, default=3.0)
+    pr.add_argument("--ready-file", help="probe the listeners a broker bound, as its `serve --ready-file` lists them "
+                                         "(instead of -b)")
+    pr.add_argument("--config", dest="probe_config", metavar="FILE",
+                    help="with --ready-file: the broker's server.properties (listener.security.protocol.map)")
     from hourglass.cli import client_properties
     client_properties.add_option(pr)
     i = sub.add_parser("inspect", help="a topic's partitions and segments in time, read from a data dir")
@@ -227,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
             props = client_properties.of(args)
         except client_properties.ClientPropertiesError as exc:
             return _usage_error(str(exc))
-        return probe_main(args.bootstrap_server, args.timeout, props)
+        return probe_main(args.bootstrap_server, args.timeout, props, args.ready_file, args.probe_config)
     rooms = {"topics": admin_cli, "transactions": txn_cli, "groups": groups_cli, "acls": acls, "users": users,
              "certs": certs}
     if args.cmd in rooms:

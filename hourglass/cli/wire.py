@@ -31,7 +31,7 @@ class WireError(Exception):
 
 class WireClient:
     def __init__(self, bootstrap: str, client_id: str = "hourglass-cli", timeout: float = 10.0,
-                 props: dict[str, str] | None = None):
+                 props: dict[str, str] | None = None, tls_context=None):
         host, _, port = bootstrap.rpartition(":")
         self.address = f"{host or 'localhost'}:{port}"
         props = props or {}
@@ -45,7 +45,8 @@ class WireClient:
         if protocol in ("SSL", "SASL_SSL"):
             from broker.security.tls import TlsConfigError, client_context
             try:
-                self.sock = client_context(props.get).wrap_socket(self.sock, server_hostname=host or "localhost")
+                ctx = tls_context or client_context(props.get)  # tls_context: the caller's own (the probe's)
+                self.sock = ctx.wrap_socket(self.sock, server_hostname=host or "localhost")
             except TlsConfigError as exc:
                 self.sock.close()
                 raise WireError(f"{self.address}: {exc}") from None
