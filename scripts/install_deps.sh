@@ -4,6 +4,11 @@
 #                            security tests use it as is)
 #   java (runtime)        -> default-jre-headless
 #   javac (compiler)      -> default-jdk-headless
+#   podman, runc          -> podman, runc (tests/container: Debian's runc as podman's runtime)
+#   debootstrap           -> debootstrap (the containers' base image: scripts/container_base.sh)
+#   podman-compose        -> podman-compose (docker/compose.yaml and docker/sasl-ssl under podman)
+#   CNI dnsname plugin    -> golang-github-containernetworking-plugin-dnsname (compose services
+#                            reach each other by name on podman's CNI networks)
 # Runs `apt-get update` once, then `apt-get install -y`. Works as root (no sudo needed);
 # as another user it uses sudo when there is one.
 set -euo pipefail
@@ -12,6 +17,11 @@ missing=()
 command -v kcat  >/dev/null 2>&1 || missing+=(kcat)
 command -v java  >/dev/null 2>&1 || missing+=(default-jre-headless)
 command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
+command -v podman >/dev/null 2>&1 || missing+=(podman)
+command -v runc  >/dev/null 2>&1 || missing+=(runc)
+command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+command -v podman-compose >/dev/null 2>&1 || missing+=(podman-compose)
+[ -x /usr/lib/cni/dnsname ] || missing+=(golang-github-containernetworking-plugin-dnsname)
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
@@ -31,6 +41,6 @@ export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" apt-get update -q
 "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 
-for tool in kcat java javac; do
+for tool in kcat java javac podman runc debootstrap podman-compose; do
   command -v "$tool" >/dev/null 2>&1 || { echo "install_deps: $tool still missing after install" >&2; exit 1; }
 done

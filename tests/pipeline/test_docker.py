@@ -135,7 +135,9 @@ def test_probe_without_a_usable_ready_file_is_unhealthy(tmp_path, ready):
 
 def test_image_and_compose_files():
     df = (ROOT / "docker" / "Dockerfile").read_text()
-    assert "FROM python:3.11-slim" in df and "USER hourglass" in df and 'VOLUME ["/var/lib/hourglass"]' in df
+    assert df.startswith("#") and "FROM python:3.11-slim AS base" in df and "USER hourglass" in df
+    assert 'VOLUME ["/var/lib/hourglass"]' in df and "AS pipeline" in df
+    assert df.rstrip().splitlines()[-1] == "FROM broker"  # the default target is the broker
     assert "CMD " + str(PROBE_CMD).replace("'", '"') in df
     for line in df.splitlines():  # everything the image copies exists
         if line.startswith("COPY "):
@@ -144,11 +146,11 @@ def test_image_and_compose_files():
     compose = yaml.safe_load((ROOT / "docker" / "compose.yaml").read_text())
     svc = compose["services"]
     assert set(svc) == {"broker", "demo-producer", "spark-job"}
-    assert svc["broker"]["ports"] == ["9092:9092"]
+    assert svc["broker"]["ports"] == ["${HOURGLASS_PORT:-9092}:9092"]
     assert svc["broker"]["healthcheck"]["test"][1:] == PROBE_CMD
     assert svc["demo-producer"]["depends_on"]["broker"]["condition"] == "service_healthy"
+    assert svc["spark-job"]["build"]["target"] == "pipeline"
     job = svc["spark-job"]["command"]
-    assert "spark-submit" in job[0] and any(a.startswith("org.apache.spark:spark-sql-kafka-0-10_2.13:") for a in job)
-    assert job[job.index("--source") + 1] == "kafka" and "/app/pipeline/job.py" in job
+    assert job[job.index("--bootstrap") + 1] == "broker:29092" and "--stream" in job
     sasl = yaml.safe_load((ROOT / "docker" / "sasl-ssl" / "compose.yaml").read_text())
     assert sasl["services"]["broker"]["healthcheck"]["test"][1:] == PROBE_CMD

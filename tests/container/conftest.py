@@ -1,0 +1,33 @@
+"""Fixtures of the container tests: the image, built once per session (per xdist worker; a lock
+and podman's layer cache make the second build a cache hit), and its figures."""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from tests.container import podman as P
+
+
+@pytest.fixture(scope="session")
+def image():
+    missing = P.have_tools()
+    if missing:
+        pytest.fail(f"container tools missing (run `make deps`): {', '.join(missing)}", pytrace=False)
+    seconds = P.build(P.IMAGE)
+    P.FIGURES["container_image_build"] = seconds
+    P.FIGURES["container_image_size"] = P.image_size_mb(P.IMAGE)
+    yield P.IMAGE
+    if P.FIGURES:
+        # the figures for the closing note / bench: image size, build and time to healthy
+        P.CACHE.mkdir(parents=True, exist_ok=True)
+        (P.CACHE / "figures.json").write_text(json.dumps({**P.FIGURES, "at": time.time()}, indent=1))
+
+
+@pytest.fixture(scope="session")
+def pipeline_image(image):
+    P.pipeline_wheels()
+    P.FIGURES["container_pipeline_image_build"] = P.build(P.PIPELINE_IMAGE, target="pipeline")
+    P.FIGURES["container_pipeline_image_size"] = P.image_size_mb(P.PIPELINE_IMAGE)
+    return P.PIPELINE_IMAGE

@@ -1,0 +1,154 @@
+"""Podman as the container tests drive it: Debian's podman with Debian's runc as its runtime and
+explicit ulimits (containers.conf next to this file, given through CONTAINERS_CONF, so
+podman-compose's own podman calls get them too), images built from a debootstrapped base
+(scripts/container_base.sh) with ``--format docker`` so HEALTHCHECK is kept.
+
+Podman runs no healthcheck timers without systemd: ``healthy()`` runs ``podman healthcheck run``
+every half second, as the timer would, and that is what records the container's health status.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = Path(os.environ.get("HOURGLASS_CONTAINER_CACHE", Path.home() / ".cache" / "hourglass" / "container"))
+CONF = Path(__file__).with_name("containers.conf")
+IMAGE = "localhost/hourglass:test"
+PIPELINE_IMAGE = "localhost/hourglass-pipeline:test"
+WHEELS = CACHE / "wheels"  # mounted at /opt/hourglass-wheels during builds (see container_base.sh)
+# host pip paths a build may need (file:// indexes, find-links in the host's pip configuration)
+_HOST_PIP_DIRS = ("/opt/wheels", "/opt/pypi", "/opt/pypi-more")
+FIGURES: dict[str, float] = {}
+
+
+def env() -> dict[str, str]:
+    return {**os.environ, "CONTAINERS_CONF": str(CONF)}
+
+
+def podman(*args, check: bool = True, timeout: float = 120, **kw) -> subprocess.CompletedProcess:
+    r = subprocess.run(["podman", *map(str, args)], capture_output=True, text=True, env=env(), timeout=timeout, **kw)
+    if check and r.returncode != 0:
+        raise AssertionError(f"podman {' '.join(map(str, args))} exited {r.returncode}:\n{r.stdout[-3000:]}\n"
+                             f"{r.stderr[-3000:]}")
+    return r
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def _lock(name: str):
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / name, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)  # xdist workers build once, the others reuse the cache
+        yield
+
+
+def base_image() -> str:
+    r = subprocess.run([str(ROOT / "scripts" / "container_base.sh")], capture_output=True, text=True, env=env(),
+                       timeout=1200)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return r.stdout.strip().splitlines()[-1]
+
+
+def pipeline_wheels() -> None:
+    """PySpark is a 450 MB sdist on PyPI: the host's pip makes wheels once (from its cache)."""
+    with _lock(".wheels.lock"):
+        if any(WHEELS.glob("pyspark-*.whl")):
+            return
+        WHEELS.mkdir(parents=True, exist_ok=True)
+        import sys
+        import tomllib
+        extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["pipeline"]
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "-w", str(WHEELS), *extra], check=True,
+                       capture_output=True, timeout=1200)
+
+
+def build(tag: str, target: str | None = None) -> float:
+    """``podman build`` of docker/Dockerfile from the repository; returns the seconds it took."""
+    base = base_image()
+    mounts = []
+    for d in _HOST_PIP_DIRS:
+        if os.path.isdir(d):
+            mounts += ["-v", f"{d}:{d}:ro"]
+    if WHEELS.is_dir():
+        mounts += ["-v", f"{WHEELS}:/opt/hourglass-wheels:ro"]
+    with _lock(".build.lock"):
+        t0 = time.monotonic()
+        podman("build", "--format", "docker", "--network", "host", "--from", base, *mounts,
+               *(["--target", target] if target else []), "-f", ROOT / "docker" / "Dockerfile", "-t", tag, ROOT,
+               timeout=1800)
+        return time.monotonic() - t0
+
+
+def image_size_mb(tag: str) -> float:
+    return int(podman("image", "inspect", tag, "--format", "{{.Size}}").stdout.strip()) / 1e6
+
+
+class Container:
+    """One ``podman run -d`` of the image; removed (with its anonymous volumes) on exit."""
+
+    def __init__(self, *run_args, image: str = IMAGE, args=()):
+        self.name = f"hgtest-{uuid.uuid4().hex[:10]}"
+        self.run_args, self.image, self.args = list(run_args), image, list(args)
+
+    def __enter__(self) -> "Container":
+        self.started = time.monotonic()
+        podman("run", "-d", "--name", self.name, *self.run_args, self.image, *self.args)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        podman("rm", "-f", "-v", "-t", "5", self.name, check=False)
+
+    def exec(self, *cmd, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
+        return podman("exec", self.name, *cmd, check=check, timeout=timeout)
+
+    def inspect(self) -> dict:
+        return json.loads(podman("inspect", self.name).stdout)[0]
+
+    def logs(self) -> str:
+        r = podman("logs", self.name, check=False)
+        return r.stdout + r.stderr
+
+    def healthy(self, timeout: float = 60) -> float:
+        """Seconds from ``podman run`` to the first passing healthcheck."""
+        deadline = time.monotonic() + timeout
+        while True:
+            r = podman("healthcheck", "run", self.name, check=False)
+            if r.returncode == 0:
+                return time.monotonic() - self.started
+            state = self.inspect()["State"]
+            assert state["Running"], f"container exited {state['ExitCode']}:\n{self.logs()[-3000:]}"
+            assert time.monotonic() < deadline, f"not healthy after {timeout} s: {r.stdout} {r.stderr}\n" \
+                                                f"{self.logs()[-3000:]}"
+            time.sleep(0.5)
+
+    def stop(self, timeout: int = 20) -> int:
+        podman("stop", "-t", timeout, self.name, timeout=timeout + 30)
+        return self.inspect()["State"]["ExitCode"]
+
+
+def compose(project: str, compose_file: Path, *args, extra_env: dict | None = None, check: bool = True,
+            timeout: float = 300) -> subprocess.CompletedProcess:
+    r = subprocess.run(["podman-compose", "-p", project, "-f", str(compose_file), *args], capture_output=True,
+                       text=True, env={**env(), **(extra_env or {})}, timeout=timeout, cwd=compose_file.parent)
+    if check and r.returncode != 0:
+        raise AssertionError(f"podman-compose {' '.join(args)} exited {r.returncode}:\n{r.stdout[-4000:]}\n"
+                             f"{r.stderr[-4000:]}")
+    return r
+
+
+def have_tools() -> list[str]:
+    return [t for t in ("podman", "runc", "debootstrap", "podman-compose") if shutil.which(t) is None]
