@@ -35,6 +35,11 @@ Steps:
   connecting over SASL_SSL at once (TLS handshake, SCRAM login, one Metadata each): how many
   are served and how long it takes.
 
+- ``first_run``: bench/first_run.py, a copy of the repository's tracked files then ``make run``
+  (a new venv, the broker's dependencies from pip's cache) to the first answered ApiVersions;
+- ``container`` (not in the default set: needs podman, see tests/container): the image's build
+  time with a warm base, its size, and ``podman run`` to the first passing healthcheck.
+
 Profiles of the hot paths under the same loads: ``bench/profile.py`` (py-spy).
 
 The regression check flags a figure that moved the wrong way (throughput down, latency/time
@@ -685,12 +690,29 @@ def baseline(results: list[Path], quick: bool, peer: bool) -> Path | None:
     return None
 
 
+def step_first_run(tmp: Path) -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    from first_run import first_run
+    for name, value in first_run(tmp / "first-run").items():
+        emit(name, value, "s")
+
+
+def step_container() -> None:
+    sys.path.insert(0, str(ROOT))
+    from tests.container import podman as P
+    emit("container_image_build", P.build(P.IMAGE), "s")
+    emit("container_image_size", P.image_size_mb(P.IMAGE), "MB")
+    with P.Container("--network", "none") as c:
+        emit("container_time_to_healthy", c.healthy(), "s")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--peer", action="store_true", help="also run the suite against Tansu, interleaved")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", default="suite,ofs,ingest,startup,lookup,micro,txn,groups,share,tls")
+    ap.add_argument("--only", default="suite,ofs,ingest,startup,lookup,micro,txn,groups,share,tls,first_run",
+                    help="comma list of steps; `container` is opt-in")
     ap.add_argument("--big", action="store_true", help="add the 10M-record lookup")
     ap.add_argument("--noise", type=float, default=0.15)
     a = ap.parse_args(argv)
@@ -739,6 +761,10 @@ def main(argv=None) -> int:
                 hg.stop()
         if "tls" in steps:
             step_tls(tmp, 1 if a.quick else a.rounds, a.quick)
+        if "first_run" in steps:
+            step_first_run(tmp)
+        if "container" in steps:
+            step_container()
         if "txn" in steps:
             hg = Hourglass(tmp / "txn")
             hg.start()
