@@ -32,11 +32,19 @@ if podman --runtime "$RUNTIME" image exists "$IMAGE"; then
 fi
 
 if [ ! -s "$TARBALL" ]; then
-  root=$(mktemp -d "$CACHE/rootfs.XXXXXX")
+  root=""
   trap 'rm -rf "$root"' EXIT
-  echo "container_base: debootstrap bookworm into $root" >&2
-  debootstrap --variant=minbase --include=python3,python3-pip,python3-venv,python-is-python3,ca-certificates \
-    bookworm "$root" "$MIRROR" >&2
+  for attempt in 1 2; do  # once more on failure: a loaded host has failed a package's configure step
+    rm -rf "$root"
+    root=$(mktemp -d "$CACHE/rootfs.XXXXXX")
+    echo "container_base: debootstrap bookworm into $root (attempt $attempt)" >&2
+    if debootstrap --variant=minbase --include=python3,python3-pip,python3-venv,python-is-python3,ca-certificates \
+        bookworm "$root" "$MIRROR" >&2; then
+      break
+    fi
+    tail -n 40 "$root/debootstrap/debootstrap.log" >&2 || true
+    [ "$attempt" -eq 2 ] && exit 1
+  done
   # this machine's trust store: pip behind a TLS-inspecting proxy only trusts it through these
   cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/ca-certificates.crt"
   # the host's pip configuration (index, extra indexes, cert, constraints), merged into one file;

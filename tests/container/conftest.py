@@ -22,7 +22,13 @@ def image():
     if P.FIGURES:
         # the figures for the closing note / bench: image size, build and time to healthy
         P.CACHE.mkdir(parents=True, exist_ok=True)
-        (P.CACHE / "figures.json").write_text(json.dumps({**P.FIGURES, "at": time.time()}, indent=1))
+        f = P.CACHE / "figures.json"
+        with P._lock(".figures.lock"):  # each xdist worker adds what it measured
+            try:
+                old = json.loads(f.read_text())
+            except (OSError, ValueError):
+                old = {}
+            f.write_text(json.dumps({**old, **P.FIGURES, "at": time.time()}, indent=1))
 
 
 @pytest.fixture(scope="session")
