@@ -8,9 +8,7 @@ import os
 import subprocess
 import sys
 import time
-import tomllib
 import zipfile
-from fnmatch import fnmatch
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,15 +17,18 @@ first_run = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(first_run)
 
 
+NOT_SHIPPED = {"tests", "bench", "scripts", "docs", "docker", "config"}
+
+
 def shipped_files() -> set[str]:
-    """Tracked files under the packages pyproject.toml's find directive includes."""
-    include = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]["include"]
+    """Tracked files under every top-level Python package of the repository (a directory with
+    an ``__init__.py``, tests and tools aside): a new package missing from pyproject.toml's
+    ``packages.find.include``, or an asset missing from ``package-data``, shows up here."""
     names = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
     out = set()
     for n in names:
         top = n.split("/", 1)[0]
-        if "/" in n and any(fnmatch(top, pat) for pat in include) and (ROOT / n).exists() \
-                and (ROOT / top / "__init__.py").exists() and "/tests/" not in f"/{n}":
+        if "/" in n and top not in NOT_SHIPPED and (ROOT / top / "__init__.py").exists() and (ROOT / n).exists():
             out.add(n)
     return out
 
