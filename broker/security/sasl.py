@@ -291,10 +291,11 @@ class SaslServerFactory:
         self.listener = listener
         self.mechanisms = enabled_mechanisms(lookup("sasl.enabled.mechanisms"))
         self._make: dict[str, Callable[[], SaslServer]] = {}
+        self.plain_users: dict[str, str] = {}  # PLAIN's user_<name>="pw" (also checked by HTTP basic auth)
         for mech in self.mechanisms:
             if mech == PLAIN:
                 opts = _jaas_options(lookup, listener, PLAIN, required=True)
-                users = {k[5:]: v for k, v in opts.items() if k.startswith("user_")}
+                users = self.plain_users = {k[5:]: v for k, v in opts.items() if k.startswith("user_")}
                 self._make[mech] = lambda users=users: PlainServer(users)
             elif mech in (SCRAM_SHA_256, SCRAM_SHA_512):
                 _jaas_options(lookup, listener, mech, required=False)  # validated when given
