@@ -9,6 +9,7 @@ Hourglass's extra fields (partition offsets) are added beside Confluent's, never
 from __future__ import annotations
 
 import datetime as _dt
+from urllib.parse import quote
 
 
 class Links:
@@ -21,7 +22,8 @@ class Links:
         self.crn = f"crn:///kafka={cluster_id}"
 
     def url(self, *parts) -> str:
-        return "/".join([self.cluster, *(str(p) for p in parts)])
+        # path segments are percent-encoded: KIP-848 member ids are base64 and may hold "/"
+        return "/".join([self.cluster, *(quote(str(p), safe="-._~:") for p in parts)])
 
     def related(self, *parts) -> dict:
         return {"related": self.url(*parts)}
