@@ -6,7 +6,7 @@
   broker, users)`` adds its routes and whatever middlewares it needs); without it, a small
   JSON index.
 
-``app["console"]`` is a ``ConsoleState``: the broker, its users and the in-memory histories
+``app[CONSOLE]`` is a ``ConsoleState``: the broker, its users and the in-memory histories
 (produce/fetch rates, group lags) that a background task samples while the app runs.
 
 Without SASL users nothing authenticates the console, so a console listener on a
@@ -21,6 +21,8 @@ import ipaddress
 import json
 import logging
 
+from aiohttp import web
+
 from console import model
 
 log = logging.getLogger(__name__)
@@ -33,6 +35,9 @@ class ConsoleState:
         self.rates = model.RateHistory(broker)
         self.lags = model.LagHistory(broker)
         self.task: asyncio.Task | None = None
+
+
+CONSOLE = web.AppKey("console", ConsoleState)
 
 
 def _load_ui():
@@ -65,14 +70,11 @@ def _warn_if_open(broker, users) -> None:
 
 
 async def create_app(broker, users):
-    from aiohttp import web
-
     from console.rest_v3 import create_v3_app
 
     state = ConsoleState(broker, users)
     app = web.Application()
-    app["console"] = state
-    app["broker"] = broker
+    app[CONSOLE] = state
     app.add_subapp("/v3", create_v3_app(broker, users, rate_history=state.rates, lag_history=state.lags))
 
     async def start_samplers(_app):

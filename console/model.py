@@ -440,30 +440,59 @@ def partition_for_key(key: bytes, partitions: int) -> int:
 _round_robin = itertools.count()
 
 
+def _choose_partition(k: Kafka, topic: str, key: bytes | None, partition: int | None) -> int:
+    if partition is not None:
+        return partition
+    t = k.broker.topics.get(topic)
+    if t is None or not k.allowed(0, V_PRODUCE, "topic", topic):
+        return 0  # the handler answers the right error for the topic
+    if key is not None:
+        return partition_for_key(key, t.partitions)
+    return next(_round_robin) % t.partitions
+
+
+async def produce_many(k: Kafka, topic: str, records: list[dict]) -> list[dict | KafkaError]:
+    """Append records with one Produce request (acks=all), as a Kafka producer batches them:
+    consecutive records of a partition go in one batch, so each partition's records keep their
+    order and get consecutive offsets. A record is {key, value, headers, timestamp, partition};
+    the partition is the given one, else murmur2 of the key (the Java producer's default),
+    else round robin. Each answer is {topic_name, partition_id, offset, timestamp}
+    (LogAppendTime when the topic uses it, else the record's) or the partition's KafkaError."""
+    from protocol.messages.produce import ProduceRequest as P
+    now = int(time.time() * 1000)
+    by_partition: dict[int, list[int]] = {}
+    rows = []
+    for i, r in enumerate(records):
+        p = _choose_partition(k, topic, r.get("key"), r.get("partition"))
+        ts = now if r.get("timestamp") is None else r["timestamp"]
+        rows.append((p, ts))
+        by_partition.setdefault(p, []).append(i)
+    data = [P.TopicProduceData.PartitionProduceData(index=p, records=build_batch(
+        [(records[i].get("key"), records[i].get("value"), rows[i][1], list(records[i].get("headers") or []))
+         for i in idx])) for p, idx in by_partition.items()]
+    r = await k.request(0, V_PRODUCE, P(transactional_id=None, acks=-1, timeout_ms=30000, topic_data=[
+        P.TopicProduceData(name=topic, partition_data=data)]))
+    answers = {pr.index: pr for pr in r.responses[0].partition_responses}
+    out: list[dict | KafkaError] = [None] * len(records)  # type: ignore[list-item]
+    for p, idx in by_partition.items():
+        pr = answers[p]
+        for n, i in enumerate(idx):
+            if pr.error_code:
+                out[i] = KafkaError(error_message(pr.error_code, pr.error_message), pr.error_code)
+            else:
+                out[i] = {"topic_name": topic, "partition_id": p, "offset": pr.base_offset + n,
+                          "timestamp": pr.log_append_time_ms if pr.log_append_time_ms >= 0 else rows[i][1]}
+    return out
+
+
 async def produce(k: Kafka, topic: str, key: bytes | None, value: bytes | None, *, partition: int | None = None,
                   headers: list[tuple[str, bytes | None]] | None = None, timestamp: int | None = None) -> dict:
-    """Append one record with Produce (acks=all), as a Kafka producer would: the partition is
-    the given one, else murmur2 of the key (the Java producer's default), else round robin.
-    Returns {topic_name, partition_id, offset, timestamp} (timestamp: LogAppendTime when the
-    topic uses it, else the record's)."""
-    from protocol.messages.produce import ProduceRequest as P
-    if partition is None:
-        t = k.broker.topics.get(topic)
-        if t is None or not k.allowed(0, V_PRODUCE, "topic", topic):
-            partition = 0  # the handler answers the right error for the topic
-        elif key is not None:
-            partition = partition_for_key(key, t.partitions)
-        else:
-            partition = next(_round_robin) % t.partitions
-    ts = int(time.time() * 1000) if timestamp is None else timestamp
-    batch = build_batch([(key, value, ts, list(headers or []))])
-    r = await k.request(0, V_PRODUCE, P(transactional_id=None, acks=-1, timeout_ms=30000, topic_data=[
-        P.TopicProduceData(name=topic, partition_data=[P.TopicProduceData.PartitionProduceData(
-            index=partition, records=batch)])]))
-    pr = r.responses[0].partition_responses[0]
-    check(pr.error_code, pr.error_message)
-    return {"topic_name": topic, "partition_id": partition, "offset": pr.base_offset,
-            "timestamp": pr.log_append_time_ms if pr.log_append_time_ms >= 0 else ts}
+    """Append one record (``produce_many`` of one); raises KafkaError."""
+    res = (await produce_many(k, topic, [{"key": key, "value": value, "headers": headers, "timestamp": timestamp,
+                                          "partition": partition}]))[0]
+    if isinstance(res, KafkaError):
+        raise res
+    return res
 
 
 # ---- records --------------------------------------------------------------------------------
@@ -483,6 +512,45 @@ async def _fetch_chunk(k: Kafka, topic: str, partition: int, offset: int, max_by
         F.FetchTopic(topic=topic, partitions=[F.FetchTopic.FetchPartition(
             partition=partition, fetch_offset=offset, partition_max_bytes=max_bytes)])]))
     return r.responses[0].partitions[0]
+
+
+def _varint(data, pos: int) -> tuple[int, int]:
+    """A zigzag varint at ``pos``: (value, next position)."""
+    shift = result = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return (result >> 1) ^ -(result & 1), pos
+        shift += 7
+
+
+def decode_from(data: bytes, pos: int, h, start_offset: int, limit: int) -> list:
+    """The records of the batch at ``pos`` (header ``h``) from ``start_offset`` on, at most
+    ``limit`` of them: records before the start are skipped by their length prefix (never
+    decoded), so a page in the middle of a large batch costs what it shows."""
+    from protocol.records.record import _decode_records, _records_section
+    lat = h.max_timestamp if h.attributes & TIMESTAMP_TYPE_MASK else None
+    if h.attributes & 0x07:  # compressed: the whole batch is decompressed anyway
+        _, recs = decode_batch(data, pos, verify_crc=False)
+        return [r for r in recs if r.offset >= start_offset][:limit]
+    body = _records_section(data, pos, h) if h.base_offset + h.last_offset_delta >= start_offset else b""
+    p, i, first = 0, 0, None
+    while i < h.records_count and p < len(body):
+        length, q = _varint(body, p)
+        if first is None:
+            _ts, r = _varint(body, q + 1)
+            off, _ = _varint(body, r)
+            if h.base_offset + off >= start_offset:
+                first = (p, i)
+        if first is not None and i - first[1] >= limit:
+            break
+        p = q + length
+        i += 1
+    if first is None:
+        return []
+    return _decode_records(body[first[0]:p], i - first[1], h.base_offset, h.base_timestamp, lat)
 
 
 def _matches(needle: bytes, r) -> bool:
@@ -581,7 +649,7 @@ async def read_records(k: Kafka, topic: str, partition: int, *, offset: int | No
                 if h.next_offset > next_offset:
                     next_offset, progressed = h.next_offset, True
                 continue
-            _, recs = decode_batch(data, pos, verify_crc=False)
+            recs = decode_from(data, pos, h, next_offset, max_records - len(records) if needle is None else 1 << 30)
             ts_type = "LogAppendTime" if h.attributes & TIMESTAMP_TYPE_MASK else "CreateTime"
             for r in recs:
                 if r.offset < next_offset:

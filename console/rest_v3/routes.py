@@ -23,6 +23,9 @@ from web.http import HttpError, json_response, middlewares, read_json
 log = logging.getLogger(__name__)
 
 CT = "application/json"
+BROKER = web.AppKey("broker", object)
+RATE_HISTORY = web.AppKey("rate_history", model.RateHistory)
+LAG_HISTORY = web.AppKey("lag_history", model.LagHistory)
 MAX_BODY = 16 * 1024 * 1024
 
 
@@ -46,12 +49,12 @@ async def model_errors(request: web.Request, handler):
 
 
 def _kafka(request) -> model.Kafka:
-    return model.Kafka(request.app["broker"], request["principal"], request.remote or "127.0.0.1",
+    return model.Kafka(request.app[BROKER], request["principal"], request.remote or "127.0.0.1",
                        client_id="hourglass-rest-v3")
 
 
 def _links(request) -> shapes.Links:
-    b = request.app["broker"]
+    b = request.app[BROKER]
     cid = request.match_info.get("cluster_id")
     if cid is not None and cid != b.cluster_id:
         raise HttpError(404, 404, f"Cluster {cid} could not be found.")
@@ -250,56 +253,70 @@ async def alter_topic_configs(request):
 
 # ---- produce --------------------------------------------------------------------------------
 
-async def _produce_one(request, topic: str, obj) -> dict:
-    """One produce request -> Confluent's produce response (or raises ProduceInputError)."""
-    b = request.app["broker"]
+def _parse_produce(b, obj) -> tuple[dict, str | None, str | None]:
+    """One produce request -> (record for model.produce_many, key type, value type); raises
+    ProduceInputError."""
     if not isinstance(obj, dict):
         raise ProduceInputError(400, 400, "Expected a JSON object for a produce request")
     if needs_registry(obj.get("key")) or needs_registry(obj.get("value")):
         registry = getattr(b, "schema_registry", None)
         # TODO(issue 26): serialize AVRO/JSONSCHEMA/PROTOBUF through broker.schema_registry
-        # (Confluent's wire format: magic 0, schema id, payload) once the registry has landed.
+        # (Confluent's wire format: magic 0, schema id, payload) once the registry has landed;
+        # a value that does not fit its schema will then answer 422.
         if registry is None:
             raise ProduceInputError(400, 40002, "Schema registry not enabled: AVRO, JSONSCHEMA and PROTOBUF "
                                                 "keys/values need schema.registry.listeners")
         raise ProduceInputError(422, 42201, "Producing with schemas through the REST API is not supported yet")
     key, key_type = encode_data("key", obj.get("key"))
     value, value_type = encode_data("value", obj.get("value"))
-    headers = parse_headers(obj.get("headers"))
-    partition = parse_partition(obj.get("partition_id"))
-    ts = parse_timestamp(obj.get("timestamp"))
-    r = await model.produce(_kafka(request), topic, key, value, partition=partition, headers=headers, timestamp=ts)
-    return {"error_code": 200, "cluster_id": b.cluster_id, "topic_name": topic, "partition_id": r["partition_id"],
-            "offset": r["offset"], "timestamp": shapes.iso(r["timestamp"]),
+    record = {"key": key, "value": value, "headers": parse_headers(obj.get("headers")),
+              "partition": parse_partition(obj.get("partition_id")), "timestamp": parse_timestamp(obj.get("timestamp"))}
+    return record, key_type, value_type
+
+
+def _produce_answer(b, res: dict, record: dict, key_type, value_type) -> dict:
+    key, value = record["key"], record["value"]
+    return {"error_code": 200, "cluster_id": b.cluster_id, "topic_name": res["topic_name"],
+            "partition_id": res["partition_id"], "offset": res["offset"], "timestamp": shapes.iso(res["timestamp"]),
             "key": {"type": key_type, "size": len(key)} if key is not None else None,
             "value": {"type": value_type, "size": len(value)} if value is not None else None}
 
 
+def _error_line(e: model.ModelError) -> dict:
+    try:
+        _raise_model(e)
+    except HttpError as he:
+        return {"error_code": he.error_code, "message": he.message}
+
+
 async def produce_records(request):
     _links(request)
+    b = request.app[BROKER]
     topic = request.match_info["topic_name"]
-    raw = await request.read()
     try:
-        objs = split_stream(raw)
+        objs = split_stream(await request.read())
+        if len(objs) == 1:
+            record, kt, vt = _parse_produce(b, objs[0])
     except ProduceInputError as e:
         raise HttpError(e.status, e.error_code, e.message) from None
     if len(objs) == 1:
-        try:
-            return _ok(await _produce_one(request, topic, objs[0]))
-        except ProduceInputError as e:
-            raise HttpError(e.status, e.error_code, e.message) from None
-    # streaming mode: one answer per request, in order; an error answers that record only
-    lines = []
+        res = (await model.produce_many(_kafka(request), topic, [record]))[0]
+        if isinstance(res, model.ModelError):
+            raise res
+        return _ok(_produce_answer(b, res, record, kt, vt))
+    # streaming mode: one answer per request, in order; an error answers that record only. The
+    # records are appended as one Produce request (a batch per partition), as a producer would.
+    lines: list = []
+    parsed = []
     for obj in objs:
         try:
-            lines.append(await _produce_one(request, topic, obj))
+            parsed.append((len(lines), *_parse_produce(b, obj)))
+            lines.append(None)
         except ProduceInputError as e:
             lines.append({"error_code": e.error_code, "message": e.message})
-        except model.ModelError as e:
-            try:
-                _raise_model(e)
-            except HttpError as he:
-                lines.append({"error_code": he.error_code, "message": he.message})
+    results = await model.produce_many(_kafka(request), topic, [p[1] for p in parsed]) if parsed else []
+    for (i, record, kt, vt), res in zip(parsed, results):
+        lines[i] = _error_line(res) if isinstance(res, model.ModelError) else _produce_answer(b, res, record, kt, vt)
     return web.Response(status=200, content_type=CT, text="\n".join(json.dumps(x) for x in lines))
 
 
@@ -498,7 +515,7 @@ async def lag_history(request):
     if not k.allowed(9, model.V_OFFSET_FETCH, "group", gid):
         raise HttpError(403, errors.KAFKA_AUTHORIZATION, model.error_message(30))
     seconds = _int(request, "seconds", 3600, lo=1, hi=3600)
-    hist = request.app["lag_history"]
+    hist = request.app[LAG_HISTORY]
     return _ok({"kind": "HourglassConsumerLagHistory",
                 "metadata": shapes.meta(L.url(_collection(request), gid, "lag-history"),
                                         f"{L.crn}/consumer-group={gid}/lag-history"),
@@ -531,7 +548,7 @@ async def reset_group_offsets(request):
 async def rates(request):
     L = _links(request)
     seconds = _int(request, "seconds", 600, lo=1, hi=3600)
-    hist = request.app["rate_history"]
+    hist = request.app[RATE_HISTORY]
     return _ok({"kind": "HourglassRates", "metadata": shapes.meta(L.url("rates"), None), "cluster_id": L.cid,
                 "interval_seconds": hist.interval, "data": hist.rates(_visible_topic(_kafka(request)), seconds)})
 
@@ -592,7 +609,7 @@ def create_v3_app(broker, users, *, rate_history, lag_history) -> web.Applicatio
     app = web.Application(client_max_size=MAX_BODY,
                           middlewares=[*middlewares(users, content_type=CT, internal_error_code=500,
                                                     realm="hourglass"), model_errors])
-    app["broker"], app["rate_history"], app["lag_history"] = broker, rate_history, lag_history
+    app[BROKER], app[RATE_HISTORY], app[LAG_HISTORY] = broker, rate_history, lag_history
     for method, path, handler in routes():
         app.router.add_route(method, path, handler)
     return app
