@@ -4,6 +4,8 @@
 
 1. ``produce``: records/s of 100-byte values produced
    - by librdkafka (confluent-kafka, acks=all, batching as it likes): the Kafka protocol;
+   - by librdkafka with one record per Produce request, 8 in flight (the same unit of work as
+     one record per POST);
    - over REST v3, one record per POST, 8 requests in flight on keep-alive connections (aiohttp);
    - over REST v3 in Confluent's streaming mode (1000 records per POST body, answered one JSON
      line each), 4 bodies in flight;
@@ -55,9 +57,14 @@ def _post(url: str, body) -> object:
         return json.loads(r.read())
 
 
-def kafka_produce(bootstrap: str, topic: str, n: int, value: bytes) -> float:
+def kafka_produce(bootstrap: str, topic: str, n: int, value: bytes, one_per_request: bool = False) -> float:
+    """librdkafka's rate; ``one_per_request``: one record per Produce request, 8 in flight (the
+    same unit of work as one record per POST)."""
     from confluent_kafka import Producer
-    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
+    conf = {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5}
+    if one_per_request:
+        conf.update({"linger.ms": 0, "batch.num.messages": 1, "max.in.flight": 8})
+    p = Producer(conf)
     t0 = time.perf_counter()
     for _ in range(n):
         while True:
@@ -113,17 +120,20 @@ def step_produce(b: EmbeddedBroker, c: str, n: int, rounds: int) -> None:
     url = f"{c}/topics/rest-bench/records"
     kafka_produce(b.bootstrap_servers, "rest-bench", 2000, value.encode())  # warm up both paths
     asyncio.run(rest_produce(url, 500, value, 8))
-    runs: dict[str, list[float]] = {"kafka": [], "rest": [], "rest_stream": []}
+    runs: dict[str, list[float]] = {"kafka": [], "kafka_one": [], "rest": [], "rest_stream": []}
     for _ in range(rounds):
         runs["kafka"].append(kafka_produce(b.bootstrap_servers, "rest-bench", n * 10, value.encode()))
+        runs["kafka_one"].append(kafka_produce(b.bootstrap_servers, "rest-bench", n, value.encode(), True))
         runs["rest"].append(asyncio.run(rest_produce(url, n, value, 8)))
         runs["rest_stream"].append(asyncio.run(rest_stream_produce(url, n * 5, value, 1000, 4)))
     med = {k: statistics.median(v) for k, v in runs.items()}
     emit("rest_v3_produce_kafka_protocol_100B", med["kafka"], "records/s")
+    emit("rest_v3_produce_kafka_one_record_per_request_100B", med["kafka_one"], "records/s")
     emit("rest_v3_produce_one_record_per_post_100B", med["rest"], "records/s")
     emit("rest_v3_produce_streaming_1000_per_post_100B", med["rest_stream"], "records/s")
     emit("rest_v3_produce_ratio_one_per_post_vs_kafka", med["rest"] / med["kafka"], "x")
     emit("rest_v3_produce_ratio_streaming_vs_kafka", med["rest_stream"] / med["kafka"], "x")
+    emit("rest_v3_produce_ratio_one_per_post_vs_one_per_request", med["rest"] / med["kafka_one"], "x")
 
 
 def _fill(bootstrap: str, topic: str, start: int, end: int, base_ts: int) -> None:
