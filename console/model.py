@@ -377,6 +377,28 @@ async def topic_configs(k: Kafka, topic: str, names: list[str] | None = None) ->
     return sorted(out, key=lambda c: c["name"])
 
 
+BROKER_RESOURCE = 4
+
+
+async def broker_configs(k: Kafka, broker_id: int | str, names: list[str] | None = None) -> list[dict]:
+    """A broker's configs (DescribeConfigs on the BROKER resource: CLUSTER DESCRIBE_CONFIGS;
+    ``""`` is the cluster-wide dynamic defaults, none here), same fields as topic_configs.
+    Sensitive values are None (DescribeConfigs never returns them)."""
+    from protocol.messages.describe_configs import DescribeConfigsRequest as D
+    r = await k.request(32, V_DESCRIBE_CONFIGS, D(resources=[D.DescribeConfigsResource(
+        resource_type=BROKER_RESOURCE, resource_name=str(broker_id), configuration_keys=names)],
+        include_synonyms=True, include_documentation=True))
+    res = r.results[0]
+    check(res.error_code, res.error_message)
+    return sorted(({"name": c.name, "value": None if c.is_sensitive else c.value,
+                    "source": _SOURCES.get(c.config_source, "UNKNOWN"),
+                    "is_default": c.config_source == 5, "is_read_only": c.read_only, "is_sensitive": c.is_sensitive,
+                    "synonyms": [{"name": x.name, "value": None if c.is_sensitive else x.value,
+                                  "source": _SOURCES.get(x.source, "UNKNOWN")} for x in c.synonyms],
+                    "type": _TYPES.get(c.config_type, "UNKNOWN"), "documentation": c.documentation}
+                   for c in res.configs), key=lambda c: c["name"])
+
+
 async def topic_config(k: Kafka, topic: str, name: str) -> dict:
     found = await topic_configs(k, topic, [name])
     if not found:

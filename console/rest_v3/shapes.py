@@ -164,3 +164,20 @@ def acl(L: Links, a: dict) -> dict:
                    "pattern_type": a["pattern_type"], "principal": a["principal"], "host": a["host"],
                    "operation": a["operation"], "permission": a["permission"]})
     return {"kind": "KafkaAcl", "metadata": {"self": f"{L.url('acls')}?{q}"}, "cluster_id": L.cid, **a}
+
+
+def broker_config(L: Links, broker_id: int, c: dict) -> dict:
+    name = c["name"]
+    return {"kind": "KafkaBrokerConfig",
+            "metadata": meta(L.url("brokers", broker_id, "configs", name), f"{L.crn}/broker={broker_id}/config={name}"),
+            "cluster_id": L.cid, "broker_id": broker_id, "name": name, "value": c["value"],
+            "is_default": c["is_default"], "is_read_only": c["is_read_only"], "is_sensitive": c["is_sensitive"],
+            "source": c["source"], "synonyms": c["synonyms"]}
+
+
+def replica(L: Links, topic_name: str, partition_id: int, broker_id: int, leader: int, isr: list[int]) -> dict:
+    base = ("topics", topic_name, "partitions", partition_id, "replicas", broker_id)
+    return {"kind": "KafkaReplica",
+            "metadata": meta(L.url(*base), f"{L.crn}/topic={topic_name}/partition={partition_id}/replica={broker_id}"),
+            "cluster_id": L.cid, "topic_name": topic_name, "partition_id": partition_id, "broker_id": broker_id,
+            "is_leader": broker_id == leader, "is_in_sync": broker_id in isr, "broker": L.related("brokers", broker_id)}
