@@ -1084,11 +1084,14 @@ class LagHistory:
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms
         snap: dict[str, dict[tuple[str, int], int]] = {}
         for g in await list_groups(k):
-            try:
-                lags = await group_lags(k, g["group_id"])
+            gid = g["group_id"]
+            try:  # committed (share: start) offsets and log ends only: no member is described
+                committed = await (share_start_offsets(k, gid) if g["type"] == "share" else committed_offsets(k, gid))
+                ends = await list_offsets(k, {tp: LATEST for tp in committed})
             except ModelError:
                 continue
-            snap[g["group_id"]] = {(r["topic_name"], r["partition_id"]): r["lag"] for r in lags}
+            snap[gid] = {tp: max(ends[tp][0] - off, 0) for tp, off in committed.items()
+                         if isinstance(ends.get(tp), tuple) and ends[tp][0] >= 0}
             await asyncio.sleep(0)
         self.samples.append((now_ms, snap))
 
