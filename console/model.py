@@ -129,7 +129,8 @@ class Kafka:
         self.client_id = client_id
 
     def authz(self, api_key: int, version: int) -> RequestAuthz:
-        authorizer = None if self.principal is None else self.broker.security.authorizer
+        sec = self.broker.security
+        authorizer = None if self.principal is None or sec is None else sec.authorizer
         return RequestAuthz(authorizer, self.principal or ANONYMOUS, self.host, api_key, version)
 
     async def request(self, api_key: int, version: int, body):

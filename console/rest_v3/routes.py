@@ -7,10 +7,7 @@ input 400, unknown paths 404, and never a 500 for bad input.
 """
 from __future__ import annotations
 
-import datetime as _dt
 import json
-import logging
-import time
 
 from aiohttp import web
 
@@ -20,7 +17,6 @@ from console.rest_v3.produce import (ProduceInputError, encode_data, needs_regis
                                      parse_partition, parse_timestamp, split_stream)
 from web.http import HttpError, json_response, middlewares, read_json
 
-log = logging.getLogger(__name__)
 
 CT = "application/json"
 BROKER = web.AppKey("broker", object)
@@ -89,16 +85,10 @@ def _path_int(request, name: str) -> int:
 
 def parse_time(text: str) -> int:
     """Epoch milliseconds from epoch ms digits or an ISO 8601 date-time (UTC unless zoned)."""
-    s = text.strip()
-    if s.lstrip("-").isdigit():
-        return int(s)
     try:
-        d = _dt.datetime.fromisoformat(s.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
+        return parse_timestamp(text)
+    except ProduceInputError:
         raise HttpError(400, 400, f"Invalid time {text!r}: expected ISO 8601 or epoch milliseconds") from None
-    if d.tzinfo is None:
-        d = d.replace(tzinfo=_dt.timezone.utc)
-    return int(d.timestamp() * 1000)
 
 
 def _obj(body, what: str) -> dict:
