@@ -121,3 +121,15 @@ def test_records_the_log_refuses_are_bad_requests(rest):
     s, body, _ = rest.call("POST", rest.c + "/topics/strict/records", {"value": {"type": "STRING", "data": "x" * 5000}})
     assert (s, body["error_code"]) == (400, 40002), body
     assert rest.ok("POST", rest.c + "/topics/strict/records", {"value": {"type": "STRING", "data": "ok"}})["offset"] == 0
+
+
+def test_an_open_console_without_users_is_warned_about(caplog):
+    import logging
+    caplog.set_level(logging.WARNING, logger="console.app")
+    with EmbeddedBroker({"console.listeners": "http://0.0.0.0:0"}) as b:
+        assert Rest(b.console_url, b.broker.cluster_id).ok("GET", "/v3/clusters")["data"]
+    assert "no SASL users" in caplog.text
+    caplog.clear()
+    with EmbeddedBroker(console=True) as b:  # loopback: nothing to warn about
+        assert Rest(b.console_url, b.broker.cluster_id).ok("GET", "/v3/clusters")["data"]
+    assert "no SASL users" not in caplog.text
