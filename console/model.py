@@ -844,7 +844,9 @@ async def describe_group(k: Kafka, gid: str) -> dict:
                                                for p in ps), key=lambda d: (d["topic_name"], d["partition_id"])),
                         "target_assignments": []})
     return {"group_id": gid, "type": "classic", "state": g.group_state, "protocol_type": g.protocol_type,
-            "assignor": g.protocol_data, "is_simple": g.protocol_type == "" and not g.members,
+            # Kafka's isSimpleConsumerGroup: no protocol type (offsets committed by an admin or
+            # by consumers that assign partitions themselves)
+            "assignor": g.protocol_data, "is_simple": g.protocol_type == "",
             "group_epoch": None, "members": members}
 
 

@@ -54,7 +54,7 @@ def _links(request) -> shapes.Links:
     cid = request.match_info.get("cluster_id")
     if cid is not None and cid != b.cluster_id:
         raise HttpError(404, 404, f"Cluster {cid} could not be found.")
-    return shapes.Links(f"{request.url.origin()}/v3", b.cluster_id)
+    return shapes.Links(f"{request.url.origin()}/v3", b.cluster_id, b.node_id)
 
 
 def _ok(body, status: int = 200) -> web.Response:

@@ -15,9 +15,10 @@ from urllib.parse import quote
 class Links:
     """URLs and CRNs of one cluster's resources."""
 
-    def __init__(self, base: str, cluster_id: str):
+    def __init__(self, base: str, cluster_id: str, node_id: int = 1):
         self.base = base.rstrip("/")
         self.cid = cluster_id
+        self.node_id = node_id  # this broker: every group's coordinator
         self.cluster = f"{self.base}/clusters/{cluster_id}"
         self.crn = f"crn:///kafka={cluster_id}"
 
@@ -111,7 +112,7 @@ def consumer_group(L: Links, g: dict, collection: str = "consumer-groups") -> di
             "cluster_id": L.cid, "consumer_group_id": gid, "is_simple": g["is_simple"],
             "partition_assignor": g["assignor"] or "", "state": _group_state(g["state"]),
             "type": _group_type(g["type"]), "is_mixed_consumer_group": False,
-            "coordinator": L.related("brokers", 1), "consumer": L.related(collection, gid, "consumers"),
+            "coordinator": L.related("brokers", L.node_id), "consumer": L.related(collection, gid, "consumers"),
             "lag_summary": L.related(collection, gid, "lag-summary")}
 
 
