@@ -642,10 +642,13 @@ async def read_records(k: Kafka, topic: str, partition: int, *, offset: int | No
     scanned_bytes = 0
     hwm = lso = log_start = -1
     first = True
-    budget = SCAN_BUDGET_BYTES if needle is not None else max_bytes
+    # max_bytes bounds the batches read for the records shown; SCAN_BUDGET_BYTES bounds what a
+    # request may read past (filtered out, or batches that hold no record to show: transaction
+    # markers, aborted data), so an empty page means the end, not a skipped stretch
+    budget = SCAN_BUDGET_BYTES
     while len(records) < max_records and scanned_bytes < budget:
         chunk_bytes = min(FETCH_CHUNK_BYTES, max(budget - scanned_bytes, 1)) if needle is not None \
-            else max(max_bytes - scanned_bytes, 1)
+            else max(max_bytes - scanned_bytes, 1) if records else max_bytes
         pd = await _fetch_chunk(k, topic, partition, next_offset, chunk_bytes, isolation,
                                 wait_ms if first and not records else 0)
         first = False
@@ -690,7 +693,7 @@ async def read_records(k: Kafka, topic: str, partition: int, *, offset: int | No
                 break
             if h.next_offset > next_offset:  # records compacted away at the batch's end
                 next_offset, progressed = h.next_offset, True
-        if not progressed or needle is None and scanned_bytes >= max_bytes:
+        if not progressed or needle is None and records and scanned_bytes >= max_bytes:
             break
         await asyncio.sleep(0)  # a long filtered scan lets the broker's other work run
     end = lso if isolation == READ_COMMITTED else hwm
