@@ -50,13 +50,16 @@ def drain(c: ShareConsumer, want, got: list, timeout: float, errors: list) -> No
 
 
 def sc_consume(a: dict) -> dict:
-    """Consume ``a["n"]`` records (implicit acknowledgement), then close."""
+    """Consume ``a["n"]`` records (implicit acknowledgement; ``a["config"]``: more consumer
+    settings), then close. ``first_poll``: what the first poll with records returned."""
     errors, got = [], []
-    c = share_consumer(a["bs"], a["group"], [a["topic"]])
+    c = share_consumer(a["bs"], a["group"], [a["topic"]], **a.get("config", {}))
+    drain(c, lambda g: len(g) > 0, got, a.get("timeout", 20), errors)
+    first_poll = [o for _t, _p, o, *_ in got]
     drain(c, lambda g: len(g) >= a["n"], got, a.get("timeout", 20), errors)
     drain(c, lambda g: False, got, a.get("linger", 0.5), errors)  # nothing more may come
     c.close()
-    return {"got": got, "errors": errors}
+    return {"got": got, "errors": errors, "first_poll": first_poll}
 
 
 def sc_added(a: dict) -> dict:

@@ -62,6 +62,22 @@ def test_sparse_partitions_deliver_every_record(sbroker, release):
 
 
 @pytest.mark.parametrize("release", RELEASES)
+def test_max_poll_records_does_not_split_a_batch(sbroker, release):
+    """Kafka 4.2's default share acquire mode (batch-optimized, KIP-1206): max.poll.records
+    is a soft limit, the batch holding the last record allowed is acquired and delivered whole."""
+    bs = sbroker.bootstrap
+    setup(bs, "batched", 1, "g")
+    p = Producer({"bootstrap.servers": bs, "linger.ms": 200})
+    for i in range(10):
+        p.produce("batched", value=b"%d" % i)
+    assert p.flush(10) == 0  # one batch of ten
+    out = run_scenario(release, "consume", bs=bs, topic="batched", group="g", n=10,
+                       config={"max.poll.records": 3})
+    assert out["first_poll"] == list(range(10)), out
+    assert sorted(o for _t, _p, o, *_ in out["got"]) == list(range(10))
+
+
+@pytest.mark.parametrize("release", RELEASES)
 def test_partitions_added_while_consuming_are_delivered(sbroker, release):
     bs = sbroker.bootstrap
     setup(bs, "grow", 1, "g", {0: 10})
