@@ -177,7 +177,10 @@ def sc_close_race(a: dict) -> dict:
     deliveries, cb_errors, stuck, errors = [], [], [], []
     pending: set = set()  # values released or left unacknowledged: must come again
 
+    cb_calls = [0]
+
     def on_commit(offsets, exc):
+        cb_calls[0] += 1
         if exc is not None:
             cb_errors.append(str(exc))
 
@@ -232,7 +235,8 @@ def sc_close_race(a: dict) -> dict:
                 deliveries.append([a["rounds"], v, m.delivery_count(), "accept"])
         c.commit_sync()
     c.close()
-    return {"deliveries": deliveries, "callback_errors": cb_errors, "stuck": stuck, "errors": errors,
+    return {"deliveries": deliveries, "callback_errors": cb_errors, "callback_calls": cb_calls[0],
+            "stuck": stuck, "errors": errors,
             "missing_at_end": sorted(pending - seen)}
 
 

@@ -120,6 +120,7 @@ def check_close_race(out: dict, variant: str) -> None:
     """No ACCEPTed or REJECTed record ever comes back; every RELEASEd or unacknowledged one
     comes back, one delivery count higher; the acknowledgement callback never saw an error."""
     assert out["callback_errors"] == [], out["callback_errors"][:5]
+    assert out["callback_calls"] >= 50  # called in every close, with the acknowledgements it carried
     assert out["stuck"] == [], out["stuck"][:5]
     assert out["missing_at_end"] == []
     assert out["errors"] == []
