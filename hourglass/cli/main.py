@@ -206,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     pr = sub.add_parser("probe", help="exit 0 when a broker answers ApiVersions (health checks)")
     pr.add_argument("-b", "--bootstrap-server", default="localhost:9092")
     pr.add_argument("--timeout", type=float, default=3.0)
+    pr.add_argument("--ready-file", help="probe the listeners the broker bound, as its serve --ready-file lists them "
+                                         "(instead of --bootstrap-server)")
     from hourglass.cli import client_properties
     client_properties.add_option(pr)
     i = sub.add_parser("inspect", help="a topic's partitions and segments in time, read from a data dir")
@@ -227,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
             props = client_properties.of(args)
         except client_properties.ClientPropertiesError as exc:
             return _usage_error(str(exc))
-        return probe_main(args.bootstrap_server, args.timeout, props)
+        return probe_main(args.bootstrap_server, args.timeout, props, args.ready_file)
     rooms = {"topics": admin_cli, "transactions": txn_cli, "groups": groups_cli, "acls": acls, "users": users,
              "certs": certs}
     if args.cmd in rooms:

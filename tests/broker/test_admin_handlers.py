@@ -290,7 +290,11 @@ def test_describe_broker_configs(make_broker):
     assert (cfg["num.partitions"].value, cfg["num.partitions"].config_source) == ("3", 4)
     assert (cfg["log.segment.bytes"].value, cfg["log.segment.bytes"].config_source) == ("1073741824", 5)
     assert all(c.read_only for c in cfg.values())
-    assert describe(b, 4, "").configs == []  # cluster-wide dynamic defaults: none
+    # Kafka 4.1+ (KIP-966): the cluster-level min.insync.replicas record is the only cluster-wide
+    # dynamic default, valued as the static setting (here Kafka's default, 1)
+    assert [(c.name, c.value, c.config_source, [(s.name, s.value, s.source) for s in c.synonyms])
+            for c in describe(b, 4, "").configs] == [("min.insync.replicas", "1", 3, [("min.insync.replicas", "1", 3)])]
+    assert (cfg["min.insync.replicas"].value, cfg["min.insync.replicas"].config_source) == ("1", 3)
     r = describe(b, 4, "2")
     assert r.error_code == E.INVALID_REQUEST and "expected 1 or empty string" in r.error_message
     assert describe(b, 4, "x").error_code == E.INVALID_REQUEST
@@ -496,3 +500,22 @@ def test_configs_and_partition_counts_survive_reopen(tmp_path):
         assert by_name(describe(b2, 2, "t"))["retention.ms"].config_source == 1
     finally:
         b2.logs.shutdown()
+
+
+def test_min_insync_replicas_comes_from_the_cluster_level_record(make_broker):
+    """Kafka 4.1+ (KIP-966): a topic without an override reports min.insync.replicas from the
+    cluster-level dynamic record (DYNAMIC_DEFAULT_BROKER_CONFIG), valued as the static
+    setting; an override set with IncrementalAlterConfigs comes first, and deleting it goes back."""
+    b = make_broker(**{"min.insync.replicas": 2})
+    create(b, "t")
+
+    def mir():
+        c = by_name(describe(b, 2, "t"))["min.insync.replicas"]
+        return c.value, c.config_source, [(s.value, s.source) for s in c.synonyms]
+    assert mir() == ("2", 3, [("2", 3), ("2", 4), ("1", 5)])
+    assert ialter(b, "t", [("min.insync.replicas", SET, "3")]).error_code == 0
+    assert mir() == ("3", 1, [("3", 1), ("2", 3), ("2", 4), ("1", 5)])
+    assert ialter(b, "t", [("min.insync.replicas", DELETE, None)]).error_code == 0
+    assert mir() == ("2", 3, [("2", 3), ("2", 4), ("1", 5)])
+    r = ialter(b, "1", [("min.insync.replicas", SET, "1")], rtype=4)  # no per-broker override
+    assert r.error_code == E.INVALID_REQUEST
