@@ -41,7 +41,7 @@ def bound_listeners(ready_text: str) -> list[tuple[str, str, int]]:
     out = []
     for ln in lines[1:]:
         name, sep, addr = ln.partition("://")
-        if not sep:
+        if not sep or ln.startswith("service "):  # `service NAME URL`: an HTTP service, not Kafka
             continue
         host, _, port = addr.rpartition(":")
         out.append((name, _LOOPBACK.get(host, host.strip("[]")), int(port)))

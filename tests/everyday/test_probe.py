@@ -11,6 +11,8 @@ def test_bound_listeners_of_a_ready_file():
     assert bound_listeners(text) == [("CLIENT", "127.0.0.1", 19092), ("INTERNAL", "10.0.0.5", 19093),
                                      ("V6", "::1", 19094)]
     assert bound_listeners("127.0.0.1:5555\n") == [("", "127.0.0.1", 5555)]  # an older single-line file
+    # HTTP services' lines are not Kafka listeners
+    assert bound_listeners(text + "service schema-registry http://127.0.0.1:8081\n") == bound_listeners(text)
     assert bound_listeners("") == []
 
 
