@@ -32,7 +32,12 @@ _MAX_VERSION = 2**31 - 1
 
 
 def _ok(body, status: int = 200) -> web.Response:
-    return web.Response(status=status, content_type=CONTENT_TYPE, text=json.dumps(body, separators=(",", ":")))
+    return _raw(json.dumps(body, separators=(",", ":")), status)
+
+
+def _raw(text: str, status: int = 200) -> web.Response:
+    # Confluent's exact Content-Type (aiohttp's text= would add "; charset=utf-8")
+    return web.Response(status=status, headers={"Content-Type": CONTENT_TYPE}, body=text.encode())
 
 
 def _flag(request: web.Request, name: str) -> bool:
@@ -130,7 +135,7 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
 
     @routes.get("/schemas/ids/{id}/schema")
     async def schema_text_by_id(request):
-        return web.Response(content_type=CONTENT_TYPE, text=_by_id(request).schema)
+        return _raw(_by_id(request).schema)
 
     @routes.get("/schemas/ids/{id}/subjects")
     async def subjects_by_id(request):
@@ -183,7 +188,7 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
 
     @routes.get("/subjects/{subject}/versions/{version}/schema")
     async def get_version_schema(request):
-        return web.Response(content_type=CONTENT_TYPE, text=_get_version(request).schema)
+        return _raw(_get_version(request).schema)
 
     @routes.get("/subjects/{subject}/versions/{version}/referencedby")
     async def referenced_by(request):
