@@ -423,3 +423,16 @@ def test_schemas_topic_bytes_are_confluents():
         ]
         assert read_schemas_topic(b) == expected
         assert b.broker.topics.get("_schemas").configs.get("cleanup.policy") == "compact"
+
+
+def test_metrics(broker):
+    from broker.metrics import BrokerCollector
+    c = fresh(broker)
+    c.register_schema(subject(), Schema(rec({"name": "m", "type": "int"}, name="Metric"), "AVRO"))
+    call(f"{broker.schema_registry_url}/subjects/nope-metric/versions")
+    families = {f.name: f for f in BrokerCollector(broker.broker).collect()}
+    assert families["hourglass_schema_registry_schemas"].samples[0].value >= 1
+    assert families["hourglass_schema_registry_subjects"].samples[0].value >= 1
+    by_status = {s.labels["status"]: s.value for s in families["hourglass_schema_registry_requests"].samples
+                 if s.name.endswith("_total")}
+    assert by_status["200"] >= 1 and by_status["404"] >= 1
