@@ -126,12 +126,20 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
             raise E.schema_not_found(request.match_info["id"])
         return e
 
+    def _formatted(request, e, d: dict) -> dict:
+        fmt = request.query.get("format")
+        if fmt:
+            text = store.parsed_entry(e).formatted(fmt)
+            if text is not None:
+                d["schema"] = text
+        return d
+
     @routes.get("/schemas/ids/{id}")
     async def schema_by_id(request):
         e = _by_id(request)
         d = e.as_json(with_subject=False)
         d.pop("id")
-        return _ok(d)
+        return _ok(_formatted(request, e, d))
 
     @routes.get("/schemas/ids/{id}/schema")
     async def schema_text_by_id(request):
@@ -184,7 +192,8 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
 
     @routes.get("/subjects/{subject}/versions/{version}")
     async def get_version(request):
-        return _ok(_get_version(request).as_json())
+        e = _get_version(request)
+        return _ok(_formatted(request, e, e.as_json()))
 
     @routes.get("/subjects/{subject}/versions/{version}/schema")
     async def get_version_schema(request):
