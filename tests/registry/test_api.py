@@ -436,3 +436,39 @@ def test_metrics(broker):
     by_status = {s.labels["status"]: s.value for s in families["hourglass_schema_registry_requests"].samples
                  if s.name.endswith("_total")}
     assert by_status["200"] >= 1 and by_status["404"] >= 1
+
+
+def test_acls_as_confluents_topic_acl_authorizer():
+    """With the broker's ACLs on, a subject needs its topic's READ (reads) or WRITE (writes),
+    global config/mode a super user; listings show only readable subjects."""
+    from confluent_kafka.admin import (
+        AclBinding, AclOperation, AclPermissionType, AdminClient, ResourcePatternType, ResourceType,
+        ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion,
+    )
+    with EmbeddedBroker(security={"protocol": "SASL_PLAINTEXT", "mechanism": "SCRAM-SHA-256", "acls": True},
+                        schema_registry=True) as b:
+        url = b.schema_registry_url
+        admin_auth = (b.security.user, b.security.password)
+        admin = AdminClient(b.client_config)
+        for f in admin.alter_user_scram_credentials([UserScramCredentialUpsertion(
+                "bob", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), b"bob-secret")]).values():
+            f.result(10)
+        for f in admin.create_acls([AclBinding(ResourceType.TOPIC, "orders", ResourcePatternType.LITERAL, "User:bob",
+                                               "*", AclOperation.READ, AclPermissionType.ALLOW)]).values():
+            f.result(10)
+        bob = ("bob", "bob-secret")
+        assert call(f"{url}/subjects/orders-value/versions", method="POST", body={"schema": V1}, auth=admin_auth)[2] == {"id": 1}
+        assert call(f"{url}/subjects/secret-value/versions", method="POST", body={"schema": V2}, auth=admin_auth)[2] == {"id": 2}
+        assert call(f"{url}/subjects/orders-value/versions", auth=bob)[::2] == (200, [1])
+        assert call(f"{url}/schemas/ids/1", auth=bob)[0] == 200
+        status, _, body = call(f"{url}/schemas/ids/2", auth=bob)
+        assert (status, body["error_code"]) == (403, 40301)
+        status, _, body = call(f"{url}/subjects/orders-value/versions", method="POST", body={"schema": V2}, auth=bob)
+        assert (status, body["error_code"]) == (403, 40301) and "SUBJECT_WRITE" in body["message"]
+        assert call(f"{url}/subjects/secret-value/versions/1", auth=bob)[0] == 403
+        assert call(f"{url}/config", auth=bob)[0] == 403
+        assert call(f"{url}/config", auth=admin_auth)[0] == 200
+        assert call(f"{url}/subjects", auth=bob)[2] == ["orders-value"]
+        assert call(f"{url}/subjects", auth=admin_auth)[2] == ["orders-value", "secret-value"]
+        assert call(f"{url}/schemas/types", auth=bob)[0] == 200
+        assert call(f"{url}/no/such/route", auth=bob)[0] == 404
