@@ -472,3 +472,17 @@ def test_acls_as_confluents_topic_acl_authorizer():
         assert call(f"{url}/subjects", auth=admin_auth)[2] == ["orders-value", "secret-value"]
         assert call(f"{url}/schemas/types", auth=bob)[0] == 200
         assert call(f"{url}/no/such/route", auth=bob)[0] == 404
+
+
+def test_concurrent_identical_registrations_get_one_id(broker):
+    """Dozens of rounds of clients registering the same new schema at once: one id, one version."""
+    from concurrent.futures import ThreadPoolExecutor
+    url = broker.schema_registry_url
+    with ThreadPoolExecutor(8) as pool:
+        for rnd in range(30):
+            s = subject()
+            body = {"schema": rec({"name": f"race{rnd}", "type": "int"}, name="Race")}
+            answers = list(pool.map(lambda _: call(f"{url}/subjects/{s}/versions", method="POST", body=body), range(8)))
+            assert {a[0] for a in answers} == {200}
+            assert len({a[2]["id"] for a in answers}) == 1
+            assert call(f"{url}/subjects/{s}/versions")[2] == [1]
