@@ -486,3 +486,31 @@ def test_concurrent_identical_registrations_get_one_id(broker):
             assert {a[0] for a in answers} == {200}
             assert len({a[2]["id"] for a in answers}) == 1
             assert call(f"{url}/subjects/{s}/versions")[2] == [1]
+
+
+def test_serves_records_written_by_confluents_registry():
+    """The reverse direction: records as Confluent's registry writes them (older and newer
+    field sets, a null-subject global config key, NOOP markers), produced by a plain producer
+    into ``_schemas``, are served; new ids continue after theirs."""
+    with EmbeddedBroker(schema_registry=True) as b:
+        c = SchemaRegistryClient({"url": b.schema_registry_url})
+        assert c.get_subjects() == []  # the registry is up and _schemas exists
+        p = Producer(b.client_config)
+        for k, v in [
+            (b'{"keytype":"NOOP","magic":0}', None),
+            (b'{"keytype":"CONFIG","subject":null,"magic":0}', b'{"compatibilityLevel":"FULL"}'),
+            (b'{"keytype":"SCHEMA","subject":"legacy-value","version":1,"magic":1}',
+             b'{"subject":"legacy-value","version":1,"id":7,"schemaType":"AVRO","schema":"\\"string\\"","deleted":false}'),
+            (b'{"keytype":"SCHEMA","subject":"legacy-value","version":2,"magic":1}',
+             b'{"subject":"legacy-value","version":2,"id":9,"md5":"AAAA","schema":"\\"bytes\\"","deleted":false,"ts":1700000000000,"offset":3}'),
+            (b'{"keytype":"SCHEMA","subject":"j-value","version":1,"magic":1}',
+             b'{"subject":"j-value","version":1,"id":8,"schemaType":"JSON","references":[],"schema":"{}","deleted":true}'),
+        ]:
+            p.produce("_schemas", key=k, value=v, partition=0)
+        assert p.flush(10) == 0
+        c = SchemaRegistryClient({"url": b.schema_registry_url})
+        assert c.get_subjects() == ["legacy-value"]
+        assert c.get_compatibility() == "FULL"
+        assert c.get_version("legacy-value", 2).schema_id == 9
+        assert c.get_schema(8).schema_type == "JSON"
+        assert c.register_schema("new-value", Schema('"int"', "AVRO")) == 10
