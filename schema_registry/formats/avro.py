@@ -4,12 +4,12 @@ Parsing, name resolution and the reader/writer resolution rules are Avro's
 (``avro.schema``, ``avro.compatibility.ReaderWriterCompatibilityChecker``); nothing here
 restates them.
 
-- ``canonical()``: the schema JSON as given, re-serialized compactly (key order and every
-  attribute kept, whitespace dropped), so a client that sends the same schema with other
-  spacing finds its id, while schemas that differ in defaults, docs or aliases stay apart.
-- ``normalized()`` (``normalize=true``): Avro's own re-serialization of the parsed schema
-  (``to_json``: ``{"type":"int"}`` becomes ``"int"``, names resolved) with keys sorted;
-  referenced named types stay references.
+- ``canonical()``: Avro's own re-serialization of the parsed schema (``to_json``, compact),
+  as Confluent keeps Avro Java's ``Schema.toString()``: the same schema sent with other
+  spacing, key order or ``{"type":"int"}`` for ``"int"`` finds its id, while schemas that
+  differ in defaults, docs, aliases or custom properties stay apart. Referenced named types
+  stay references.
+- ``normalized()`` (``normalize=true``): the same with keys sorted.
 - References: each reference's schema is parsed first into the same ``Names``, so the main
   schema may use the referenced named types by name (as Confluent's AvroSchema does).
 """
@@ -39,17 +39,19 @@ class AvroSchema(ParsedSchema):
         self.schema = schema
         self.json_data = json_data
         self.ref_names = ref_names
-        self._canonical = json.dumps(json_data, separators=(",", ":"), ensure_ascii=False)
+        self._canonical = json.dumps(self._to_json(), separators=(",", ":"), ensure_ascii=False)
+
+    def _to_json(self):
+        names = Names()
+        # referenced types render as their names, as in the schema that was sent
+        names.names = {n: None for n in self.ref_names}  # only membership is tested by to_json
+        return self.schema.to_json(names)
 
     def canonical(self) -> str:
         return self._canonical
 
     def normalized(self) -> str:
-        names = Names()
-        # referenced types render as their names, as in the schema that was sent
-        names.names = {n: None for n in self.ref_names}  # only membership is tested by to_json
-        return json.dumps(self.schema.to_json(names), sort_keys=True, separators=(",", ":"),
-                          ensure_ascii=False)
+        return json.dumps(self._to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
     def compatibility_errors(self, previous: ParsedSchema, direction: str) -> list[str]:
         if not isinstance(previous, AvroSchema):
