@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import time
 
-
 from hourglass.cli.main import main
 from hourglass.embedded import EmbeddedBroker
 
