@@ -432,4 +432,13 @@ async def create_app(broker, users: BrokerUsers) -> web.Application:
     store.request_stats = stats
     import asyncio
     store.load_task = asyncio.get_running_loop().create_task(store.load(), name="schema-registry-load")
+
+    async def stop(_app):
+        if not store.load_task.done():
+            store.load_task.cancel()
+            await asyncio.gather(store.load_task, return_exceptions=True)
+        if broker.schema_registry is store:
+            broker.schema_registry = None
+
+    app.on_cleanup.append(stop)
     return app
