@@ -373,7 +373,9 @@ class SchemaStore:
         schema_type = (body.get("schemaType") or "AVRO").upper()
         references = body.get("references") or []
         parsed = self.parse(schema_type, body.get("schema"), references)
-        if normalize or (self.state.configs.get(subject) or self.state.configs.get(None) or {}).get("normalize"):
+        configured = next((c["normalize"] for c in (self.state.configs.get(subject), self.state.configs.get(None))
+                           if c and c.get("normalize") is not None), False)
+        if normalize or configured:
             text = parsed.normalized()
         else:
             text = parsed.canonical()
