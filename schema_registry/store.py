@@ -370,6 +370,7 @@ class SchemaStore:
 
     # ---- lookup -------------------------------------------------------------------------------
     def prepare(self, subject: str, body: dict, normalize: bool) -> tuple[ParsedSchema, str, str, list]:
+        check_request(body)
         schema_type = (body.get("schemaType") or "AVRO").upper()
         references = body.get("references") or []
         parsed = self.parse(schema_type, body.get("schema"), references)
@@ -394,8 +395,7 @@ class SchemaStore:
 
     # ---- writes -------------------------------------------------------------------------------
     def register(self, subject: str, body: dict, *, normalize: bool = False) -> VersionEntry:
-        if not isinstance(body, dict) or not isinstance(body.get("schema"), str):
-            raise invalid_schema("Empty schema")
+        check_request(body)
         self.catch_up()
         req_id = body.get("id")
         req_id = -1 if req_id is None else int(req_id)
@@ -544,6 +544,36 @@ class SchemaStore:
     def counts(self) -> dict[str, int]:
         return {"schemas": len(self.state.ids), "subjects": len(self.subjects()),
                 "versions": sum(1 for v in self.state.subjects.values() for e in v.values() if not e.deleted)}
+
+
+def _unprocessable(message: str) -> RegistryError:
+    # what Confluent's REST layer answers for a body of the wrong shape (Jackson mapping errors)
+    return RegistryError(422, 422, message)
+
+
+def check_request(body) -> None:
+    """A register/lookup body of the right shape, or 422 (an empty or missing schema: 42201)."""
+    if not isinstance(body, dict):
+        raise _unprocessable("Unrecognized request body: a JSON object was expected")
+    if not isinstance(body.get("schema"), str) or not body["schema"].strip():
+        raise invalid_schema("Empty schema")
+    if body.get("schemaType") is not None and not isinstance(body["schemaType"], str):
+        raise _unprocessable("schemaType must be a string")
+    for k in ("id", "version"):
+        v = body.get(k)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool)):
+            raise _unprocessable(f"{k} must be an integer")
+    refs = body.get("references")
+    if refs is not None:
+        if not isinstance(refs, list):
+            raise _unprocessable("references must be a list")
+        for r in refs:
+            if not (isinstance(r, dict) and isinstance(r.get("name"), str) and isinstance(r.get("subject"), str)
+                    and isinstance(r.get("version", -1), int) and not isinstance(r.get("version", -1), bool)):
+                raise _unprocessable(f"Invalid schema reference {r!r}: name, subject and an integer version")
+    for k in ("metadata", "ruleSet"):
+        if body.get(k) is not None and not isinstance(body[k], dict):
+            raise _unprocessable(f"{k} must be an object")
 
 
 def _read_batches_from(plog, start: int, end: int):

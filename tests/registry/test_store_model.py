@@ -84,3 +84,35 @@ def test_store_against_model(seq):
         assert view(replayed) == view(store)
         assert replayed.state.max_id == store.state.max_id >= highest
         replayed.broker.logs.shutdown()
+
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=5),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+                           max_leaves=8)
+bodies = st.fixed_dictionaries({}, optional={
+    "schema": st.one_of(json_values, st.sampled_from([schema(1), '"int"', '{"type":"object"}', "{", ""])),
+    "schemaType": st.one_of(json_values, st.sampled_from(["AVRO", "JSON", "avro", "PROTOBUF"])),
+    "references": st.one_of(json_values, st.lists(st.fixed_dictionaries(
+        {"name": json_values, "subject": st.sampled_from(["a", "b", 1]), "version": json_values}), max_size=2)),
+    "id": json_values, "version": json_values, "metadata": json_values, "ruleSet": json_values,
+})
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(bodies, min_size=1, max_size=5))
+def test_hostile_bodies_get_confluent_errors_and_write_nothing_bad(seq):
+    """Whatever the body, register and lookup answer or raise a RegistryError (never a crash),
+    and nothing is written unless the registration succeeds."""
+    with tempfile.TemporaryDirectory() as d:
+        store = open_store(d)
+        store.register("a", {"schema": schema(0)})
+        for body in seq:
+            end = store._plog().log_end_offset
+            for fn in (lambda: store.lookup("a", body), lambda: store.register("b", body)):
+                try:
+                    fn()
+                except RegistryError as exc:
+                    assert exc.status in (404, 409, 422) and exc.error_code in (40401, 40403, 40901, 42201, 42205, 422)
+            if store._plog().log_end_offset != end:
+                assert any(isinstance(body.get("schema"), str) and e.schema for e in store.state.subjects["b"].values())
+        store.broker.logs.shutdown()
