@@ -46,7 +46,7 @@ def test_kill_9_and_restart_mid_registration(tmp_path):
     n = 0
     try:
         proc.start()
-        for rnd in range(8):
+        for rnd in range(6):
             stop = threading.Event()
             errors = []
 
