@@ -143,6 +143,15 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         d.pop("id")
         return _ok(_formatted(request, e, d))
 
+    @routes.get("/schemas/guids/{guid}")
+    async def schema_by_guid(request):
+        e = store.schema_by_guid(request.match_info["guid"])
+        if e is None:
+            raise E.schema_not_found(request.match_info["guid"])
+        d = e.as_json(with_subject=False)
+        d.pop("id")
+        return _ok(_formatted(request, e, d))
+
     @routes.get("/schemas/ids/{id}/schema")
     async def schema_text_by_id(request):
         return _raw(_by_id(request).schema)
@@ -184,7 +193,10 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
     async def register(request):
         body = await _body(request)
         e = store.register(request.match_info["subject"], body, normalize=_flag(request, "normalize"))
-        return _ok({"id": e.id})
+        # Confluent's RegisterSchemaResponse (its 7.x answered the id alone; clients read both)
+        d = e.as_json()
+        del d["subject"]
+        return _ok(d)
 
     def _get_version(request):
         subject = request.match_info["subject"]
@@ -385,12 +397,14 @@ def _authz_middleware(store: SchemaStore):
             if not authz.may(authorizer, principal, host, need.op, subject):
                 raise HttpError(403, 40301, f"User is denied operation {need.operation} on Subject: {subject}")
         elif need.kind == authz.SCHEMA:
-            try:
-                holders = store.state.ids.get(int(info["id"])) or {}
-            except ValueError:
-                holders = {}
+            ref = info.get("id") or info.get("guid")
+            if "guid" in info:
+                e = store.schema_by_guid(ref)
+                holders = store.state.ids.get(e.id) or {} if e is not None else {}
+            else:
+                holders = store.state.ids.get(int(ref)) or {} if ref.lstrip("-").isdigit() else {}
             if holders and not any(authz.may(authorizer, principal, host, need.op, s) for s, _ in holders):
-                raise HttpError(403, 40301, f"User is denied operation SCHEMA_READ on Schema: {info['id']}")
+                raise HttpError(403, 40301, f"User is denied operation SCHEMA_READ on Schema: {ref}")
         elif need.kind == authz.GLOBAL and principal not in authorizer.super_users:
             raise HttpError(403, 40301, f"User is denied operation {need.operation} on Global")
         return await handler(request)

@@ -65,7 +65,7 @@ def need(method: str, route: str) -> Need:
     rule = _SUBJECT_RULES.get((method, route))
     if rule is not None:
         return Need(SUBJECT, *rule)
-    if route.startswith("/schemas/ids/{id}"):
+    if route.startswith("/schemas/ids/{id}") or route == "/schemas/guids/{guid}":
         return Need(SCHEMA, Op.READ, "SCHEMA_READ")
     read = method in ("GET", "HEAD")
     return Need(GLOBAL, None, "GLOBAL_COMPATIBILITY_READ" if read else "GLOBAL_COMPATIBILITY_WRITE")

@@ -27,7 +27,10 @@ longer answers it (live versions keep their registration record).
 from __future__ import annotations
 
 import asyncio
+import functools
+import hashlib
 import json
+import uuid
 import logging
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,12 +71,17 @@ class VersionEntry:
     def content_key(self) -> tuple:
         return content_key(self.schema_type, self.schema, self.references, self.metadata, self.rule_set)
 
+    @functools.cached_property
+    def guid(self) -> str:
+        return schema_guid(self.schema, self.references, self.metadata, self.rule_set)
+
     def as_json(self, *, with_subject: bool = True) -> dict:
         d: dict[str, Any] = {}
         if with_subject:
             d["subject"] = self.subject
             d["version"] = self.version
         d["id"] = self.id
+        d["guid"] = self.guid
         if self.schema_type != "AVRO":
             d["schemaType"] = self.schema_type
         if self.references:
@@ -84,6 +92,24 @@ class VersionEntry:
             d["ruleSet"] = self.rule_set
         d["schema"] = self.schema
         return d
+
+
+def schema_guid(schema: str, references, metadata=None, rule_set=None) -> str:
+    """Confluent's schema GUID: the MD5 of the schema text (UTF-8) and each reference's name,
+    subject and big-endian version, as a UUID (``Schema.updateHash``). Metadata and rule sets
+    are hashed here as a marker byte and their sorted JSON, an approximation of Confluent's
+    field-by-field hash: a schema carrying them may get another GUID than Confluent gives it."""
+    md = hashlib.md5(schema.encode("utf-8"))
+    for r in references or ():
+        for k in ("name", "subject"):
+            if r.get(k) is not None:
+                md.update(str(r[k]).encode("utf-8"))
+        if r.get("version") is not None:
+            md.update(int(r["version"]).to_bytes(4, "big", signed=True))
+    for extra in (metadata, rule_set):
+        if extra is not None:
+            md.update(b"\x01" + json.dumps(extra, sort_keys=True, separators=(",", ":")).encode("utf-8"))
+    return str(uuid.UUID(bytes=md.digest()))
 
 
 def content_key(schema_type, schema, references, metadata, rule_set) -> tuple:
@@ -253,6 +279,13 @@ class SchemaStore:
     def registered_ids(self, subject: str) -> set[int]:
         """Ids of the subject's live (not deleted) versions."""
         return {e.id for e in self.state.subjects.get(subject, {}).values() if not e.deleted}
+
+    def schema_by_guid(self, guid: str) -> VersionEntry | None:
+        for holders in self.state.ids.values():
+            for e in holders.values():
+                if e.guid == guid:
+                    return e
+        return None
 
     def schema_by_id(self, schema_id: int) -> VersionEntry | None:
         holders = self.state.ids.get(schema_id)

@@ -247,7 +247,7 @@ def test_modes_readonly_and_import(broker):
     assert body["error_code"] == 42205 and "not in read-write mode" in body["message"]
     status, _, body = call(f"{url}/subjects/{imp}/versions", method="POST",
                            body={"schema": V_BAD, "id": 5000, "version": 7})
-    assert (status, body) == (200, {"id": 5000})
+    assert (status, body["id"], body["version"]) == (200, 5000, 7)
     assert c.get_version(imp, 7).schema_id == 5000
     status, _, body = call(f"{url}/subjects/{imp}/versions", method="POST",
                            body={"schema": rec({"name": "other", "type": "int"}), "id": 5000, "version": 8})
@@ -375,7 +375,7 @@ def test_unauthenticated_call_when_auth_is_on():
         assert (status, body["error_code"]) == (401, 401)
         assert call(f"{url}/subjects", auth=(b.security.user, "wrong"))[0] == 401
         assert call(f"{url}/subjects/x/versions", method="POST", body={"schema": V1},
-                    auth=(b.security.user, b.security.password))[2] == {"id": 1}
+                    auth=(b.security.user, b.security.password))[2]["id"] == 1
         c = SchemaRegistryClient({"url": url, "basic.auth.user.info": f"{b.security.user}:{b.security.password}"})
         assert c.get_subjects() == ["x"]
 
@@ -457,8 +457,8 @@ def test_acls_as_confluents_topic_acl_authorizer():
                                                "*", AclOperation.READ, AclPermissionType.ALLOW)]).values():
             f.result(10)
         bob = ("bob", "bob-secret")
-        assert call(f"{url}/subjects/orders-value/versions", method="POST", body={"schema": V1}, auth=admin_auth)[2] == {"id": 1}
-        assert call(f"{url}/subjects/secret-value/versions", method="POST", body={"schema": V2}, auth=admin_auth)[2] == {"id": 2}
+        assert call(f"{url}/subjects/orders-value/versions", method="POST", body={"schema": V1}, auth=admin_auth)[2]["id"] == 1
+        assert call(f"{url}/subjects/secret-value/versions", method="POST", body={"schema": V2}, auth=admin_auth)[2]["id"] == 2
         assert call(f"{url}/subjects/orders-value/versions", auth=bob)[::2] == (200, [1])
         assert call(f"{url}/schemas/ids/1", auth=bob)[0] == 200
         status, _, body = call(f"{url}/schemas/ids/2", auth=bob)
@@ -514,3 +514,27 @@ def test_serves_records_written_by_confluents_registry():
         assert c.get_version("legacy-value", 2).schema_id == 9
         assert c.get_schema(8).schema_type == "JSON"
         assert c.register_schema("new-value", Schema('"int"', "AVRO")) == 10
+
+
+def test_guids_and_header_serialization(broker):
+    """Confluent's schema GUIDs (MD5 of the schema as a UUID): answered on registration and
+    versions, served by /schemas/guids/{guid}, and the serializers' header mode round-trips."""
+    import hashlib
+    from confluent_kafka.schema_registry import dual_schema_id_deserializer, header_schema_id_serializer
+    c = fresh(broker)
+    s = subject()
+    text = rec({"name": "g", "type": "long"}, name="Guid")
+    status, _, body = call(f"{broker.schema_registry_url}/subjects/{s}/versions", method="POST", body={"schema": text})
+    assert str(uuid.UUID(bytes=hashlib.md5(body["schema"].encode()).digest())) == body["guid"]
+    assert c.get_schema_by_guid(body["guid"]).schema_str == body["schema"]
+    assert call(f"{broker.schema_registry_url}/schemas/guids/{uuid.uuid4()}")[2]["error_code"] == 40403
+    topic = f"hdr-{uuid.uuid4().hex[:8]}"
+    # (the client's deserializer wants more than 5 bytes of payload even with the id in a header)
+    ser = AvroSerializer(c, rec({"name": "n", "type": "long"}, {"name": "s", "type": "string"}, name="Hdr"),
+                         conf={"schema.id.serializer": header_schema_id_serializer})
+    de = AvroDeserializer(fresh(broker), conf={"schema.id.deserializer": dual_schema_id_deserializer})
+    headers: list = []
+    value = {"n": 42, "s": "a string long enough"}
+    data = ser(value, SerializationContext(topic, MessageField.VALUE, headers))
+    assert headers and headers[0][0] == "__value_schema_id"
+    assert de(data, SerializationContext(topic, MessageField.VALUE, headers)) == value
