@@ -196,7 +196,7 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         # Confluent's RegisterSchemaResponse (its 7.x answered the id alone; clients read both)
         d = e.as_json()
         del d["subject"]
-        return _ok(d)
+        return _ok({"id": d.pop("id"), "version": d.pop("version"), **d})  # Confluent's field order
 
     def _get_version(request):
         subject = request.match_info["subject"]
