@@ -115,6 +115,16 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
             out.extend(e.as_json() for e in (versions[-1:] if latest_only else versions))
         return _ok(out)
 
+    def _fmt(request, e, d: dict) -> dict:
+        # ?format= (Confluent's formattedString): PROTOBUF "serialized" is the base64
+        # FileDescriptorProto that confluent-kafka's Protobuf serdes ask for
+        fmt = request.query.get("format")
+        if fmt:
+            parsed = store.parsed_entry(e)
+            if hasattr(parsed, "formatted"):
+                d["schema"] = parsed.formatted(fmt)
+        return d
+
     def _by_id(request):
         e = store.schema_by_id(_schema_id(request.match_info["id"]))
         if e is None:
@@ -124,7 +134,7 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
     @routes.get("/schemas/ids/{id}")
     async def schema_by_id(request):
         e = _by_id(request)
-        d = e.as_json(with_subject=False)
+        d = _fmt(request, e, e.as_json(with_subject=False))
         d.pop("id")
         return _ok(d)
 
@@ -179,7 +189,8 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
 
     @routes.get("/subjects/{subject}/versions/{version}")
     async def get_version(request):
-        return _ok(_get_version(request).as_json())
+        e = _get_version(request)
+        return _ok(_fmt(request, e, e.as_json()))
 
     @routes.get("/subjects/{subject}/versions/{version}/schema")
     async def get_version_schema(request):
@@ -203,7 +214,7 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         for e in reversed(store.versions(subject, deleted=_flag(request, "deleted"))):
             props = (e.metadata or {}).get("properties") or {}
             if all(props.get(k) == v for k, v in wanted):
-                return _ok(e.as_json())
+                return _ok(_fmt(request, e, e.as_json()))
         raise E.version_not_found("with the given metadata")
 
     @routes.post("/subjects/{subject}")
@@ -213,7 +224,7 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
             raise E.invalid_schema("Empty schema")
         e = store.lookup(request.match_info["subject"], body, normalize=_flag(request, "normalize"),
                          deleted=_flag(request, "deleted"))
-        return _ok(e.as_json())
+        return _ok(_fmt(request, e, e.as_json()))
 
     @routes.delete("/subjects/{subject}")
     async def delete_subject(request):
