@@ -129,10 +129,21 @@ def check_records(topic: str, records: Iterable[tuple[bytes | None, bytes | None
     sides = [(True, rules.key_strategy)] if rules.key else []
     if rules.value:
         sides.append((False, rules.value_strategy))
+    # TopicNameStrategy has one subject per side: the 5-byte headers it accepts are known
+    # up front, and a good record costs a slice and a set lookup
+    accepted: dict[bool, frozenset] = {}
+    for is_key, strategy in sides:
+        if strategy == TOPIC_NAME:
+            subject = subject_for(topic, is_key, strategy, lambda: None)
+            ids = cache[subject] = frozenset(registered_ids(subject))
+            accepted[is_key] = frozenset(b"\x00" + i.to_bytes(4, "big") for i in ids if 0 <= i < 2**32)
     for i, (key, value) in enumerate(records):
         for is_key, strategy in sides:
             payload = key if is_key else value
             if payload is None:
+                continue
+            ok = accepted.get(is_key)
+            if ok is not None and payload[:5] in ok:
                 continue
             what = "key" if is_key else "value"
             sid = schema_id(payload)

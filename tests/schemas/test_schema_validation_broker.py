@@ -199,3 +199,31 @@ def test_without_a_registry_validated_topics_refuse_and_say_why():
         assert p.error_code == 87
         assert "serves no Schema Registry (schema.registry.listeners is empty)" in p.error_message
         assert produce_raw(b, "lonely", [framed(1)])[0].code() == KafkaError.INVALID_RECORD
+
+
+@pytest.mark.hourglass(schema_registry=True)
+def test_protobuf_record_name_strategy_follows_the_message_indexes(hourglass_broker, tmp_path):
+    """RecordNameStrategy with Protobuf: the record name is the message the payload's message
+    indexes point to (the second message of a file here), as the serializer names its subject."""
+    import uuid
+    from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
+    from tests.schemas.test_protobuf_clients import generate
+    b = hourglass_broker
+    create(b, "events", {ON: "true", "confluent.value.subject.name.strategy":
+                         "io.confluent.kafka.serializers.subject.RecordNameStrategy"})
+    mod = f"ev_{uuid.uuid4().hex[:8]}"
+    pb = generate(tmp_path, {f"{mod}.proto": 'syntax = "proto3";\npackage ev;\n'
+                             "message Created { string id = 1; }\nmessage Deleted { string id = 1; }\n"},
+                  f"{mod}_pb2")
+    sr = SchemaRegistryClient({"url": b.schema_registry_url})
+    conf = {"subject.name.strategy": record_subject_name_strategy}
+    ctx = SerializationContext("events", MessageField.VALUE)
+    created = ProtobufSerializer(pb.Created, sr, conf)(pb.Created(id="1"), ctx)
+    deleted = ProtobufSerializer(pb.Deleted, sr, conf)(pb.Deleted(id="1"), ctx)
+    assert sorted(sr.get_subjects()) == ["ev.Created", "ev.Deleted"]
+    assert produce_raw(b, "events", [created, deleted]) == [None, None]
+    # an id whose schema's message (Z) has no subject of its own name
+    other = sr.register_schema("unrelated-value", Schema('syntax = "proto3";\nmessage Z { int32 z = 1; }\n',
+                                                         "PROTOBUF"))
+    assert produce_raw(b, "events", [framed(other, b"\x00")])[0].code() == KafkaError.INVALID_RECORD
+    assert end_offset(b, "events") == 2
