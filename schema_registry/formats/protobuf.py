@@ -26,8 +26,11 @@ field, required field added/removed, oneof membership, package, message removed.
 change is compatible when every difference is in Confluent's compatible set. BACKWARD diffs
 the previous schema to the new one, FORWARD the reverse, FULL both.
 
-Not kept: comments, and options defined by custom extensions that protoc keeps as unknown
-fields (they are dropped from the canonical text); editions files are rendered best effort.
+Custom options (extensions of ``google.protobuf.*Options`` that the schema or its references
+define) are read back through a descriptor pool holding their definitions, so they survive;
+Confluent's own ``confluent/meta.proto`` and ``confluent/type/decimal.proto`` are known without
+references, as in Confluent's registry. Not kept: comments. Editions files are rendered best
+effort.
 """
 from __future__ import annotations
 
@@ -70,6 +73,29 @@ def _include_dirs() -> list[str]:
 
 
 _INCLUDES: list[str] | None = None
+_KNOWN: dict[str, str] | None = None
+# Confluent's own .proto files, which its registry knows built in (KNOWN_DEPENDENCIES) and
+# confluent-kafka's serializers never send as references: rendered from the modules it ships
+_KNOWN_MODULES = {
+    "confluent/meta.proto": "confluent_kafka.schema_registry.confluent.meta_pb2",
+    "confluent/type/decimal.proto": "confluent_kafka.schema_registry.confluent.type.decimal_pb2",
+    "confluent/types/decimal.proto": "confluent_kafka.schema_registry.confluent.types.decimal_pb2",
+}
+
+
+def _known_dependencies() -> dict[str, str]:
+    global _KNOWN
+    if _KNOWN is None:
+        import importlib
+        known = {}
+        for name, module in _KNOWN_MODULES.items():
+            try:
+                fdp = FDP.FromString(importlib.import_module(module).DESCRIPTOR.serialized_pb)
+            except Exception:  # confluent-kafka without its schema registry extras
+                continue
+            known[name] = render(fdp)
+        _KNOWN = known
+    return _KNOWN
 
 
 def _serialized_files(generated_code: bytes) -> bytes:
@@ -92,6 +118,8 @@ def compile_files(files: dict[str, str], main: str) -> dict[str, FDP]:
     if _INCLUDES is None:
         _INCLUDES = _include_dirs()
     from grpc_tools import _protoc_compiler
+    if any('"confluent/' in text for text in files.values()):
+        files = {**{n: t for n, t in _known_dependencies().items() if n not in files}, **files}
     with tempfile.TemporaryDirectory(prefix="hg-proto-") as tmp:
         root = os.path.realpath(tmp)
         for name, text in files.items():
@@ -168,8 +196,14 @@ def _scalar_value(fd, value) -> str:
     return str(value)
 
 
-def _options(opts, normalize: bool) -> list[str]:
-    """``name = value`` for every option set in an options message (known fields only)."""
+def _options(opts, normalize: bool, classes: dict | None = None) -> list[str]:
+    """``name = value`` for every option set in an options message; custom options (extensions
+    the schema or its references define) through ``classes``, the options message classes of a
+    pool holding those files."""
+    if classes:
+        cls = classes.get(opts.DESCRIPTOR.full_name)
+        if cls is not None:
+            opts = cls.FromString(opts.SerializeToString())
     out = []
     for fd, value in opts.ListFields():
         name = f"({fd.full_name})" if fd.is_extension else fd.name
@@ -191,9 +225,10 @@ def _join_ranges(ranges, end_exclusive: bool) -> list[str]:
 
 
 class _Renderer:
-    def __init__(self, fdp: FDP, normalize: bool):
+    def __init__(self, fdp: FDP, normalize: bool, option_classes: dict | None = None):
         self.fdp = fdp
         self.normalize = normalize
+        self.option_classes = option_classes
         self.proto3 = fdp.syntax == "proto3"
         self.editions = fdp.syntax == "editions"
         # map entry and group types, by full name with the leading dot
@@ -212,6 +247,9 @@ class _Renderer:
                 self.groups.add(f.type_name)
         for n in m.nested_type:
             self._index(n, full)
+
+    def _opts(self, opts) -> list[str]:
+        return _options(opts, self.normalize, self.option_classes)
 
     def render(self) -> str:
         fdp = self.fdp
@@ -236,7 +274,7 @@ class _Renderer:
             out += [f'import "{d}";\n' for d in plain]
             out += [f'import public "{d}";\n' for d in pub]
             out += [f'import weak "{d}";\n' for d in wk]
-        opts = _options(fdp.options, self.normalize)
+        opts = self._opts(fdp.options)
         if opts:
             out.append("\n")
             out += [f"option {o};\n" for o in opts]
@@ -290,7 +328,7 @@ class _Renderer:
             opts.append(f"default = {dv}")
         if f.HasField("json_name") and f.json_name != _json_name(f.name):
             opts.append(f"json_name = {_quote(f.json_name)}")
-        opts += _options(f.options, self.normalize)
+        opts += self._opts(f.options)
         if opts:
             head += " [" + ", ".join(opts) + "]"
         return head + ";\n"
@@ -309,7 +347,7 @@ class _Renderer:
         if reserved:
             out.append("\n")
             out += [self._indent(r) for r in reserved]
-        opts = _options(m.options, self.normalize)
+        opts = self._opts(m.options)
         if opts:
             out.append("\n")
             out += [self._indent(f"option {o};\n") for o in opts]
@@ -357,7 +395,7 @@ class _Renderer:
             out.append("\n")
             for o, members in oneofs:
                 body = []
-                oo = _options(o.options, self.normalize)
+                oo = self._opts(o.options)
                 if oo:
                     body.append("\n")
                     body += [self._indent(f"option {x};\n") for x in oo]
@@ -371,7 +409,7 @@ class _Renderer:
             ranges = sorted(m.extension_range, key=lambda r: r.start) if self.normalize else m.extension_range
             for r in ranges:
                 line = "extensions " + ", ".join(_join_ranges([r], True))
-                eo = _options(r.options, self.normalize)
+                eo = self._opts(r.options)
                 if eo:
                     line += " [" + ", ".join(eo) + "]"
                 out.append(self._indent(line + ";\n"))
@@ -428,7 +466,7 @@ class _Renderer:
         if reserved:
             out.append("\n")
             out += [self._indent(r) for r in reserved]
-        opts = _options(e.options, self.normalize)
+        opts = self._opts(e.options)
         if not reserved and (opts or e.value):
             out.append("\n")
         out += [self._indent(f"option {o};\n") for o in opts]
@@ -437,7 +475,7 @@ class _Renderer:
             values.sort(key=lambda v: (v.number, v.name))
         for v in values:
             line = f"{v.name} = {v.number}"
-            vo = _options(v.options, self.normalize)
+            vo = self._opts(v.options)
             if vo:
                 line += " [" + ", ".join(vo) + "]"
             out.append(self._indent(line + ";\n"))
@@ -457,7 +495,7 @@ class _Renderer:
 
     def service(self, s) -> str:
         out = []
-        opts = _options(s.options, self.normalize)
+        opts = self._opts(s.options)
         if opts:
             out.append("\n")
             out += [self._indent(f"option {o};\n") for o in opts]
@@ -466,7 +504,7 @@ class _Renderer:
             for r in s.method:
                 line = (f"rpc {r.name} ({'stream ' if r.client_streaming else ''}{r.input_type}) returns "
                         f"({'stream ' if r.server_streaming else ''}{r.output_type})")
-                ro = _options(r.options, self.normalize)
+                ro = self._opts(r.options)
                 if ro:
                     line += " {\n" + "".join(self._indent(f"option {o};\n") for o in ro) + "}"
                 out.append(self._indent(line + ";\n"))
@@ -487,9 +525,50 @@ def _json_name(name: str) -> str:
     return "".join(out)
 
 
-def render(fdp: FDP, normalize: bool = False) -> str:
-    """A FileDescriptorProto as .proto text, in Confluent's layout (see the module docstring)."""
-    return _Renderer(fdp, normalize).render()
+def render(fdp: FDP, normalize: bool = False, option_classes: dict | None = None) -> str:
+    """A FileDescriptorProto as .proto text, in Confluent's layout (see the module docstring);
+    ``option_classes`` (from :func:`option_classes`) make custom options survive."""
+    return _Renderer(fdp, normalize, option_classes).render()
+
+
+_OPTION_MESSAGES = ("FileOptions", "MessageOptions", "FieldOptions", "OneofOptions", "EnumOptions",
+                    "EnumValueOptions", "ServiceOptions", "MethodOptions", "ExtensionRangeOptions")
+
+
+def option_classes(files: dict[str, FDP]) -> dict | None:
+    """Options message classes that know the custom options ``files`` define (None when they
+    define none): protoc keeps custom option values as extension fields, which only a pool
+    holding their definitions can read back."""
+    def extendees(msgs, exts):
+        out = {e.extendee for e in exts}
+        for m in msgs:
+            out |= extendees(m.nested_type, m.extension)
+        return out
+    wanted = set()
+    for f in files.values():
+        wanted |= {e for e in extendees(f.message_type, f.extension)
+                   if e.startswith(".google.protobuf.") and e.endswith("Options")}
+    if not wanted:
+        return None
+    from google.protobuf import descriptor_pool
+    from google.protobuf.message_factory import GetMessageClass
+    pool = descriptor_pool.DescriptorPool()
+    added: set[str] = set()
+
+    def add(name: str) -> None:
+        if name in added or name not in files:
+            return
+        added.add(name)
+        for d in files[name].dependency:
+            add(d)
+        pool.Add(files[name])
+    try:
+        for name in files:
+            add(name)
+        return {f"google.protobuf.{n}": GetMessageClass(pool.FindMessageTypeByName(f"google.protobuf.{n}"))
+                for n in _OPTION_MESSAGES if f".google.protobuf.{n}" in wanted}
+    except Exception:  # a pool that will not build: options stay as the default pool reads them
+        return None
 
 
 # --------------------------------------------------------------------------- parse
@@ -529,15 +608,22 @@ def parse(text: str, references: dict[str, str]) -> "ProtobufSchema":
     source = render(given) if given is not None else text
     files[main] = source
     compiled = compile_files(files, main)
+    if given is not None:
+        # custom options in a descriptor read back only with their definitions at hand
+        classes = option_classes({**compiled, main: given})
+        if classes is not None:
+            source = files[main] = render(given, option_classes=classes)
+            compiled = compile_files(files, main)
     fdp = compiled[main]
-    canonical = render(fdp)
+    classes = option_classes(compiled)
+    canonical = render(fdp, option_classes=classes)
     if canonical != source:
         # compile what is stored, so it always compiles and its descriptor is the served one
         files[main] = canonical
         compiled = compile_files(files, main)
         fdp = compiled[main]
     deps = {name: d for name, d in compiled.items() if name != main}
-    return ProtobufSchema(fdp, deps, canonical, {n: (files.get(n)) for n in deps})
+    return ProtobufSchema(fdp, deps, canonical, {n: (files.get(n)) for n in deps}, classes)
 
 
 # --------------------------------------------------------------------------- the schema
@@ -551,13 +637,14 @@ class ProtobufSchema(ParsedSchema):
     deps: dict[str, FDP]
     canonical_text: str
     ref_texts: dict[str, str | None] = field(default_factory=dict)
+    option_classes: dict | None = None
     schema_type: str = "PROTOBUF"
 
     def canonical(self) -> str:
         return self.canonical_text
 
     def normalized(self) -> str:
-        return render(self.fdp, normalize=True)
+        return render(self.fdp, normalize=True, option_classes=self.option_classes)
 
     def formatted(self, fmt: str | None) -> str:
         """Confluent's ``formattedString``: ``serialized`` is the base64 FileDescriptorProto

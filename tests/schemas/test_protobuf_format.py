@@ -247,3 +247,23 @@ def test_nested_type_order_survives_map_fields_and_groups():
         again = _p(s.canonical()).fdp
         assert [n.name for n in again.message_type[0].nested_type] == [n.name for n in raw.message_type[0].nested_type]
         assert _p(s.formatted("serialized")).canonical() == s.canonical()
+
+
+def test_custom_options_survive_the_canonical_text():
+    opts = (P3 + 'package o;\nimport "google/protobuf/descriptor.proto";\n'
+            "extend google.protobuf.FieldOptions { int32 weight = 50001; string label = 50002; }\n"
+            "extend google.protobuf.MessageOptions { bool audited = 50003; }\n")
+    s = _p(P3 + 'import "opts.proto";\nmessage M { option (o.audited) = true;\n'
+           '  int32 a = 1 [(o.weight) = 5, (o.label) = "x"]; }\n', {"opts.proto": opts})
+    c = s.canonical()
+    assert "option (o.audited) = true;" in c and '(o.weight) = 5' in c and '(o.label) = "x"' in c
+    assert _p(c, {"opts.proto": opts}).canonical() == c
+    assert _p(s.formatted("serialized"), {"opts.proto": opts}).canonical() == c
+
+
+def test_confluents_own_protos_are_known_without_references():
+    # confluent-kafka's serializers never send confluent/meta.proto as a reference
+    s = _p(P3 + 'import "confluent/meta.proto";\n'
+           'message M { int32 a = 1 [(confluent.field_meta) = { doc: "the a", tags: ["PII"] }]; }\n')
+    assert '(confluent.field_meta) = { doc: "the a" tags: "PII" }' in s.canonical()
+    assert _p(s.formatted("serialized")).canonical() == s.canonical()
