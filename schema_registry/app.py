@@ -32,7 +32,12 @@ _MAX_VERSION = 2**31 - 1
 
 
 def _ok(body, status: int = 200) -> web.Response:
-    return web.Response(status=status, content_type=CONTENT_TYPE, text=json.dumps(body, separators=(",", ":")))
+    return _raw(json.dumps(body, separators=(",", ":")), status)
+
+
+def _raw(text: str, status: int = 200) -> web.Response:
+    # Confluent's exact Content-Type (aiohttp's text= would add "; charset=utf-8")
+    return web.Response(status=status, headers={"Content-Type": CONTENT_TYPE}, body=text.encode())
 
 
 def _flag(request: web.Request, name: str) -> bool:
@@ -115,32 +120,30 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
             out.extend(e.as_json() for e in (versions[-1:] if latest_only else versions))
         return _ok(out)
 
-    def _fmt(request, e, d: dict) -> dict:
-        # ?format= (Confluent's formattedString): PROTOBUF "serialized" is the base64
-        # FileDescriptorProto that confluent-kafka's Protobuf serdes ask for
-        fmt = request.query.get("format")
-        if fmt:
-            parsed = store.parsed_entry(e)
-            if hasattr(parsed, "formatted"):
-                d["schema"] = parsed.formatted(fmt)
-        return d
-
     def _by_id(request):
         e = store.schema_by_id(_schema_id(request.match_info["id"]))
         if e is None:
             raise E.schema_not_found(request.match_info["id"])
         return e
 
+    def _formatted(request, e, d: dict) -> dict:
+        fmt = request.query.get("format")
+        if fmt:
+            text = store.parsed_entry(e).formatted(fmt)
+            if text is not None:
+                d["schema"] = text
+        return d
+
     @routes.get("/schemas/ids/{id}")
     async def schema_by_id(request):
         e = _by_id(request)
-        d = _fmt(request, e, e.as_json(with_subject=False))
+        d = e.as_json(with_subject=False)
         d.pop("id")
-        return _ok(d)
+        return _ok(_formatted(request, e, d))
 
     @routes.get("/schemas/ids/{id}/schema")
     async def schema_text_by_id(request):
-        return web.Response(content_type=CONTENT_TYPE, text=_by_id(request).schema)
+        return _raw(_by_id(request).schema)
 
     @routes.get("/schemas/ids/{id}/subjects")
     async def subjects_by_id(request):
@@ -190,11 +193,11 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
     @routes.get("/subjects/{subject}/versions/{version}")
     async def get_version(request):
         e = _get_version(request)
-        return _ok(_fmt(request, e, e.as_json()))
+        return _ok(_formatted(request, e, e.as_json()))
 
     @routes.get("/subjects/{subject}/versions/{version}/schema")
     async def get_version_schema(request):
-        return web.Response(content_type=CONTENT_TYPE, text=_get_version(request).schema)
+        return _raw(_get_version(request).schema)
 
     @routes.get("/subjects/{subject}/versions/{version}/referencedby")
     async def referenced_by(request):
@@ -214,7 +217,7 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         for e in reversed(store.versions(subject, deleted=_flag(request, "deleted"))):
             props = (e.metadata or {}).get("properties") or {}
             if all(props.get(k) == v for k, v in wanted):
-                return _ok(_fmt(request, e, e.as_json()))
+                return _ok(e.as_json())
         raise E.version_not_found("with the given metadata")
 
     @routes.post("/subjects/{subject}")
@@ -224,7 +227,7 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
             raise E.invalid_schema("Empty schema")
         e = store.lookup(request.match_info["subject"], body, normalize=_flag(request, "normalize"),
                          deleted=_flag(request, "deleted"))
-        return _ok(_fmt(request, e, e.as_json()))
+        return _ok(e.as_json())
 
     @routes.delete("/subjects/{subject}")
     async def delete_subject(request):

@@ -191,7 +191,9 @@ def main(argv: list[str] | None = None) -> int:
     from hourglass.cli import acls, certs, client as cli_client, topics as admin_cli, users
     from hourglass.cli import groups as groups_cli
     from hourglass.cli import transactions as txn_cli
+    from hourglass.cli import schemas as schemas_cli
     admin_cli.add_parser(sub)
+    schemas_cli.add_parser(sub)
     groups_cli.add_parser(sub)
     acls.add_parser(sub)
     users.add_parser(sub)
@@ -229,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
             return _usage_error(str(exc))
         return probe_main(args.bootstrap_server, args.timeout, props)
     rooms = {"topics": admin_cli, "transactions": txn_cli, "groups": groups_cli, "acls": acls, "users": users,
-             "certs": certs}
+             "certs": certs, "schemas": schemas_cli}
     if args.cmd in rooms:
         return rooms[args.cmd].run(args)
     if args.cmd in ("offsets", "produce", "consume", "inspect"):

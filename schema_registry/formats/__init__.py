@@ -13,6 +13,7 @@ Contract shared by every format (AVRO, JSON, PROTOBUF):
   ``BACKWARD``: a reader using ``self`` reads data written with ``previous``;
   ``FORWARD``: a reader using ``previous`` reads data written with ``self``.
   The levels (FULL, _TRANSITIVE) are combined from these in ``schema_registry.compatibility``.
+- ``ParsedSchema.formatted(fmt)``: the text answered for ``?format=fmt`` (None: as stored).
 
 PROTOBUF lives in ``schema_registry.formats.protobuf`` (its ``parse(text, references)``) and
 is imported lazily: where that module is absent the type answers 42201 "not available".
@@ -43,6 +44,12 @@ class ParsedSchema:
 
     def compatibility_errors(self, previous: "ParsedSchema", direction: str) -> list[str]:
         raise NotImplementedError
+
+    def formatted(self, fmt: str) -> str | None:
+        """The schema text in another form a client asks for with ``?format=`` on
+        ``/schemas/ids/{id}`` and ``/subjects/{s}/versions/{v}`` (PROTOBUF: ``serialized``, the
+        base64 FileDescriptorProto); None: the stored text, as Confluent does for unknown formats."""
+        return None
 
     def __repr__(self) -> str:
         return f"<{self.schema_type} {self.canonical()[:60]}>"
