@@ -100,3 +100,26 @@ def test_check_records_matches_the_rule(records, on_key, on_value):
     expected = [i for i, (k, v) in enumerate(records)
                 if (on_key and bad(k, "t-key")) or (on_value and bad(v, "t-value"))]
     assert [i for i, _ in check(records, rules)] == expected
+
+
+def test_produce_handler_waits_for_a_registry_still_loading():
+    """While the broker's registry replays _schemas, a validated topic answers a retriable
+    NOT_ENOUGH_REPLICAS (clients retry); with no registry configured, INVALID_RECORD."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from broker.handlers.produce import _check_schema_ids
+    from protocol.errors import ErrorCode
+    from protocol.records.record import build_batch
+
+    cfg = LogConfig.from_props({}, {"confluent.value.schema.validation": "true"})
+    batch = build_batch([(None, framed(1), 1)])
+    loading = SimpleNamespace(ready=asyncio.Event(), registered_ids=lambda s: {1})
+    b = SimpleNamespace(schema_registry=loading, cfg={"schema.registry.listeners": "http://127.0.0.1:0"})
+    code, msg, _ = _check_schema_ids(b, "t", cfg, batch, 9)
+    assert code == ErrorCode.NOT_ENOUGH_REPLICAS and "not ready yet" in msg
+    loading.ready.set()
+    assert _check_schema_ids(b, "t", cfg, batch, 9) is None
+    assert _check_schema_ids(b, "t", cfg, build_batch([(None, framed(2), 1)]), 9)[0] == ErrorCode.INVALID_RECORD
+    off = SimpleNamespace(schema_registry=None, cfg={"schema.registry.listeners": ""})
+    assert _check_schema_ids(off, "t", cfg, batch, 9)[0] == ErrorCode.INVALID_RECORD
