@@ -95,9 +95,7 @@ def record_name(parsed, payload: bytes) -> str | None:
         except ValueError:
             return None
     if st == "JSON":
-        doc = getattr(parsed, "schema", None)
-        if not isinstance(doc, dict):
-            doc = getattr(parsed, "json_data", None)
+        doc = getattr(parsed, "data", None)
         title = doc.get("title") if isinstance(doc, dict) else None
         return title if isinstance(title, str) else None
     schema = getattr(parsed, "schema", None)  # AVRO: a named type's full name

@@ -123,3 +123,24 @@ def test_produce_handler_waits_for_a_registry_still_loading():
     assert _check_schema_ids(b, "t", cfg, build_batch([(None, framed(2), 1)]), 9)[0] == ErrorCode.INVALID_RECORD
     off = SimpleNamespace(schema_registry=None, cfg={"schema.registry.listeners": ""})
     assert _check_schema_ids(off, "t", cfg, batch, 9)[0] == ErrorCode.INVALID_RECORD
+
+
+def test_record_names_of_each_format():
+    import json
+
+    from schema_registry.formats import parse_schema
+    from schema_registry.validation import record_name
+    avro = parse_schema("AVRO", json.dumps({"type": "record", "name": "Order", "namespace": "com.acme",
+                                            "fields": [{"name": "id", "type": "string"}]}))
+    assert record_name(avro, framed(1)) == "com.acme.Order"
+    # Avro's getFullName, as Confluent's AvroSchema.name(): a primitive's type name
+    assert record_name(parse_schema("AVRO", '"string"'), framed(1)) == "string"
+    js = parse_schema("JSON", json.dumps({"title": "Order", "type": "object"}))
+    assert record_name(js, framed(1)) == "Order"
+    assert record_name(parse_schema("JSON", '{"type": "object"}'), framed(1)) is None
+    pb = parse_schema("PROTOBUF", 'syntax = "proto3";\npackage p;\nmessage A { message In { int32 x = 1; } }\n'
+                                  "message B { int32 y = 1; }\n")
+    assert record_name(pb, framed(1, b"\x00")) == "p.A"
+    assert record_name(pb, framed(1, b"\x02\x02")) == "p.B"          # [1]
+    assert record_name(pb, framed(1, b"\x04\x00\x00")) == "p.A.In"   # [0, 0]
+    assert record_name(pb, framed(1, b"\x02\x0a")) is None           # [5]: no such message
