@@ -190,3 +190,20 @@ def test_compatibility_through_the_api(hourglass_broker):
     assert exc.value.http_status_code == 409
     assert "FIELD_SCALAR_KIND_CHANGED" in exc.value.error_message
     assert sr.register_schema("compat-value", Schema(ok, "PROTOBUF")) > 0
+
+
+def test_serializer_without_auto_register_finds_the_text_form(hourglass_broker, tmp_path):
+    """A schema registered as .proto text (by a CI step, say) is found by a serializer that
+    only looks up (auto.register.schemas=False) with its class's descriptor: one canonical text."""
+    mod = f"user_{uuid.uuid4().hex[:8]}"
+    text = ('syntax = "proto3";\npackage acct;\nimport "google/protobuf/timestamp.proto";\n\n'
+            "// users of the shop\nmessage User {\n  string name = 1;\n  google.protobuf.Timestamp joined = 2;\n"
+            "  map<string, string> attrs = 3;\n}\n")
+    pb = generate(tmp_path, {f"{mod}.proto": text}, f"{mod}_pb2")
+    sr = SchemaRegistryClient({"url": hourglass_broker.schema_registry_url})
+    sid = sr.register_schema("users-pb-value", Schema(text, "PROTOBUF"))
+    users = [pb.User(name="ann", attrs={"tier": "gold"})]
+    sr2, got = round_trip(hourglass_broker, "users-pb", pb.User, users, {"auto.register.schemas": False})
+    assert got == users
+    assert [v for v in sr2.get_versions("users-pb-value")] == [1]
+    assert sr2.get_latest_version("users-pb-value").schema_id == sid
