@@ -28,6 +28,7 @@ MAX_BODY = 16 << 20  # bytes; a larger body is answered 413
 SCHEMA_TYPES = ["JSON", "PROTOBUF", "AVRO"]
 STORE_KEY = web.AppKey("store", SchemaStore)
 STATS_KEY = web.AppKey("stats", collections.Counter)
+MAY_READ = web.RequestKey("may_read", object)  # subject -> bool, set when the broker's ACLs are on
 _MAX_VERSION = 2**31 - 1
 
 
@@ -115,7 +116,8 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         prefix = request.query.get("subjectPrefix", "")
         deleted, latest_only = _flag(request, "deleted"), _flag(request, "latestOnly")
         out = []
-        for s in store.subjects(deleted=deleted, prefix=prefix):
+        may_read = request.get(MAY_READ, lambda s: True)
+        for s in filter(may_read, store.subjects(deleted=deleted, prefix=prefix)):
             versions = store.versions(s, deleted=deleted)
             out.extend(e.as_json() for e in (versions[-1:] if latest_only else versions))
         return _ok(out)
@@ -167,8 +169,9 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
 
     @routes.get("/subjects")
     async def subjects(request):
-        return _ok(store.subjects(deleted=_flag(request, "deleted"),
-                                  prefix=request.query.get("subjectPrefix", "")))
+        may_read = request.get(MAY_READ, lambda s: True)  # only what the caller may read (ACLs on)
+        return _ok([s for s in store.subjects(deleted=_flag(request, "deleted"),
+                                              prefix=request.query.get("subjectPrefix", "")) if may_read(s)])
 
     @routes.get("/subjects/{subject}/versions")
     async def list_versions(request):
@@ -360,6 +363,41 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
     return routes
 
 
+def _authz_middleware(store: SchemaStore):
+    """Confluent's Topic ACL authorizer over the broker's ACLs (``schema_registry.authz``)."""
+    from schema_registry import authz
+
+    @web.middleware
+    async def authorize(request: web.Request, handler):
+        security = store.broker.security
+        authorizer = security.authorizer if security is not None else None
+        if authorizer is None:
+            return await handler(request)
+        info = request.match_info
+        if info.http_exception is not None or info.route.resource is None:
+            return await handler(request)  # no such route: 404/405 as without ACLs
+        route = info.route.resource.canonical
+        need = authz.need(request.method, route)
+        principal, host = request["principal"], request.remote or ""
+        request[MAY_READ] = lambda subject: authz.may(authorizer, principal, host, authz.Op.READ, subject)
+        if need.kind == authz.SUBJECT:
+            subject = info["subject"]
+            if not authz.may(authorizer, principal, host, need.op, subject):
+                raise HttpError(403, 40301, f"User is denied operation {need.operation} on Subject: {subject}")
+        elif need.kind == authz.SCHEMA:
+            try:
+                holders = store.state.ids.get(int(info["id"])) or {}
+            except ValueError:
+                holders = {}
+            if holders and not any(authz.may(authorizer, principal, host, need.op, s) for s, _ in holders):
+                raise HttpError(403, 40301, f"User is denied operation SCHEMA_READ on Schema: {info['id']}")
+        elif need.kind == authz.GLOBAL and principal not in authorizer.super_users:
+            raise HttpError(403, 40301, f"User is denied operation {need.operation} on Global")
+        return await handler(request)
+
+    return authorize
+
+
 def _ready_middleware(store: SchemaStore, stats: collections.Counter):
     @web.middleware
     async def ready(request: web.Request, handler):
@@ -386,7 +424,7 @@ async def create_app(broker, users: BrokerUsers) -> web.Application:
     count, ready = _ready_middleware(store, stats)
     app = web.Application(client_max_size=MAX_BODY, middlewares=[
         count, *middlewares(users, content_type=CONTENT_TYPE, internal_error_code=50001,
-                            realm="SchemaRegistry"), ready])
+                            realm="SchemaRegistry"), ready, _authz_middleware(store)])
     app[STORE_KEY] = store
     app[STATS_KEY] = stats
     app.add_routes(create_routes(store))

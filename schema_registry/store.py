@@ -18,6 +18,11 @@ request is answered).
 
 Every mutating method checks, then appends, with no ``await`` in between: on the broker's one
 event loop that makes each registration atomic.
+
+``asOf`` reads each version's registration time from the timestamp of its first live record
+and its deletion time from the soft delete's record. Once compaction has replaced a
+soft-deleted version's registration record, only its deletion time is known and ``asOf`` no
+longer answers it (live versions keep their registration record).
 """
 from __future__ import annotations
 
@@ -376,6 +381,8 @@ class SchemaStore:
 
     def lookup(self, subject: str, body: dict, *, normalize: bool = False, deleted: bool = False) -> VersionEntry:
         versions = self._versions(subject)
+        if not deleted and all(e.deleted for e in versions.values()):
+            raise subject_not_found(subject)
         _, schema_type, text, refs = self.prepare(subject, body, normalize)
         key = content_key(schema_type, text, refs, body.get("metadata"), body.get("ruleSet"))
         matches = [e for e in versions.values() if (deleted or not e.deleted) and e.content_key()[:3] == key[:3]]

@@ -12,10 +12,13 @@ BACKWARD: reader = new schema, FORWARD: reader = old schema):
 - Objects, by content model: a property the reader has and the writer lacks is
   PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL when the writer is open (its data may hold that name
   with any value), fine when the writer is closed (``additionalProperties: false``) unless
-  the reader requires it (REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL). A property the
+  the reader requires it without a default (REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL);
+  in an open writer, a property with an empty schema, or one the writer's
+  ``additionalProperties`` schema already satisfies (a partially open model), is fine. A property the
   writer has and the reader lacks is PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL when the
   reader is closed, fine when it is open. Opening is fine; closing an open model is
-  ADDITIONAL_PROPERTIES_REMOVED. A name newly in ``required`` is REQUIRED_ATTRIBUTE_ADDED.
+  ADDITIONAL_PROPERTIES_REMOVED. A name newly in ``required`` is REQUIRED_ATTRIBUTE_ADDED
+  unless its schema has a default.
   Shared properties are compared recursively.
 - ``enum``: the reader must hold every writer value (ENUM_ARRAY_NARROWED); ``items``
   recursively; ``maxLength``/``maximum``/``maxItems`` may not decrease and ``minLength``/
@@ -125,10 +128,14 @@ def _compare_objects(reader: dict, writer: dict, path: str) -> list[tuple[str, s
         if name in wp:
             errs.extend(compare(sub, wp[name], p))
         elif _open(writer):
-            if not (sub is True or sub == {}):
-                errs.append(("PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL", p,
-                             f"property {name} added to an open content model"))
-        elif name in rreq:
+            extra = writer.get("additionalProperties", True)
+            if sub is True or sub == {}:
+                continue  # PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL
+            if isinstance(extra, dict) and not compare(sub, extra, p):
+                continue  # PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL
+            errs.append(("PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL", p,
+                         f"property {name} added to an open content model"))
+        elif name in rreq and not (isinstance(sub, dict) and "default" in sub):
             errs.append(("REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL", p,
                          f"required property {name} added"))
     for name in wp:
@@ -140,9 +147,9 @@ def _compare_objects(reader: dict, writer: dict, path: str) -> list[tuple[str, s
             elif isinstance(extra, dict):
                 errs.extend(compare(extra, wp[name], f"{path}/properties/{name}"))
     for name in sorted(rreq - wreq):
-        if name in wp or name in rp and not _open(writer):
-            if name in wp:
-                errs.append(("REQUIRED_ATTRIBUTE_ADDED", f"{path}/required", f"{name} became required"))
+        sub = rp.get(name)
+        if name in wp and not (isinstance(sub, dict) and "default" in sub):  # REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED is fine
+            errs.append(("REQUIRED_ATTRIBUTE_ADDED", f"{path}/required", f"{name} became required"))
     return errs
 
 

@@ -436,3 +436,81 @@ def test_metrics(broker):
     by_status = {s.labels["status"]: s.value for s in families["hourglass_schema_registry_requests"].samples
                  if s.name.endswith("_total")}
     assert by_status["200"] >= 1 and by_status["404"] >= 1
+
+
+def test_acls_as_confluents_topic_acl_authorizer():
+    """With the broker's ACLs on, a subject needs its topic's READ (reads) or WRITE (writes),
+    global config/mode a super user; listings show only readable subjects."""
+    from confluent_kafka.admin import (
+        AclBinding, AclOperation, AclPermissionType, AdminClient, ResourcePatternType, ResourceType,
+        ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion,
+    )
+    with EmbeddedBroker(security={"protocol": "SASL_PLAINTEXT", "mechanism": "SCRAM-SHA-256", "acls": True},
+                        schema_registry=True) as b:
+        url = b.schema_registry_url
+        admin_auth = (b.security.user, b.security.password)
+        admin = AdminClient(b.client_config)
+        for f in admin.alter_user_scram_credentials([UserScramCredentialUpsertion(
+                "bob", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), b"bob-secret")]).values():
+            f.result(10)
+        for f in admin.create_acls([AclBinding(ResourceType.TOPIC, "orders", ResourcePatternType.LITERAL, "User:bob",
+                                               "*", AclOperation.READ, AclPermissionType.ALLOW)]).values():
+            f.result(10)
+        bob = ("bob", "bob-secret")
+        assert call(f"{url}/subjects/orders-value/versions", method="POST", body={"schema": V1}, auth=admin_auth)[2] == {"id": 1}
+        assert call(f"{url}/subjects/secret-value/versions", method="POST", body={"schema": V2}, auth=admin_auth)[2] == {"id": 2}
+        assert call(f"{url}/subjects/orders-value/versions", auth=bob)[::2] == (200, [1])
+        assert call(f"{url}/schemas/ids/1", auth=bob)[0] == 200
+        status, _, body = call(f"{url}/schemas/ids/2", auth=bob)
+        assert (status, body["error_code"]) == (403, 40301)
+        status, _, body = call(f"{url}/subjects/orders-value/versions", method="POST", body={"schema": V2}, auth=bob)
+        assert (status, body["error_code"]) == (403, 40301) and "SUBJECT_WRITE" in body["message"]
+        assert call(f"{url}/subjects/secret-value/versions/1", auth=bob)[0] == 403
+        assert call(f"{url}/config", auth=bob)[0] == 403
+        assert call(f"{url}/config", auth=admin_auth)[0] == 200
+        assert call(f"{url}/subjects", auth=bob)[2] == ["orders-value"]
+        assert call(f"{url}/subjects", auth=admin_auth)[2] == ["orders-value", "secret-value"]
+        assert call(f"{url}/schemas/types", auth=bob)[0] == 200
+        assert call(f"{url}/no/such/route", auth=bob)[0] == 404
+
+
+def test_concurrent_identical_registrations_get_one_id(broker):
+    """Dozens of rounds of clients registering the same new schema at once: one id, one version."""
+    from concurrent.futures import ThreadPoolExecutor
+    url = broker.schema_registry_url
+    with ThreadPoolExecutor(8) as pool:
+        for rnd in range(30):
+            s = subject()
+            body = {"schema": rec({"name": f"race{rnd}", "type": "int"}, name="Race")}
+            answers = list(pool.map(lambda _: call(f"{url}/subjects/{s}/versions", method="POST", body=body), range(8)))
+            assert {a[0] for a in answers} == {200}
+            assert len({a[2]["id"] for a in answers}) == 1
+            assert call(f"{url}/subjects/{s}/versions")[2] == [1]
+
+
+def test_serves_records_written_by_confluents_registry():
+    """The reverse direction: records as Confluent's registry writes them (older and newer
+    field sets, a null-subject global config key, NOOP markers), produced by a plain producer
+    into ``_schemas``, are served; new ids continue after theirs."""
+    with EmbeddedBroker(schema_registry=True) as b:
+        c = SchemaRegistryClient({"url": b.schema_registry_url})
+        assert c.get_subjects() == []  # the registry is up and _schemas exists
+        p = Producer(b.client_config)
+        for k, v in [
+            (b'{"keytype":"NOOP","magic":0}', None),
+            (b'{"keytype":"CONFIG","subject":null,"magic":0}', b'{"compatibilityLevel":"FULL"}'),
+            (b'{"keytype":"SCHEMA","subject":"legacy-value","version":1,"magic":1}',
+             b'{"subject":"legacy-value","version":1,"id":7,"schemaType":"AVRO","schema":"\\"string\\"","deleted":false}'),
+            (b'{"keytype":"SCHEMA","subject":"legacy-value","version":2,"magic":1}',
+             b'{"subject":"legacy-value","version":2,"id":9,"md5":"AAAA","schema":"\\"bytes\\"","deleted":false,"ts":1700000000000,"offset":3}'),
+            (b'{"keytype":"SCHEMA","subject":"j-value","version":1,"magic":1}',
+             b'{"subject":"j-value","version":1,"id":8,"schemaType":"JSON","references":[],"schema":"{}","deleted":true}'),
+        ]:
+            p.produce("_schemas", key=k, value=v, partition=0)
+        assert p.flush(10) == 0
+        c = SchemaRegistryClient({"url": b.schema_registry_url})
+        assert c.get_subjects() == ["legacy-value"]
+        assert c.get_compatibility() == "FULL"
+        assert c.get_version("legacy-value", 2).schema_id == 9
+        assert c.get_schema(8).schema_type == "JSON"
+        assert c.register_schema("new-value", Schema('"int"', "AVRO")) == 10
