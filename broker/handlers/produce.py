@@ -100,6 +100,9 @@ def _check_schema_ids(b, topic: str, config, records, v: int):
         # refusing is the only answer that keeps the topic's promise
         return (ErrorCode.INVALID_RECORD, f"Schema ID validation is on for topic {topic} but this broker "
                 "serves no Schema Registry (schema.registry.listeners is empty)", [])
+    if getattr(store, "load_error", None) is not None:
+        return (ErrorCode.INVALID_RECORD, f"Schema ID validation is on for topic {topic} but this broker's "
+                f"Schema Registry failed to load: {store.load_error}", [])
     if v < 3:
         return (ErrorCode.INVALID_RECORD, f"Schema ID validation on topic {topic} needs record batches "
                 "(Produce v3 or later)", [])

@@ -121,6 +121,9 @@ def test_produce_handler_waits_for_a_registry_still_loading():
     loading.ready.set()
     assert _check_schema_ids(b, "t", cfg, batch, 9) is None
     assert _check_schema_ids(b, "t", cfg, build_batch([(None, framed(2), 1)]), 9)[0] == ErrorCode.INVALID_RECORD
+    loading.load_error = OSError("disk")
+    code, msg, _ = _check_schema_ids(b, "t", cfg, batch, 9)
+    assert code == ErrorCode.INVALID_RECORD and "failed to load: disk" in msg
     off = SimpleNamespace(schema_registry=None, cfg={"schema.registry.listeners": ""})
     assert _check_schema_ids(off, "t", cfg, batch, 9)[0] == ErrorCode.INVALID_RECORD
 
