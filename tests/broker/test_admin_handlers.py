@@ -32,7 +32,7 @@ from protocol.messages.incremental_alter_configs import IncrementalAlterConfigsR
 from protocol.records.record import build_batch
 from protocol.schema import ZERO_UUID
 from storage.clock import ManualClock
-from storage.log_config import TOPIC_CONFIGS
+from storage.log_config import CONFLUENT_TOPIC_CONFIGS, TOPIC_CONFIGS
 
 KEY = {create_topics: 19, delete_topics: 20, delete_records: 21, describe_configs: 32, alter_configs: 33,
        create_partitions: 37, incremental_alter_configs: 44}
@@ -50,6 +50,8 @@ KAFKA_39_TOPIC_CONFIGS = {
     "retention.ms", "segment.bytes", "segment.index.bytes", "segment.jitter.ms", "segment.ms",
     "unclean.leader.election.enable",
 }
+# ... and Confluent Server's schema ID validation configs, which Hourglass serves too
+TOPIC_CONFIG_NAMES = KAFKA_39_TOPIC_CONFIGS | CONFLUENT_TOPIC_CONFIGS
 
 
 @pytest.fixture
@@ -113,7 +115,7 @@ def test_create_topic_echoes_id_partitions_and_every_config(broker):
     assert r.topic_id == t.topic_id != ZERO_UUID
     assert (r.num_partitions, r.replication_factor) == (3, 1)
     cfg = {c.name: c for c in r.configs}
-    assert set(cfg) == KAFKA_39_TOPIC_CONFIGS
+    assert set(cfg) == TOPIC_CONFIG_NAMES
     assert [c.name for c in r.configs] == sorted(cfg)
     assert (cfg["retention.ms"].value, cfg["retention.ms"].config_source) == ("3600000", 1)  # TOPIC_CONFIG
     assert (cfg["segment.bytes"].value, cfg["segment.bytes"].config_source) == ("1073741824", 5)
@@ -245,7 +247,7 @@ def test_describe_topic_lists_every_config_with_kafka_synonyms(make_broker):
     r = describe(b, 2, "t")
     assert r.error_code == 0
     cfg = by_name(r)
-    assert set(cfg) == KAFKA_39_TOPIC_CONFIGS
+    assert set(cfg) == TOPIC_CONFIG_NAMES
     mm = cfg["max.message.bytes"]
     assert (mm.value, mm.config_source, mm.read_only, mm.is_sensitive) == ("2000", 1, False, False)
     assert [(s.name, s.value, s.source) for s in mm.synonyms] == [
@@ -271,7 +273,7 @@ def test_describe_topic_key_filter_version_0_and_no_synonyms(broker):
     assert c["retention.ms"].is_default is False and c["segment.ms"].is_default is True
     r1 = describe(broker, 2, "t", version=1, synonyms=False)
     assert all(not c.synonyms for c in r1.configs)
-    assert len(describe(broker, 2, "t", keys=[]).configs) == len(KAFKA_39_TOPIC_CONFIGS)
+    assert len(describe(broker, 2, "t", keys=[]).configs) == len(TOPIC_CONFIG_NAMES)
 
 
 def test_describe_unknown_and_illegal_topics(broker):
@@ -372,7 +374,7 @@ def test_apply_ops_is_pure_and_follows_kafka():
     assert apply_ops({}, [("x", DELETE, None)]) == {}
     with pytest.raises(ResourceError):
         apply_ops({}, [("segment.ms", SET, "1"), ("segment.ms", DELETE, None)])
-    assert set(TOPIC_CONFIGS) == KAFKA_39_TOPIC_CONFIGS
+    assert set(TOPIC_CONFIGS) == TOPIC_CONFIG_NAMES
 
 
 # ---- CreatePartitions -----------------------------------------------------------------------------
