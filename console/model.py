@@ -158,7 +158,10 @@ def operation_names(bits: int, resource_type: ResourceType) -> list[str]:
     return [AclOperation(op).name for op in sorted(SUPPORTED_OPERATIONS[resource_type]) if bits & (1 << op)]
 
 
-def _bytes_view(b: bytes | None) -> dict | None:
+def _bytes_view(b: bytes | None, k: "Kafka | None" = None) -> dict | None:
+    """{size, base64, text (UTF-8 or None)}, and ``schema`` {schema_id, schema_type, subject,
+    data} when the bytes are in the Schema Registry's wire format with an id the registry
+    knows and the caller may read."""
     if b is None:
         return None
     b = bytes(b)
@@ -166,7 +169,13 @@ def _bytes_view(b: bytes | None) -> dict | None:
         text = b.decode("utf-8")
     except UnicodeDecodeError:
         text = None
-    return {"size": len(b), "base64": base64.b64encode(b).decode("ascii"), "text": text}
+    out = {"size": len(b), "base64": base64.b64encode(b).decode("ascii"), "text": text}
+    if k is not None and len(b) >= 5 and b[0] == 0 and getattr(k.broker, "schema_registry", None) is not None:
+        from console.serde import decode
+        decoded = decode(k.broker, k.principal, k.host, b)
+        if decoded is not None:
+            out["schema"] = decoded
+    return out
 
 
 # ---- cluster ------------------------------------------------------------------------------
@@ -687,7 +696,7 @@ async def read_records(k: Kafka, topic: str, partition: int, *, offset: int | No
                     continue
                 records.append({"topic_name": topic, "partition_id": partition, "offset": r.offset,
                                 "timestamp": r.timestamp, "timestamp_type": ts_type,
-                                "key": _bytes_view(r.key), "value": _bytes_view(r.value),
+                                "key": _bytes_view(r.key, k), "value": _bytes_view(r.value, k),
                                 "headers": [{"name": hk, "value": _bytes_view(hv)} for hk, hv in r.headers]})
             if len(records) >= max_records:
                 break
