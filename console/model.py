@@ -616,7 +616,6 @@ async def read_records(k: Kafka, topic: str, partition: int, *, offset: int | No
     if isinstance(b, KafkaError):
         raise b
     start_info: dict[str, Any] = {}
-    plog_hwm_key = "high_watermark"
     if timestamp is not None:
         found, found_ts = await offset_for_time(k, topic, partition, timestamp)
         start_info = {"timestamp": timestamp, "offset": found if found >= 0 else None,
@@ -670,17 +669,23 @@ async def read_records(k: Kafka, topic: str, partition: int, *, offset: int | No
         if not data:
             break
         scanned_bytes += len(data)
-        aborted = {a.producer_id: a.first_offset for a in (pd.aborted_transactions or [])}
+        # READ_COMMITTED: the aborted transactions overlapping the data, by first offset; a
+        # producer is "aborting" from its transaction's first offset to its next marker (the
+        # consumer's algorithm: Kafka's CompletedFetch.abortedProducerIds)
+        pending = sorted((a.first_offset, a.producer_id) for a in (pd.aborted_transactions or []))
+        aborting: set[int] = set()
         progressed = False
         for pos, h in iter_batch_positions(data):
             if pos + h.size > len(data):
                 break
+            while pending and pending[0][0] <= h.base_offset:
+                aborting.add(pending.pop(0)[1])
             if h.is_control:
-                aborted.pop(h.producer_id, None)
+                aborting.discard(h.producer_id)
                 if h.next_offset > next_offset:
                     next_offset, progressed = h.next_offset, True
                 continue
-            if h.is_transactional and h.producer_id in aborted and aborted[h.producer_id] <= h.base_offset:
+            if h.is_transactional and h.producer_id in aborting:
                 if h.next_offset > next_offset:
                     next_offset, progressed = h.next_offset, True
                 continue
@@ -707,7 +712,7 @@ async def read_records(k: Kafka, topic: str, partition: int, *, offset: int | No
         await asyncio.sleep(0)  # a long filtered scan lets the broker's other work run
     end = lso if isolation == READ_COMMITTED else hwm
     return {"topic_name": topic, "partition_id": partition, "start": start_info, "records": records,
-            "next_offset": next_offset, plog_hwm_key: hwm, "last_stable_offset": lso,
+            "next_offset": next_offset, "high_watermark": hwm, "last_stable_offset": lso,
             "log_start_offset": log_start, "end_reached": end >= 0 and next_offset >= end,
             "scanned_bytes": scanned_bytes}
 
