@@ -196,6 +196,10 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         # Confluent's RegisterSchemaResponse (its 7.x answered the id alone; clients read both)
         d = e.as_json()
         del d["subject"]
+        # PROTOBUF: the schema in the form the client sent it. confluent-kafka caches this answer's
+        # text as the id's schema, and its deserializer then expects the base64 form it registered.
+        if d.get("schemaType") == "PROTOBUF" and isinstance(body.get("schema"), str):
+            d["schema"] = body["schema"]
         return _ok({"id": d.pop("id"), "version": d.pop("version"), **d})  # Confluent's field order
 
     def _get_version(request):
