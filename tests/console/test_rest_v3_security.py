@@ -88,3 +88,15 @@ def test_denied_user_sees_a_denial_not_data(secured, caplog):
     text = json.dumps(users)
     assert "salt" not in text and "key" not in text and BOB_PASSWORD not in text
     assert BOB_PASSWORD not in caplog.text and b.security.password not in caplog.text
+
+
+def test_broker_configs_never_show_a_secret():
+    # PLAIN users' passwords live in the listener's JAAS config, a broker config
+    with EmbeddedBroker(security={"protocol": "SASL_SSL", "mechanism": "PLAIN", "acls": True}, console=True) as b:
+        alice = Rest(b.console_url, b.broker.cluster_id, auth=(b.security.user, b.security.password))
+        s, body, _ = alice.get(alice.c + "/brokers/1/configs")
+        assert s == 200 and body["data"]
+        text = json.dumps(body)
+        assert b.security.password not in text
+        sensitive = [c for c in body["data"] if c["is_sensitive"]]
+        assert all(c["value"] is None and all(x["value"] is None for x in c["synonyms"]) for c in sensitive)
