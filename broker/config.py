@@ -69,6 +69,12 @@ def _float(v: str) -> float:
         raise ValueError("Not a number of type DOUBLE") from None
 
 
+def _http_listeners(v: str) -> list[str]:
+    from web.listeners import parse_http_listeners
+    parse_http_listeners(v)  # raises ValueError with the bad entry
+    return _list(v)
+
+
 class BrokerKey(NamedTuple):
     name: str
     parse: Callable[[str], Any]
@@ -175,6 +181,11 @@ BROKER_KEYS: dict[str, BrokerKey] = {k.name: k for k in [
     _k("log.cleaner.io.max.bytes.per.second", _float, "1.7976931348623157E308", "Cleaner I/O throttle."),
     _k("metrics.port", _int, "-1", "Prometheus metrics HTTP port (-1: off; 0: a free port)."),
     _k("metrics.host", _str, "127.0.0.1", "Prometheus metrics HTTP host."),
+    # HTTP services (web/): each is off while its listeners are empty
+    _k("schema.registry.listeners", _http_listeners, "", "Hourglass: the Schema Registry (Confluent's API) on http://HOST:PORT or https://HOST:PORT (TLS from the broker's ssl.* keys), comma separated; empty: off. Basic auth checks the broker's PLAIN/SCRAM users when a Kafka listener has them."),
+    _k("kafkastore.topic", _str, "_schemas", "Schema Registry: the compacted topic holding schemas, configs, modes and deletes, in Confluent's record format (created on first start, 1 partition)."),
+    _k("schema.compatibility.level", _str, "backward", "Schema Registry: the compatibility level of subjects without their own (none, backward, backward_transitive, forward, forward_transitive, full, full_transitive), until PUT /config sets one.", lambda v: v.upper() in ("NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE"), "one of none, backward, forward, full and their _transitive forms"),
+    _k("console.listeners", _http_listeners, "", "Hourglass: the web console and Kafka REST v3 (/v3) on http://HOST:PORT or https://HOST:PORT, comma separated; empty: off."),
     # security (broker.security): per listener, listener.name.<name>.<key> overrides any of these
     _k("ssl.keystore.type", _str, "JKS", "PEM or PKCS12 (JKS: a PKCS12 file is read as the JVM reads it; a real JKS file is refused with the keytool line that converts it)."),
     _k("ssl.keystore.location", _str, None, "The broker's key and certificate chain (PKCS12, or PEM with the key then the chain)."),

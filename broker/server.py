@@ -60,6 +60,8 @@ class Broker:
         self.waiters = PartitionWaiters()
         self.rejections_logged: dict = {}  # (client id, kind) -> (last logged, held back); see connection.py
         self.metrics_server = None
+        self.http = None  # web.services.HttpServices (Schema Registry, console)
+        self.schema_registry = None  # schema_registry.store.SchemaStore while the registry serves
         self.servers: list[asyncio.base_events.Server] = []
         self.connections: set[Connection] = set()
         self.tasks: list[asyncio.Task] = []
@@ -168,6 +170,11 @@ class Broker:
                          addr[0], addr[1], lst.name, lst.security_protocol,
                          "" if sec.sasl is None else " " + ",".join(sec.sasl.mechanisms),
                          self.cluster_id, self.node_id)
+        # HTTP services (web/: Schema Registry, console): bound now, served in the background
+        from web.services import HttpServices
+        self.http = HttpServices(self)
+        self.http.bind()
+        self.http.start()
         if self.cfg["metrics.port"] >= 0:
             from broker.metrics import MetricsServer
             self.metrics_server = MetricsServer(self, self.cfg["metrics.host"], self.cfg["metrics.port"])
@@ -283,6 +290,8 @@ class Broker:
             s.close()
         if self.metrics_server is not None:
             self.metrics_server.close()
+        if self.http is not None:
+            await self.http.close()
         if getattr(self, "cleaner", None) is not None:
             self.cleaner.shutdown()  # a cleaning in progress stops at its next check
         for t in self.tasks:
@@ -331,6 +340,8 @@ async def run_broker(cfg: BrokerConfig, *, ready_file: str | None = None,
                 f.write(f"{host}:{port}\n")
                 for name, (h, p) in broker.bound_by_listener.items():
                     f.write(f"{name}://{h}:{p}\n")
+                for line in broker.http.ready_lines():  # `service <name> <url>`
+                    f.write(line + "\n")
             os.replace(tmp, ready_file)
         if on_ready is not None:
             on_ready(broker)

@@ -17,6 +17,9 @@ listener instead, with throwaway certificates and a user made for the occasion; 
 
     with EmbeddedBroker(security="SASL_SSL") as b:
         Producer(b.client_config).produce("t", b"x")
+
+``schema_registry=True`` and ``console=True`` serve the Schema Registry and the console (with
+Kafka REST v3) on free loopback ports: ``schema_registry_url`` and ``console_url`` name them.
 """
 from __future__ import annotations
 
@@ -42,10 +45,15 @@ def _value(v) -> str:
 class EmbeddedBroker:
     def __init__(self, overrides: Mapping[str, object] | None = None, *, data_dir: str | os.PathLike | None = None,
                  mode: str = "thread", port: int = 0, host: str = "127.0.0.1", start_timeout: float = 20.0,
-                 security: str | Mapping[str, object] | None = None):
+                 security: str | Mapping[str, object] | None = None, schema_registry: bool = False,
+                 console: bool = False):
         if mode not in ("thread", "subprocess"):
             raise ValueError("mode must be 'thread' or 'subprocess'")
         self.overrides = {**DEFAULTS, **{k: _value(v) for k, v in (overrides or {}).items()}}
+        for on, key in ((schema_registry, "schema.registry.listeners"), (console, "console.listeners")):
+            if on:
+                self.overrides.setdefault(key, f"http://{host}:0")
+        self.http_urls: dict[str, list[str]] = {}  # HTTP service name -> its URLs
         self.mode, self.port, self.host, self.start_timeout = mode, port, host, start_timeout
         self._own_dir = data_dir is None
         self.data_dir = Path(data_dir) if data_dir is not None else None
@@ -79,6 +87,14 @@ class EmbeddedBroker:
             listener = self.security.broker_overrides(self.host, self.port)
         return [*(f"{k}={v}" for k, v in listener.items()), f"log.dirs={self.data_dir}",
                 *(f"{k}={v}" for k, v in self.overrides.items())]
+
+    @property
+    def schema_registry_url(self) -> str | None:
+        return (self.http_urls.get("schema-registry") or [None])[0]
+
+    @property
+    def console_url(self) -> str | None:
+        return (self.http_urls.get("console") or [None])[0]
 
     # ---- ready-made client settings (secured or not) ---------------------------------------------
     def _clients(self, kind: str, bootstrap_key: str) -> dict:
@@ -115,6 +131,7 @@ class EmbeddedBroker:
             self.broker = broker
             host, port = broker.bound[0]
             self.bootstrap_servers = f"{host}:{port}"
+            self.http_urls = {k: list(v) for k, v in broker.http.urls.items()}
             ready.set()
 
         def run():
@@ -149,8 +166,14 @@ class EmbeddedBroker:
         self._proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
-            if ready_file.exists() and ready_file.read_text().strip():
-                self.bootstrap_servers = ready_file.read_text().split()[0]
+            text = ready_file.read_text() if ready_file.exists() else ""
+            if text.strip():
+                self.bootstrap_servers = text.split()[0]
+                self.http_urls = {}
+                for line in text.splitlines():
+                    parts = line.split()
+                    if len(parts) == 3 and parts[0] == "service":
+                        self.http_urls.setdefault(parts[1], []).append(parts[2])
                 return
             if self._proc.poll() is not None:
                 break

@@ -14,6 +14,9 @@ certificate, ``"SASL_PLAINTEXT"``, or a dict such as ``{"protocol": "SASL_SSL", 
 then takes ``hourglass_broker.client_config`` (confluent-kafka), ``.kafka_python_config`` or
 ``.aiokafka_config`` and is secured in one line.
 
+``@pytest.mark.hourglass(schema_registry=True, console=True)`` also serves the Schema Registry
+and the console on free ports (``hourglass_broker.schema_registry_url``, ``.console_url``).
+
 Both shut the broker down cleanly at teardown and remove its temporary data dir.
 """
 from __future__ import annotations
@@ -25,8 +28,9 @@ from hourglass.embedded import EmbeddedBroker
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "hourglass(overrides=None, mode='thread', security=None): config overrides, run mode and "
-                   "security protocol (SSL, SASL_SSL, SASL_PLAINTEXT) of the hourglass_broker fixture")
+        "markers", "hourglass(overrides=None, mode='thread', security=None, schema_registry=False, console=False): "
+                   "config overrides, run mode, security protocol (SSL, SASL_SSL, SASL_PLAINTEXT) and HTTP services "
+                   "(schema_registry_url, console_url) of the hourglass_broker fixture")
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from broker.security import jaas
 from broker.security.oauth import (
     VALIDATOR_CALLBACK_HANDLERS, JwksValidator, TokenValidationError, UnsecuredJwsValidator,
 )
-from broker.security.scram import MIN_ITERATIONS, ScramCredentialStore, ScramMechanism
+from broker.security.scram import MIN_ITERATIONS, ScramCredentialStore, ScramMechanism, scramp_module
 
 PLAIN, SCRAM_SHA_256, SCRAM_SHA_512, OAUTHBEARER, GSSAPI = (
     "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI")
@@ -94,8 +94,7 @@ class PlainServer(SaslServer):
 class ScramServer(SaslServer):
     def __init__(self, mech: ScramMechanism, store: ScramCredentialStore):
         super().__init__()
-        import scramp
-        self._scramp = scramp
+        self._scramp = scramp_module()
         self.mechanism = mech.mechanism_name
         self._mech = mech
         self._store = store
@@ -164,8 +163,7 @@ def _saslname(s: str) -> str:
 
 class _LazyScramp(dict):
     def __missing__(self, name: str):
-        import scramp
-        self[name] = scramp.ScramMechanism(name)
+        self[name] = scramp_module().ScramMechanism(name)
         return self[name]
 
 
@@ -291,10 +289,11 @@ class SaslServerFactory:
         self.listener = listener
         self.mechanisms = enabled_mechanisms(lookup("sasl.enabled.mechanisms"))
         self._make: dict[str, Callable[[], SaslServer]] = {}
+        self.plain_users: dict[str, str] = {}  # PLAIN's user_<name>="pw" (also checked by HTTP basic auth)
         for mech in self.mechanisms:
             if mech == PLAIN:
                 opts = _jaas_options(lookup, listener, PLAIN, required=True)
-                users = {k[5:]: v for k, v in opts.items() if k.startswith("user_")}
+                users = self.plain_users = {k[5:]: v for k, v in opts.items() if k.startswith("user_")}
                 self._make[mech] = lambda users=users: PlainServer(users)
             elif mech in (SCRAM_SHA_256, SCRAM_SHA_512):
                 _jaas_options(lookup, listener, mech, required=False)  # validated when given

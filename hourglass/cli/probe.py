@@ -1,20 +1,20 @@
 """``hourglass probe``: is a Kafka endpoint answering? One ApiVersions v0 request over a plain
 socket (the container healthcheck; no client library needed, works against any Kafka).
 
-    hourglass probe -b host:port            that endpoint
-    hourglass probe --ready-file FILE       the listeners this broker bound (the container's
-                                            HEALTHCHECK: it follows KAFKA_LISTENERS, whatever
-                                            ports and interfaces they name)
-
-With ``--ready-file`` the listeners are the ``NAME://host:port`` lines ``serve --ready-file``
-writes (a wildcard host is probed on loopback); each is probed with its security protocol, from
-``--config``'s ``listener.security.protocol.map`` (Kafka's default map otherwise), PLAINTEXT and
-SASL_PLAINTEXT listeners first: ApiVersions is answered before SASL authentication (KIP-35), and
-TLS listeners get a handshake that checks no certificate (it is our own broker on loopback; a
-listener requiring client certificates cannot be probed that way). The first listener that
-answers makes the broker healthy.
-
 Exit 0 when the broker answers with error code 0, 1 otherwise, with one line saying why.
+
+``--ready-file PATH`` (the file ``hourglass serve --ready-file`` writes once it serves) probes
+the listeners the broker actually bound, whatever its configuration says: every
+``NAME://host:port`` line after the first (a wildcard host is reached on loopback), healthy
+when one of them answers. So a container's health check holds on any port or listener name,
+not only 127.0.0.1:9092. No ready file yet: not healthy (the broker has not started serving).
+
+Each listener is probed with its security protocol, from ``--config``'s
+``listener.security.protocol.map`` (a standard name is its own protocol; an unknown one is tried
+in plaintext, then TLS), PLAINTEXT and SASL_PLAINTEXT listeners first: ApiVersions is answered
+before SASL authentication (KIP-35), and TLS listeners get a handshake that checks no
+certificate (our own broker, on loopback; a listener requiring client certificates cannot be
+probed that way). ``--command-config`` properties, when given, are used as they are instead.
 """
 from __future__ import annotations
 
@@ -25,7 +25,6 @@ from hourglass.cli.wire import WireClient, WireError
 from protocol.api_keys import APIS
 
 API_VERSIONS = 18
-_LISTENER = re.compile(r"^([A-Za-z0-9_.-]+)://(\[[^\]]*\]|[^:\s]*):(\d+)$")
 _STANDARD = ("PLAINTEXT", "SASL_PLAINTEXT", "SSL", "SASL_SSL")
 # probe order: no TLS first (cheaper, nothing to mis-handshake), then TLS
 _ORDER = {"PLAINTEXT": 0, "SASL_PLAINTEXT": 1, None: 2, "SSL": 3, "SASL_SSL": 4}
@@ -44,25 +43,24 @@ def probe(host: str, port: int, timeout: float = 3.0, props: dict | None = None,
     return True, f"{host}:{port} answers {len(resp.api_keys)} APIs"
 
 
-def bound_listeners(text: str) -> list[tuple[str, str, int]]:
-    """``(name, host, port)`` of each ``NAME://host:port`` line of a ready file, in order;
-    other lines (the first ``host:port`` line, ``service ...`` lines) are skipped."""
+_LOOPBACK = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1", "[::]": "::1"}
+
+
+def bound_listeners(ready_text: str) -> list[tuple[str, str, int]]:
+    """[(listener name, host to reach, port)] from a ready file's text: the ``NAME://host:port``
+    lines after the first; the first line's ``host:port`` alone when there are none."""
+    lines = [ln.strip() for ln in ready_text.splitlines() if ln.strip()]
     out = []
-    for line in text.splitlines():
-        m = _LISTENER.match(line.strip())
-        if m:
-            out.append((m.group(1), m.group(2), int(m.group(3))))
+    for ln in lines[1:]:
+        name, sep, addr = ln.partition("://")
+        if not sep or ln.startswith("service "):  # `service NAME URL`: an HTTP service, not Kafka
+            continue
+        host, _, port = addr.rpartition(":")
+        out.append((name, _LOOPBACK.get(host, host.strip("[]")), int(port)))
+    if not out and lines:
+        host, _, port = lines[0].rpartition(":")
+        out.append(("", _LOOPBACK.get(host, host.strip("[]")), int(port)))
     return out
-
-
-def loopback_for(host: str) -> str:
-    """Where to reach a listener bound to ``host`` from inside its own machine."""
-    h = host.strip("[]")
-    if h in ("", "0.0.0.0"):
-        return "127.0.0.1"
-    if h == "::":
-        return "::1"
-    return h
 
 
 def protocol_map(config_text: str | None) -> dict[str, str]:
@@ -82,13 +80,15 @@ def protocol_map(config_text: str | None) -> dict[str, str]:
 
 
 def plan(ready_text: str, config_text: str | None = None) -> list[tuple[str, str, int, str | None]]:
-    """``(name, host, port, security protocol or None when unknown)`` to probe, in order."""
+    """``(name, host, port, security protocol or None when unknown)`` to probe, in order: the
+    ready file's listeners, those without TLS first (stable: the broker's order otherwise)."""
     pmap = protocol_map(config_text)
     out = []
     for name, host, port in bound_listeners(ready_text):
-        proto = pmap.get(name.upper()) or (name.upper() if name.upper() in _STANDARD and not pmap else None)
-        out.append((name, loopback_for(host), port, proto))
-    out.sort(key=lambda t: _ORDER.get(t[3], 2))  # stable: the broker's order within a protocol
+        key = name.upper()
+        proto = pmap.get(key) or (key if key in _STANDARD and not pmap else None)
+        out.append((name, host, port, proto))
+    out.sort(key=lambda t: _ORDER.get(t[3], 2))
     return out
 
 
@@ -100,41 +100,42 @@ def _no_verify_context():
     return ctx
 
 
-def probe_ready_file(ready_file: str, config_file: str | None, timeout: float) -> tuple[bool, str]:
-    try:
-        with open(ready_file) as f:
-            ready = f.read()
-    except OSError as exc:
-        return False, f"not ready: {ready_file}: {exc.strerror}"
-    config = None
-    if config_file:
-        try:
-            with open(config_file) as f:
-                config = f.read()
-        except OSError:
-            pass  # Kafka's default map then
-    targets = plan(ready, config)
-    if not targets:
-        return False, f"{ready_file} lists no listener"
-    failures = []
-    for name, host, port, proto in targets:
-        tries = [proto] if proto else ["PLAINTEXT", "SSL"]
-        for p in tries:
-            tls = p in ("SSL", "SASL_SSL")
-            ok, detail = probe(host, port, timeout, {"security.protocol": "SSL" if tls else "PLAINTEXT"},
-                               _no_verify_context() if tls else None)
-            if ok:
-                return True, f"{name} {detail}"
-            failures.append(f"{name}: {detail}")
-    return False, "; ".join(failures)
+def _attempts(proto: str | None, props: dict | None):
+    """(props, TLS context) to try on a listener of protocol ``proto``."""
+    if props:
+        return [(props, None)]
+    tries = [proto] if proto else ["PLAINTEXT", "SSL"]
+    return [({"security.protocol": "SSL"}, _no_verify_context()) if p in ("SSL", "SASL_SSL")
+            else ({"security.protocol": "PLAINTEXT"}, None) for p in tries]
 
 
 def main(bootstrap: str, timeout: float, props: dict | None = None, ready_file: str | None = None,
          config_file: str | None = None) -> int:
-    if ready_file:
-        ok, detail = probe_ready_file(ready_file, config_file, timeout)
+    if ready_file is not None:
+        try:
+            with open(ready_file) as f:
+                ready = f.read()
+        except OSError as exc:
+            print(f"not serving yet: {exc}", file=sys.stderr)
+            return 1
+        config = None
+        if config_file:
+            try:
+                with open(config_file) as f:
+                    config = f.read()
+            except OSError:
+                pass  # Kafka's standard names then
+        targets = plan(ready, config)
     else:
         host, _, port = bootstrap.rpartition(":")
-        ok, detail = probe(host or "localhost", int(port), timeout, props)
-    print(detail, file=sys.stdout if ok else sys.stderr)
-    return 0 if ok else 1
+        targets = [("", host or "localhost", int(port), "given")]
+    failures = []
+    for name, host, port, proto in targets:
+        for p, ctx in (_attempts(proto, props) if proto != "given" else [(props, None)]):
+            ok, detail = probe(host, port, timeout, p, ctx)
+            if ok:
+                print(f"{name} {detail}".strip())
+                return 0
+            failures.append(f"{name} {host}:{port}: {detail}".strip())
+    print("; ".join(failures) or "no listener in the ready file", file=sys.stderr)
+    return 1
