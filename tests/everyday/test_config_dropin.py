@@ -270,8 +270,11 @@ def test_entrypoint_derives_listeners_and_layers_a_mounted_file(tmp_path):
 def test_the_repos_compose_broker_environment_renders_a_valid_configuration(tmp_path):
     import yaml
     ep = _entrypoint()
+    import re
     env = yaml.safe_load((ROOT / "docker" / "compose.yaml").read_text())["services"]["broker"]["environment"]
-    props = parse_properties(ep.render({k: str(v) for k, v in env.items()}, str(tmp_path), "/nonexistent"))
+    # compose's ${VAR:-default} substitution, with the defaults
+    env = {k: re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", str(v)) for k, v in env.items()}
+    props = parse_properties(ep.render(env, str(tmp_path), "/nonexistent"))
     cfg = BrokerConfig(props, strict=True)
-    assert [l.uri for l in cfg.listeners] == ["PLAINTEXT://0.0.0.0:9092"]
-    assert cfg.listener_setup.advertised_for(None).uri == "PLAINTEXT://broker:9092"
+    assert [l.uri for l in cfg.listeners] == ["PLAINTEXT://0.0.0.0:29092", "PLAINTEXT_HOST://0.0.0.0:9092"]
+    assert cfg.listener_setup.advertised_for(None).uri == "PLAINTEXT://broker:29092"
