@@ -1,0 +1,109 @@
+// Hourglass console: the charts (uPlot) and the message browser's follow-live toggle.
+"use strict";
+
+function fmtBytes(v) {
+  if (v == null) return "";
+  const u = ["B/s", "KiB/s", "MiB/s", "GiB/s"]; let i = 0;
+  while (Math.abs(v) >= 1024 && i < u.length - 1) { v /= 1024; i++; }
+  return (i ? v.toFixed(1) : Math.round(v)) + " " + u[i];
+}
+
+function chartWidth(el) { return Math.max(el.clientWidth - 16, 300); }
+
+async function ratesChart(el) {
+  const d = await (await fetch(el.dataset.src, {credentials: "same-origin"})).json();
+  const opts = {
+    width: chartWidth(el), height: 240,
+    series: [{}, {label: "produce (bytes in)", stroke: "#7b4fd6", width: 2, value: (u, v) => fmtBytes(v)},
+                 {label: "fetch (bytes out)", stroke: "#1f9d8b", width: 2, value: (u, v) => fmtBytes(v)}],
+    axes: [{}, {values: (u, vals) => vals.map(fmtBytes), size: 80}],
+  };
+  el.innerHTML = "";
+  el._plot = new uPlot(opts, [d.t, d.bytes_in, d.bytes_out], el);
+}
+
+async function lagChart(el) {
+  const d = await (await fetch(el.dataset.src, {credentials: "same-origin"})).json();
+  const palette = ["#1f9d8b", "#e07b39", "#3b7dd8", "#c94f7c", "#6a9a23", "#8c6bb1"];
+  const series = [{}, {label: "total lag", stroke: "#7b4fd6", width: 2}];
+  const data = [d.t, d.total];
+  Object.keys(d.partitions).slice(0, 12).forEach((k, i) => {
+    series.push({label: k, stroke: palette[i % palette.length], width: 1});
+    data.push(d.partitions[k]);
+  });
+  el.innerHTML = "";
+  el._plot = new uPlot({width: chartWidth(el), height: 240, series: series,
+                        axes: [{}, {label: "records", size: 70}]}, data, el);
+}
+
+// The segment timeline: each segment a stroke from (min timestamp, base offset) to (max timestamp,
+// last offset) on a time axis; the retention horizon and "now" as vertical lines.
+function timelineChart(el) {
+  const d = JSON.parse(document.getElementById("timeline-data").textContent);
+  const segs = d.segments.filter(s => s.max_ts != null).slice(-200);
+  if (!segs.length) { el.innerHTML = '<p class="hint">No records yet: the segments have no timestamps to place.</p>'; return; }
+  const xs = Array.from(new Set(segs.flatMap(s => [s.min_ts ?? s.max_ts, s.max_ts]))).sort((a, b) => a - b);
+  const idx = new Map(xs.map((x, i) => [x, i]));
+  const data = [xs.map(x => x / 1000)];
+  const series = [{}];
+  segs.forEach((s, i) => {
+    const ys = new Array(xs.length).fill(null);
+    const a = s.min_ts ?? s.max_ts;
+    ys[idx.get(a)] = s.base_offset;
+    ys[idx.get(s.max_ts)] = Math.max(s.next_offset - 1, s.base_offset);
+    data.push(ys);
+    series.push({label: `${s.file.replace(/^0+(?=\d)/, "")} (${s.size} B)`, spanGaps: true, width: 6,
+                 stroke: s.deleted_next ? "#e07b39" : (s.active ? "#1f9d8b" : "#7b4fd6"),
+                 points: {show: true, size: 6}});
+  });
+  let lo = xs[0] / 1000, hi = Math.max(xs[xs.length - 1], d.now_ms) / 1000;
+  if (d.horizon_ms != null) lo = Math.min(lo, d.horizon_ms / 1000);
+  const pad = Math.max((hi - lo) * 0.03, 1);
+  const marks = [[d.now_ms, "now", "#1d2430"]];
+  if (d.horizon_ms != null) marks.push([d.horizon_ms, "retention horizon", "#b3261e"]);
+  el.innerHTML = "";
+  el._plot = new uPlot({
+    width: chartWidth(el), height: 280, legend: {show: segs.length <= 12},
+    scales: {x: {time: true, range: [lo - pad, hi + pad]}},
+    axes: [{}, {label: "offset", size: 80}],
+    series: series,
+    hooks: {draw: [u => {
+      const ctx = u.ctx;
+      marks.forEach(([ms, label, color]) => {
+        const x = u.valToPos(ms / 1000, "x", true);
+        ctx.save(); ctx.strokeStyle = color; ctx.setLineDash([6, 4]); ctx.lineWidth = 1.5 * devicePixelRatio;
+        ctx.beginPath(); ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke();
+        ctx.fillStyle = color; ctx.font = `${11 * devicePixelRatio}px system-ui`; ctx.setLineDash([]);
+        ctx.fillText(label, x + 4 * devicePixelRatio, u.bbox.top + 12 * devicePixelRatio); ctx.restore();
+      });
+    }]},
+  }, data, el);
+}
+
+function toggleFollow(box) {
+  const body = document.getElementById("records-body");
+  body.querySelectorAll("tr.poller").forEach(tr => tr.remove());
+  if (!box.checked) return;
+  const more = document.getElementById("more-row"); if (more) more.remove();
+  const marks = body.querySelectorAll("tr.positions");
+  const pos = marks.length ? marks[marks.length - 1].dataset.next : "";
+  const tr = document.createElement("tr");
+  tr.className = "poller";
+  tr.setAttribute("hx-get", box.dataset.src + "&pos=" + encodeURIComponent(pos));
+  tr.setAttribute("hx-trigger", "load, every 1s");
+  tr.setAttribute("hx-swap", "outerHTML");
+  tr.innerHTML = '<td colspan="6" class="hint">following…</td>';
+  body.appendChild(tr);
+  htmx.process(tr);
+}
+
+function editConfig(btn) {
+  document.getElementById("config-name").value = btn.dataset.name;
+  const v = document.getElementById("config-value"); v.value = btn.dataset.value; v.focus();
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  const r = document.getElementById("rates-chart"); if (r) { ratesChart(r); setInterval(() => ratesChart(r), 5000); }
+  const l = document.getElementById("lag-chart"); if (l) { lagChart(l); setInterval(() => lagChart(l), 5000); }
+  const t = document.getElementById("timeline-chart"); if (t) timelineChart(t);
+});
