@@ -8,16 +8,22 @@ function fmtBytes(v) {
   return (i ? v.toFixed(1) : Math.round(v)) + " " + u[i];
 }
 
+// every time on the console is UTC, the charts' axes too
+const utc = ts => uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC");
+
 function chartWidth(el) { return Math.max(el.clientWidth - 16, 300); }
 
 async function ratesChart(el) {
   const d = await (await fetch(el.dataset.src, {credentials: "same-origin"})).json();
   const opts = {
-    width: chartWidth(el), height: 240,
+    width: chartWidth(el), height: 240, tzDate: utc,
     series: [{}, {label: "produce (bytes in)", stroke: "#7b4fd6", width: 2, value: (u, v) => fmtBytes(v)},
                  {label: "fetch (bytes out)", stroke: "#1f9d8b", width: 2, value: (u, v) => fmtBytes(v)}],
     axes: [{}, {values: (u, vals) => vals.map(fmtBytes), size: 80}],
+    scales: {y: {range: (u, a, b) => [0, Math.max(b, 100) * 1.1]}},
   };
+  const now = Date.now() / 1000;
+  opts.scales.x = {time: true, range: [now - 900, now]};
   el.innerHTML = "";
   el._plot = new uPlot(opts, [d.t, d.bytes_in, d.bytes_out], el);
 }
@@ -32,12 +38,15 @@ async function lagChart(el) {
     data.push(d.partitions[k]);
   });
   el.innerHTML = "";
-  el._plot = new uPlot({width: chartWidth(el), height: 240, series: series,
+  const now = Date.now() / 1000;
+  el._plot = new uPlot({width: chartWidth(el), height: 240, series: series, tzDate: utc,
+                        scales: {x: {time: true, range: [now - 3600, now]}, y: {range: (u, a, b) => [0, Math.max(b, 10) * 1.1]}},
                         axes: [{}, {label: "records", size: 70}]}, data, el);
 }
 
 // The segment timeline: each segment a stroke from (min timestamp, base offset) to (max timestamp,
-// last offset) on a time axis; the retention horizon and "now" as vertical lines.
+// last offset) on a time axis; the retention horizon and "now" as vertical lines (or, when far
+// outside the data's span, as a labelled arrow at that edge so the segments stay readable).
 function timelineChart(el) {
   const d = JSON.parse(document.getElementById("timeline-data").textContent);
   const segs = d.segments.filter(s => s.max_ts != null).slice(-200);
@@ -46,35 +55,48 @@ function timelineChart(el) {
   const idx = new Map(xs.map((x, i) => [x, i]));
   const data = [xs.map(x => x / 1000)];
   const series = [{}];
+  const kept = ["#7b4fd6", "#1f9d8b"], doomed = ["#e07b39", "#b3261e"];
   segs.forEach((s, i) => {
     const ys = new Array(xs.length).fill(null);
     const a = s.min_ts ?? s.max_ts;
     ys[idx.get(a)] = s.base_offset;
     ys[idx.get(s.max_ts)] = Math.max(s.next_offset - 1, s.base_offset);
     data.push(ys);
-    series.push({label: `${s.file.replace(/^0+(?=\d)/, "")} (${s.size} B)`, spanGaps: true, width: 6,
-                 stroke: s.deleted_next ? "#e07b39" : (s.active ? "#1f9d8b" : "#7b4fd6"),
-                 points: {show: true, size: 6}});
+    const what = s.deleted_next ? ", deleted next" : (s.active ? ", active" : "");
+    series.push({label: `${s.base_offset} (${s.size} B${what})`, spanGaps: true, width: 6,
+                 stroke: (s.deleted_next ? doomed : kept)[i % 2], points: {show: true, size: 7}});
   });
-  let lo = xs[0] / 1000, hi = Math.max(xs[xs.length - 1], d.now_ms) / 1000;
-  if (d.horizon_ms != null) lo = Math.min(lo, d.horizon_ms / 1000);
-  const pad = Math.max((hi - lo) * 0.03, 1);
+  const first = xs[0], last = xs[xs.length - 1], span = Math.max(last - first, 60000);
+  let lo = first, hi = last;
   const marks = [[d.now_ms, "now", "#1d2430"]];
   if (d.horizon_ms != null) marks.push([d.horizon_ms, "retention horizon", "#b3261e"]);
+  marks.forEach(([ms]) => { if (ms >= first - span && ms <= last + span) { lo = Math.min(lo, ms); hi = Math.max(hi, ms); } });
+  const pad = (hi - lo) * 0.04 + 1000;
+  lo -= pad; hi += pad;
+  const fmt = ms => new Date(ms).toISOString().replace("T", " ").slice(0, 16) + "Z";
   el.innerHTML = "";
   el._plot = new uPlot({
-    width: chartWidth(el), height: 280, legend: {show: segs.length <= 12},
-    scales: {x: {time: true, range: [lo - pad, hi + pad]}},
+    width: chartWidth(el), height: 280, tzDate: utc, legend: {show: segs.length <= 12},
+    scales: {x: {time: true, range: [lo / 1000, hi / 1000]}},
     axes: [{}, {label: "offset", size: 80}],
     series: series,
     hooks: {draw: [u => {
-      const ctx = u.ctx;
-      marks.forEach(([ms, label, color]) => {
-        const x = u.valToPos(ms / 1000, "x", true);
-        ctx.save(); ctx.strokeStyle = color; ctx.setLineDash([6, 4]); ctx.lineWidth = 1.5 * devicePixelRatio;
-        ctx.beginPath(); ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke();
-        ctx.fillStyle = color; ctx.font = `${11 * devicePixelRatio}px system-ui`; ctx.setLineDash([]);
-        ctx.fillText(label, x + 4 * devicePixelRatio, u.bbox.top + 12 * devicePixelRatio); ctx.restore();
+      const ctx = u.ctx, px = devicePixelRatio;
+      marks.forEach(([ms, label, color], k) => {
+        ctx.save(); ctx.strokeStyle = color; ctx.fillStyle = color; ctx.lineWidth = 1.5 * px;
+        ctx.font = `${11 * px}px system-ui`;
+        const y = u.bbox.top + (12 + 14 * k) * px;
+        if (ms < lo || ms > hi) {  // off the chart: an arrow at that edge
+          const right = ms > hi, text = `${label} ${right ? "→" : "←"} ${fmt(ms)}`;
+          const w = ctx.measureText(text).width;
+          ctx.fillText(text, right ? u.bbox.left + u.bbox.width - w - 4 * px : u.bbox.left + 4 * px, y);
+        } else {
+          const x = u.valToPos(ms / 1000, "x", true);
+          ctx.setLineDash([6, 4]);
+          ctx.beginPath(); ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke();
+          ctx.setLineDash([]); ctx.fillText(label, x + 4 * px, y);
+        }
+        ctx.restore();
       });
     }]},
   }, data, el);
