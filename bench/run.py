@@ -29,6 +29,9 @@ Steps:
 - ``share``: share-group consumption (KIP-932, librdkafka ShareConsumer) with 1, 2 and 4
   members on one partition vs a classic consumer on the same topic (bench/share_throughput.py);
   records/s, medians of the rounds;
+- ``rest``: bench/rest_v3.py (Kafka REST v3 produce against the Kafka protocol's; the
+  records-from-time page of the console in a partition of 100k and 1M records, 10M with
+  ``--big``: it goes through the time index, so it stays flat);
 - ``tls``: one broker with PLAINTEXT, SSL and SASL_SSL (SCRAM-SHA-512) listeners: the Java
   consumer (kafka-clients) and the librdkafka producer (confluent-kafka) over SSL vs plaintext,
   interleaved rounds, medians and the ratios (issue 18's bar: >= 0.6); then 1000 clients
@@ -626,6 +629,20 @@ def _sasl_ssl_burst(sec, bootstrap: str, clients: int) -> tuple[int, float]:
     return asyncio.run(burst())
 
 
+def step_rest(quick: bool, big: bool, rounds: int) -> None:
+    """bench/rest_v3.py: REST v3 produce vs the Kafka protocol, and the records-from-time page
+    as one partition grows (100k, 1M; 10M with --big)."""
+    sizes = "100000,1000000" + (",10000000" if big else "")
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "rest_v3.py"), "--rounds", str(rounds),
+                        "--records", "5000" if quick else "20000", "--sizes", sizes,
+                        "--samples", "50" if quick else "200"], capture_output=True, text=True, timeout=3600)
+    if r.returncode != 0:
+        raise RuntimeError(f"bench/rest_v3.py failed: {r.stderr[-2000:]}")
+    for line in r.stdout.splitlines():
+        name, value, unit = line.split()
+        emit(name, float(value), unit)
+
+
 def step_micro() -> None:
     for script in ("micro_records.py", "micro_codec.py", "micro_storage.py"):
         r = subprocess.run([sys.executable, str(ROOT / "bench" / script)], capture_output=True, text=True, cwd=ROOT)
@@ -690,7 +707,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--peer", action="store_true", help="also run the suite against Tansu, interleaved")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", default="suite,ofs,ingest,startup,lookup,micro,txn,groups,share,tls")
+    ap.add_argument("--only", default="suite,ofs,ingest,startup,lookup,micro,txn,groups,share,tls,rest")
     ap.add_argument("--big", action="store_true", help="add the 10M-record lookup")
     ap.add_argument("--noise", type=float, default=0.15)
     a = ap.parse_args(argv)
@@ -739,6 +756,8 @@ def main(argv=None) -> int:
                 hg.stop()
         if "tls" in steps:
             step_tls(tmp, 1 if a.quick else a.rounds, a.quick)
+        if "rest" in steps:
+            step_rest(a.quick, a.big, 1 if a.quick else a.rounds)
         if "txn" in steps:
             hg = Hourglass(tmp / "txn")
             hg.start()
