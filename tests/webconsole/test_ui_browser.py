@@ -174,7 +174,7 @@ def test_config_edit_shows_in_describe_configs(page, cluster):
     page.click("#config-form button[value=set]")
     expect(page.locator("#saved")).to_contain_text("retention.ms set to 7200000")
     row = cells(page, "tr[data-config='retention.ms']")[0]
-    assert row[1] == "7200000" and row[2] == "TOPIC_CONFIG"
+    assert row[1] == "7200000" and row[2] == "DYNAMIC_TOPIC_CONFIG"
     res = ConfigResource(ConfigResource.Type.TOPIC, "orders")
     entry = admin.describe_configs([res])[res].result(timeout=10)["retention.ms"]
     assert entry.value == "7200000" and entry.source == 1  # DYNAMIC_TOPIC_CONFIG
