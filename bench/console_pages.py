@@ -1,0 +1,92 @@
+"""Console page figures (issue 26), against a broker in its own process.
+
+    .venv/bin/python bench/console_pages.py [--topics 1000] [--requests 50]
+
+``topics_ttfb``: time to first byte of ``GET /topics`` (the topics page: names through
+Metadata for every topic the caller may describe, the summary of the 50 it shows) with
+``--topics`` topics of one partition each, every tenth holding a few records. Also the
+filtered list (``/topics?q=...``), a later page, and a topic's detail page for scale.
+Median and p95 over ``--requests`` sequential requests on one keep-alive connection, after
+a warm-up request.
+
+One ``name value unit`` line per figure, as bench/run.py.
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import statistics
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from hourglass.embedded import EmbeddedBroker  # noqa: E402
+
+
+def emit(name: str, value: float, unit: str) -> None:
+    print(f"{name} {value:.4g} {unit}", flush=True)
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def ttfb(conn: http.client.HTTPConnection, path: str) -> tuple[float, int, int]:
+    """(seconds to the response's status line, status, body bytes)."""
+    t0 = time.perf_counter()
+    conn.request("GET", path)
+    resp = conn.getresponse()  # returns once the status line and headers are in
+    first = time.perf_counter() - t0
+    body = resp.read()
+    return first, resp.status, len(body)
+
+
+def measure(conn, path: str, n: int) -> list[float]:
+    first, status, size = ttfb(conn, path)  # warm-up (templates compiled, caches filled)
+    if status != 200:
+        raise SystemExit(f"GET {path} answered {status}")
+    out = []
+    for _ in range(n):
+        out.append(ttfb(conn, path)[0])
+    log(f"{path}: {size} bytes")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--topics", type=int, default=1000)
+    ap.add_argument("--requests", type=int, default=50)
+    args = ap.parse_args()
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+    with EmbeddedBroker(mode="subprocess", console=True) as b:
+        admin = AdminClient({"bootstrap.servers": b.bootstrap_servers})
+        t0 = time.perf_counter()
+        names = [f"bench-topic-{i:04d}" for i in range(args.topics)]
+        for i in range(0, len(names), 200):
+            for f in admin.create_topics([NewTopic(n, 1, 1) for n in names[i:i + 200]],
+                                         operation_timeout=60).values():
+                f.result(timeout=120)
+        p = Producer({"bootstrap.servers": b.bootstrap_servers, "linger.ms": 20})
+        for n in names[::10]:
+            for j in range(10):
+                p.produce(n, key=str(j), value=b"x" * 100)
+        p.flush(60)
+        log(f"{args.topics} topics created and filled in {time.perf_counter() - t0:.1f} s")
+        url = urlsplit(b.console_url)
+        conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
+        for name, path in (("topics", "/topics"), ("topics_filtered", "/topics?q=topic-05"),
+                           ("topics_page_10", "/topics?page=10"), ("topic_detail", f"/topics/{names[0]}"),
+                           ("overview", "/")):
+            xs = sorted(measure(conn, path, args.requests))
+            emit(f"console_{name}_ttfb_median", statistics.median(xs) * 1000, "ms")
+            emit(f"console_{name}_ttfb_p95", xs[int(len(xs) * 0.95) - 1] * 1000, "ms")
+        conn.close()
+
+
+if __name__ == "__main__":
+    main()
