@@ -354,6 +354,48 @@ def test_group_lag_equals_what_it_committed_and_reset_to_a_time(page, cluster):
     c.close()
 
 
+def test_consumer_protocol_and_share_groups_with_members(page, cluster):
+    from confluent_kafka import ShareConsumer
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ResourceType
+    b, admin = cluster
+    c = Consumer({"bootstrap.servers": b.bootstrap_servers, "group.id": "kip848", "group.protocol": "consumer",
+                  "client.id": "new-protocol", "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    c.subscribe(["orders"])
+    res = ConfigResource(ResourceType.GROUP, "sharers", incremental_configs=[
+        ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([res])[res].result(30)
+    s = ShareConsumer({"bootstrap.servers": b.bootstrap_servers, "group.id": "sharers", "client.id": "sharer"})
+    s.subscribe(["clicks"])
+    try:
+        mine = shared = 0
+        deadline = time.time() + 30
+        while (mine < 5 or shared < 5) and time.time() < deadline:
+            m = c.poll(0.2)
+            mine += m is not None and m.error() is None
+            shared += sum(1 for m in s.poll(0.2) if m.error() is None)
+        assert mine >= 5 and shared >= 5
+        c.commit(asynchronous=False)
+        page.goto("/groups")
+        types = {r[0]: r[1] for r in cells(page, "#groups tbody tr")}
+        assert types["kip848"] == "consumer" and types["sharers"] == "share"
+        page.goto("/groups/kip848")
+        [member] = cells(page, "#members tbody tr")
+        assert member[1] == "new-protocol" and member[3] == "orders: 0, 1, 2"
+        committed = {tp.partition: tp.offset for tp in c.committed([TopicPartition("orders", p) for p in range(3)],
+                                                                 timeout=10) if tp.offset >= 0}
+        shown = {int(r[1]): int(r[2]) for r in cells(page, "#lags tbody tr") if r[2] != "-"}
+        assert shown == committed
+        shot(page, "group-consumer-protocol")
+        page.goto("/groups/sharers")
+        [member] = cells(page, "#members tbody tr")
+        assert member[1] == "sharer" and member[3] == "clicks: 0"
+        expect(page.locator("#reset-form")).to_have_count(0)  # share groups move by acknowledgements
+        shot(page, "group-share")
+    finally:
+        c.close()
+        s.close()
+
+
 def test_open_transaction_and_the_lso_it_holds_back(page, cluster):
     b, _ = cluster
     p = Producer({"bootstrap.servers": b.bootstrap_servers, "transactional.id": "checkout-1"})
