@@ -91,18 +91,7 @@ def offsets_for_time(bootstrap: str, topic: str, partition: int, ts: int) -> int
         c.close()
 
 
-# ---- overview and topics ---------------------------------------------------------------------
-
-def test_overview_shows_listeners_counts_and_rates_chart(page, cluster):
-    b, _ = cluster
-    page.goto("/")
-    expect(page.locator("#n-topics")).to_have_text(re.compile(r"^\d+$"))
-    assert int(page.inner_text("#n-topics")) >= 2
-    listeners = " ".join(r[1] for r in cells(page, "#listeners tbody tr"))
-    assert b.bootstrap_servers.split(",")[0] in listeners and b.console_url in listeners
-    expect(page.locator("#rates-chart canvas")).to_have_count(1)  # uPlot drew the chart
-    shot(page, "overview")
-
+# ---- topics ------------------------------------------------------------------------------------
 
 def test_topics_list_create_and_delete(page, cluster):
     b, admin = cluster
@@ -437,6 +426,20 @@ def test_unknown_topic_and_group_are_pages_not_errors(page):
         resp = page.goto(path)
         assert resp.status == 404
         expect(page.locator("h1")).to_have_text("Not found")
+
+
+def test_overview_shows_listeners_counts_and_rates_chart(page, cluster):
+    b, _ = cluster
+    page.goto("/")
+    expect(page.locator("#n-topics")).to_have_text(re.compile(r"^\d+$"))
+    assert int(page.inner_text("#n-topics")) >= 2
+    listeners = " ".join(r[1] for r in cells(page, "#listeners tbody tr"))
+    assert b.bootstrap_servers.split(",")[0] in listeners and b.console_url in listeners
+    expect(page.locator("#rates-chart canvas")).to_have_count(1)  # uPlot drew the chart
+    # by now (the module's last page) the sampler has seen this module's produce traffic
+    rates = json.loads(page.request.get("/rates.json").text())
+    assert len(rates["t"]) >= 2 and max(rates["bytes_in"]) > 0
+    shot(page, "overview")
 
 
 # ---- a secured broker: login, ACLs, denial --------------------------------------------------

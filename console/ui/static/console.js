@@ -23,7 +23,9 @@ async function ratesChart(el) {
     scales: {y: {range: (u, a, b) => [0, Math.max(b, 100) * 1.1]}},
   };
   const now = Date.now() / 1000;
-  opts.scales.x = {time: true, range: [now - 900, now]};
+  // the last 15 minutes at most, 2 at least: a young broker's few samples stay readable
+  const lo = Math.max(Math.min(d.t.length ? d.t[0] : now, now - 120), now - 900);
+  opts.scales.x = {time: true, range: [lo, now]};
   el.innerHTML = "";
   el._plot = new uPlot(opts, [d.t, d.bytes_in, d.bytes_out], el);
 }
