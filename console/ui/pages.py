@@ -19,7 +19,7 @@ import json
 import logging
 import math
 import secrets
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from importlib import resources
 from urllib.parse import urlencode
 
@@ -33,6 +33,7 @@ from web.auth import BasicAuthError
 
 log = logging.getLogger(__name__)
 
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 SESSION_COOKIE = "hourglass_console"
 TOPICS_PER_PAGE = 50
 PAGE_SIZE = 50
@@ -66,7 +67,11 @@ class BadInput(Exception):
 def fmt_ts(ms) -> str:
     if ms is None or ms < 0:
         return "-"
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
+    try:
+        dt = EPOCH + timedelta(milliseconds=ms)
+    except OverflowError:
+        return str(ms)
+    return dt.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
 
 
 def fmt_bytes(n) -> str:

@@ -90,13 +90,14 @@ def parse_time(text: str | None) -> int | None:
     s = str(text).strip()
     if s.lstrip("-").isdigit():
         return int(s)
-    from datetime import datetime, timezone
+    from datetime import datetime, timedelta, timezone
     if s.endswith(("Z", "z")):
         s = s[:-1] + "+00:00"
     dt = datetime.fromisoformat(s)
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
-    return int(dt.timestamp() * 1000)
+    # integer arithmetic: a float timestamp would lose the last millisecond
+    return (dt - datetime(1970, 1, 1, tzinfo=timezone.utc)) // timedelta(milliseconds=1)
 
 
 def render_bytes(data: bytes | None, fmt: str = "auto") -> tuple[str, str]:
@@ -128,10 +129,13 @@ def encode_positions(pos: dict[int, int]) -> str:
 def decode_positions(text: str) -> dict[int, int]:
     out = {}
     for part in text.split(","):
+        if not part:
+            continue
         p, sep, o = part.partition(":")
-        if sep:
-            try:
-                out[int(p)] = int(o)
-            except ValueError:
-                raise ValueError(f"bad position {part!r}") from None
+        try:
+            if not sep or int(p) < 0 or int(o) < 0:
+                raise ValueError
+            out[int(p)] = int(o)
+        except ValueError:
+            raise ValueError(f"bad position {part!r}: expected partition:offset") from None
     return out

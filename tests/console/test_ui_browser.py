@@ -428,6 +428,43 @@ def test_unknown_topic_and_group_are_pages_not_errors(page):
         expect(page.locator("h1")).to_have_text("Not found")
 
 
+def test_bad_input_gets_a_page_never_a_500(cluster):
+    b, _ = cluster
+    cases = {
+        "/topics?page=two": 400, "/topics?page=-5": 200, "/topics/orders?partition=9": 400,
+        "/topics/orders?tab=nope": 400, "/topics/orders?tab=messages&partition=x": 400,
+        "/topics/orders?tab=messages&partition=7": 400, "/topics/orders?tab=messages&start=sideways": 400,
+        "/topics/orders?tab=messages&start=offset": 400, "/topics/orders?tab=messages&start=offset&offset=-3": 200,
+        "/topics/orders?tab=messages&start=offset&offset=99999999": 200, "/topics/orders?from=-1": 400,
+        "/topics/orders?from=2026-13-45T99:00": 400, "/topics/orders?from=99999999999999": 200,
+        "/topics/orders/records?pos=0:x": 400, "/topics/orders/tail?pos=zz": 400, "/topics/nope/tail": 404,
+        "/groups/nope/lag.json": 200, "/static/../pages.py": 404,
+    }
+    for path, want in cases.items():
+        try:
+            with urllib.request.urlopen(b.console_url + path, timeout=10) as r:
+                status = r.status
+        except urllib.error.HTTPError as e:
+            status = e.code
+        assert status == want, path
+
+
+def test_lag_history_is_charted(page, cluster):
+    b, _ = cluster
+    deadline = time.time() + 25
+    while True:  # the broker samples lags every 10 s
+        hist = json.loads(page.request.get(b.console_url + "/groups/billing/lag.json").text())
+        if len(hist["t"]) >= 2 or time.time() > deadline:
+            break
+        time.sleep(1)
+    assert len(hist["t"]) >= 2 and set(hist["partitions"]) == {"orders:0", "orders:1", "orders:2"}
+    assert all(t == sum(v[i] for v in hist["partitions"].values()) for i, t in enumerate(hist["total"]))
+    page.goto("/groups/billing")
+    expect(page.locator("#lag-chart canvas")).to_have_count(1)
+    page.wait_for_timeout(300)
+    shot(page, "group-lag-chart")
+
+
 def test_overview_shows_listeners_counts_and_rates_chart(page, cluster):
     b, _ = cluster
     page.goto("/")

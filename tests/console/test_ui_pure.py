@@ -1,0 +1,57 @@
+"""The console pages' pure helpers: times, positions in links, how record bytes are shown."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, strategies as st
+
+from console.ui.reads import decode_positions, encode_positions, parse_time, render_bytes
+
+
+@given(st.dictionaries(st.integers(0, 10_000), st.integers(0, 2 ** 63 - 1), max_size=50))
+def test_positions_round_trip(pos):
+    assert decode_positions(encode_positions(pos)) == pos
+
+
+@pytest.mark.parametrize("bad", ["x", "0", "0:", ":5", "0:-1", "-1:0", "0:1,zz"])
+def test_bad_positions_are_refused(bad):
+    with pytest.raises(ValueError):
+        decode_positions(bad)
+
+
+@given(st.integers(0, 253_402_300_799_999))
+def test_times_as_epoch_ms_or_iso_agree(ms):
+    from datetime import datetime, timedelta, timezone
+    iso = (datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=ms)).isoformat(timespec="milliseconds")
+    assert parse_time(str(ms)) == ms
+    assert parse_time(iso) == ms
+    assert parse_time(iso.replace("+00:00", "Z")) == ms
+    assert parse_time(iso.replace("+00:00", "")) == ms  # a picker's local value is taken as UTC
+
+
+def test_time_with_an_offset_and_empty():
+    assert parse_time("2026-01-01T02:00:00+02:00") == 1_767_225_600_000
+    assert parse_time("") is None and parse_time(None) is None
+    with pytest.raises(ValueError):
+        parse_time("yesterday")
+
+
+@given(st.binary(max_size=200))
+def test_bytes_are_shown_without_loss(data):
+    shown, fmt = render_bytes(data)
+    if fmt == "hex":
+        assert bytes.fromhex(shown) == data
+    elif fmt == "json":
+        assert json.loads(shown) == json.loads(data.decode())
+    else:
+        assert shown.encode() == data
+    assert bytes.fromhex(render_bytes(data, "hex")[0]) == data
+
+
+def test_render_formats():
+    assert render_bytes(None) == ("null", "null")
+    assert render_bytes(b'{"a":[1,2]}') == ('{\n  "a": [\n    1,\n    2\n  ]\n}', "json")
+    assert render_bytes(b'{"a":1}', "utf8") == ('{"a":1}', "utf8")
+    assert render_bytes(b"\xff\x00") == ("ff 00", "hex")
+    assert render_bytes("héllo".encode()) == ("héllo", "utf8")
