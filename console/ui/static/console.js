@@ -33,16 +33,17 @@ async function ratesChart(el) {
 async function lagChart(el) {
   const d = await (await fetch(el.dataset.src, {credentials: "same-origin"})).json();
   const palette = ["#1f9d8b", "#e07b39", "#3b7dd8", "#c94f7c", "#6a9a23", "#8c6bb1"];
-  const series = [{}, {label: "total lag", stroke: "#7b4fd6", width: 2}];
+  const series = [{}, {label: "total lag", stroke: "#7b4fd6", width: 2, points: {show: true, size: 5}}];
   const data = [d.t, d.total];
   Object.keys(d.partitions).slice(0, 12).forEach((k, i) => {
-    series.push({label: k, stroke: palette[i % palette.length], width: 1});
+    series.push({label: k, stroke: palette[i % palette.length], width: 1, points: {show: true, size: 4}});
     data.push(d.partitions[k]);
   });
   el.innerHTML = "";
-  const now = Date.now() / 1000;
+  // the last hour at most, 5 minutes at least
+  const now = Date.now() / 1000, lo = Math.max(Math.min(d.t.length ? d.t[0] : now, now - 300), now - 3600);
   el._plot = new uPlot({width: chartWidth(el), height: 240, series: series, tzDate: utc,
-                        scales: {x: {time: true, range: [now - 3600, now]}, y: {range: (u, a, b) => [0, Math.max(b, 10) * 1.1]}},
+                        scales: {x: {time: true, range: [lo, now]}, y: {range: (u, a, b) => [0, Math.max(b, 10) * 1.1]}},
                         axes: [{}, {label: "records", size: 70}]}, data, el);
 }
 
