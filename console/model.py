@@ -129,7 +129,8 @@ class Kafka:
         self.client_id = client_id
 
     def authz(self, api_key: int, version: int) -> RequestAuthz:
-        authorizer = None if self.principal is None else self.broker.security.authorizer
+        sec = self.broker.security
+        authorizer = None if self.principal is None or sec is None else sec.authorizer
         return RequestAuthz(authorizer, self.principal or ANONYMOUS, self.host, api_key, version)
 
     async def request(self, api_key: int, version: int, body):
@@ -375,6 +376,28 @@ async def topic_configs(k: Kafka, topic: str, names: list[str] | None = None) ->
                                  for s in c.synonyms],
                     "type": _TYPES.get(c.config_type, "UNKNOWN"), "documentation": c.documentation})
     return sorted(out, key=lambda c: c["name"])
+
+
+BROKER_RESOURCE = 4
+
+
+async def broker_configs(k: Kafka, broker_id: int | str, names: list[str] | None = None) -> list[dict]:
+    """A broker's configs (DescribeConfigs on the BROKER resource: CLUSTER DESCRIBE_CONFIGS;
+    ``""`` is the cluster-wide dynamic defaults, none here), same fields as topic_configs.
+    Sensitive values are None (DescribeConfigs never returns them)."""
+    from protocol.messages.describe_configs import DescribeConfigsRequest as D
+    r = await k.request(32, V_DESCRIBE_CONFIGS, D(resources=[D.DescribeConfigsResource(
+        resource_type=BROKER_RESOURCE, resource_name=str(broker_id), configuration_keys=names)],
+        include_synonyms=True, include_documentation=True))
+    res = r.results[0]
+    check(res.error_code, res.error_message)
+    return sorted(({"name": c.name, "value": None if c.is_sensitive else c.value,
+                    "source": _SOURCES.get(c.config_source, "UNKNOWN"),
+                    "is_default": c.config_source == 5, "is_read_only": c.read_only, "is_sensitive": c.is_sensitive,
+                    "synonyms": [{"name": x.name, "value": None if c.is_sensitive else x.value,
+                                  "source": _SOURCES.get(x.source, "UNKNOWN")} for x in c.synonyms],
+                    "type": _TYPES.get(c.config_type, "UNKNOWN"), "documentation": c.documentation}
+                   for c in res.configs), key=lambda c: c["name"])
 
 
 async def topic_config(k: Kafka, topic: str, name: str) -> dict:
@@ -821,7 +844,9 @@ async def describe_group(k: Kafka, gid: str) -> dict:
                                                for p in ps), key=lambda d: (d["topic_name"], d["partition_id"])),
                         "target_assignments": []})
     return {"group_id": gid, "type": "classic", "state": g.group_state, "protocol_type": g.protocol_type,
-            "assignor": g.protocol_data, "is_simple": g.protocol_type == "" and not g.members,
+            # Kafka's isSimpleConsumerGroup: no protocol type (offsets committed by an admin or
+            # by consumers that assign partitions themselves)
+            "assignor": g.protocol_data, "is_simple": g.protocol_type == "",
             "group_epoch": None, "members": members}
 
 
@@ -1062,11 +1087,14 @@ class LagHistory:
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms
         snap: dict[str, dict[tuple[str, int], int]] = {}
         for g in await list_groups(k):
-            try:
-                lags = await group_lags(k, g["group_id"])
+            gid = g["group_id"]
+            try:  # committed (share: start) offsets and log ends only: no member is described
+                committed = await (share_start_offsets(k, gid) if g["type"] == "share" else committed_offsets(k, gid))
+                ends = await list_offsets(k, {tp: LATEST for tp in committed})
             except ModelError:
                 continue
-            snap[g["group_id"]] = {(r["topic_name"], r["partition_id"]): r["lag"] for r in lags}
+            snap[gid] = {tp: max(ends[tp][0] - off, 0) for tp, off in committed.items()
+                         if isinstance(ends.get(tp), tuple) and ends[tp][0] >= 0}
             await asyncio.sleep(0)
         self.samples.append((now_ms, snap))
 

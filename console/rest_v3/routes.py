@@ -7,10 +7,7 @@ input 400, unknown paths 404, and never a 500 for bad input.
 """
 from __future__ import annotations
 
-import datetime as _dt
 import json
-import logging
-import time
 
 from aiohttp import web
 
@@ -20,7 +17,6 @@ from console.rest_v3.produce import (ProduceInputError, encode_data, needs_regis
                                      parse_partition, parse_timestamp, split_stream)
 from web.http import HttpError, json_response, middlewares, read_json
 
-log = logging.getLogger(__name__)
 
 CT = "application/json"
 BROKER = web.AppKey("broker", object)
@@ -58,7 +54,7 @@ def _links(request) -> shapes.Links:
     cid = request.match_info.get("cluster_id")
     if cid is not None and cid != b.cluster_id:
         raise HttpError(404, 404, f"Cluster {cid} could not be found.")
-    return shapes.Links(f"{request.url.origin()}/v3", b.cluster_id)
+    return shapes.Links(f"{request.url.origin()}/v3", b.cluster_id, b.node_id)
 
 
 def _ok(body, status: int = 200) -> web.Response:
@@ -89,16 +85,10 @@ def _path_int(request, name: str) -> int:
 
 def parse_time(text: str) -> int:
     """Epoch milliseconds from epoch ms digits or an ISO 8601 date-time (UTC unless zoned)."""
-    s = text.strip()
-    if s.lstrip("-").isdigit():
-        return int(s)
     try:
-        d = _dt.datetime.fromisoformat(s.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
+        return parse_timestamp(text)
+    except ProduceInputError:
         raise HttpError(400, 400, f"Invalid time {text!r}: expected ISO 8601 or epoch milliseconds") from None
-    if d.tzinfo is None:
-        d = d.replace(tzinfo=_dt.timezone.utc)
-    return int(d.timestamp() * 1000)
 
 
 def _obj(body, what: str) -> dict:
@@ -145,6 +135,84 @@ async def get_broker(request):
         if b["broker_id"] == bid:
             return _ok(shapes.broker(L, b))
     raise HttpError(404, 404, f"Broker {bid} could not be found.")
+
+
+async def list_broker_configs(request):
+    L = _links(request)
+    bid = _path_int(request, "broker_id")
+    cs = await model.broker_configs(_kafka(request), bid)
+    return _ok(shapes.resource_list("KafkaBrokerConfigList", L.url("brokers", bid, "configs"),
+                                    [shapes.broker_config(L, bid, c) for c in cs]))
+
+
+async def get_broker_config(request):
+    L = _links(request)
+    bid, name = _path_int(request, "broker_id"), request.match_info["name"]
+    cs = await model.broker_configs(_kafka(request), bid, [name])
+    if not cs:
+        raise HttpError(404, 404, f"Config {name} could not be found for broker {bid}.")
+    return _ok(shapes.broker_config(L, bid, cs[0]))
+
+
+async def list_cluster_configs(request):
+    """Cluster-wide dynamic broker configs: none (every broker key is static here)."""
+    L = _links(request)
+    await model.broker_configs(_kafka(request), "")  # authorized as DescribeConfigs
+    return _ok(shapes.resource_list("KafkaClusterConfigList", L.url("broker-configs"), []))
+
+
+async def list_broker_replicas(request):
+    """Every partition replica on a broker (here: every partition the caller may describe)."""
+    L = _links(request)
+    bid = _path_int(request, "broker_id")
+    k = _kafka(request)
+    out = []
+    for t in await model.list_topics(k):
+        for p in t["partitions"]:
+            if bid in p["replicas"]:
+                out.append(shapes.replica(L, t["topic_name"], p["partition_id"], bid, p["leader"], p["isr"]))
+    return _ok(shapes.resource_list("KafkaReplicaList", L.url("brokers", bid, "partition-replicas"), out))
+
+
+async def _partition_row(request) -> dict:
+    t = await model.get_topic(_kafka(request), request.match_info["topic_name"])
+    pid = _path_int(request, "partition_id")
+    for p in t["partitions"]:
+        if p["partition_id"] == pid:
+            return p
+    raise model.KafkaError(model.error_message(3), 3)
+
+
+async def list_replicas(request):
+    L = _links(request)
+    t = request.match_info["topic_name"]
+    p = await _partition_row(request)
+    return _ok(shapes.resource_list("KafkaReplicaList", L.url("topics", t, "partitions", p["partition_id"], "replicas"),
+                                    [shapes.replica(L, t, p["partition_id"], b, p["leader"], p["isr"])
+                                     for b in p["replicas"]]))
+
+
+async def get_replica(request):
+    L = _links(request)
+    t = request.match_info["topic_name"]
+    p = await _partition_row(request)
+    bid = _path_int(request, "broker_id")
+    if bid not in p["replicas"]:
+        raise HttpError(404, 404, f"Replica {bid} could not be found for {t}-{p['partition_id']}.")
+    return _ok(shapes.replica(L, t, p["partition_id"], bid, p["leader"], p["isr"]))
+
+
+async def list_reassignments(request):
+    """Partition reassignments in progress: never any (one node, one replica)."""
+    L = _links(request)
+    if "topic_name" in request.match_info and request.match_info["topic_name"] != "-":
+        await model.get_topic(_kafka(request), request.match_info["topic_name"])
+    return _ok(shapes.resource_list("KafkaReassignmentList", L.base + request.path[len("/v3"):], []))
+
+
+async def get_reassignment(request):
+    await _partition_row(request)
+    raise HttpError(404, 404, "No reassignment is in progress for this partition.")
 
 
 # ---- topics ---------------------------------------------------------------------------------
@@ -577,6 +645,14 @@ def routes() -> list:
     out = [
         ("GET", "/clusters", list_clusters), ("GET", c, get_cluster),
         ("GET", c + "/brokers", list_brokers), ("GET", c + "/brokers/{broker_id}", get_broker),
+        ("GET", c + "/brokers/{broker_id}/configs", list_broker_configs),
+        ("GET", c + "/brokers/{broker_id}/configs/{name}", get_broker_config),
+        ("GET", c + "/brokers/{broker_id}/partition-replicas", list_broker_replicas),
+        ("GET", c + "/broker-configs", list_cluster_configs),
+        ("GET", c + "/topics/-/partitions/-/reassignment", list_reassignments),
+        ("GET", t + "/partitions/-/reassignment", list_reassignments),
+        ("GET", tp + "/reassignment", get_reassignment),
+        ("GET", tp + "/replicas", list_replicas), ("GET", tp + "/replicas/{broker_id}", get_replica),
         ("GET", c + "/topics", list_topics), ("POST", c + "/topics", create_topic),
         ("GET", t, get_topic), ("DELETE", t, delete_topic),
         ("GET", t + "/partitions", list_partitions), ("GET", tp, get_partition),

@@ -15,9 +15,10 @@ from urllib.parse import quote
 class Links:
     """URLs and CRNs of one cluster's resources."""
 
-    def __init__(self, base: str, cluster_id: str):
+    def __init__(self, base: str, cluster_id: str, node_id: int = 1):
         self.base = base.rstrip("/")
         self.cid = cluster_id
+        self.node_id = node_id  # this broker: every group's coordinator
         self.cluster = f"{self.base}/clusters/{cluster_id}"
         self.crn = f"crn:///kafka={cluster_id}"
 
@@ -111,7 +112,7 @@ def consumer_group(L: Links, g: dict, collection: str = "consumer-groups") -> di
             "cluster_id": L.cid, "consumer_group_id": gid, "is_simple": g["is_simple"],
             "partition_assignor": g["assignor"] or "", "state": _group_state(g["state"]),
             "type": _group_type(g["type"]), "is_mixed_consumer_group": False,
-            "coordinator": L.related("brokers", 1), "consumer": L.related(collection, gid, "consumers"),
+            "coordinator": L.related("brokers", L.node_id), "consumer": L.related(collection, gid, "consumers"),
             "lag_summary": L.related(collection, gid, "lag-summary")}
 
 
@@ -164,3 +165,20 @@ def acl(L: Links, a: dict) -> dict:
                    "pattern_type": a["pattern_type"], "principal": a["principal"], "host": a["host"],
                    "operation": a["operation"], "permission": a["permission"]})
     return {"kind": "KafkaAcl", "metadata": {"self": f"{L.url('acls')}?{q}"}, "cluster_id": L.cid, **a}
+
+
+def broker_config(L: Links, broker_id: int, c: dict) -> dict:
+    name = c["name"]
+    return {"kind": "KafkaBrokerConfig",
+            "metadata": meta(L.url("brokers", broker_id, "configs", name), f"{L.crn}/broker={broker_id}/config={name}"),
+            "cluster_id": L.cid, "broker_id": broker_id, "name": name, "value": c["value"],
+            "is_default": c["is_default"], "is_read_only": c["is_read_only"], "is_sensitive": c["is_sensitive"],
+            "source": c["source"], "synonyms": c["synonyms"]}
+
+
+def replica(L: Links, topic_name: str, partition_id: int, broker_id: int, leader: int, isr: list[int]) -> dict:
+    base = ("topics", topic_name, "partitions", partition_id, "replicas", broker_id)
+    return {"kind": "KafkaReplica",
+            "metadata": meta(L.url(*base), f"{L.crn}/topic={topic_name}/partition={partition_id}/replica={broker_id}"),
+            "cluster_id": L.cid, "topic_name": topic_name, "partition_id": partition_id, "broker_id": broker_id,
+            "is_leader": broker_id == leader, "is_in_sync": broker_id in isr, "broker": L.related("brokers", broker_id)}

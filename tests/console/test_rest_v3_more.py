@@ -109,3 +109,27 @@ def test_topic_deleted_under_in_flight_requests(rest):
             if status == 404:
                 assert body["error_code"] == 40403
     assert rest.ok("GET", "/v3/clusters")["data"]
+
+
+def test_records_the_log_refuses_are_bad_requests(rest):
+    rest.ok("POST", rest.c + "/topics", {"topic_name": "strict", "partitions_count": 1, "configs": [
+        {"name": "message.timestamp.before.max.ms", "value": "60000"}, {"name": "max.message.bytes", "value": "1000"}]},
+        201)
+    s, body, _ = rest.call("POST", rest.c + "/topics/strict/records",
+                           {"value": {"type": "STRING", "data": "old"}, "timestamp": "2001-01-01T00:00:00Z"})
+    assert (s, body["error_code"]) == (400, 40002) and "timestamp" in body["message"].lower()
+    s, body, _ = rest.call("POST", rest.c + "/topics/strict/records", {"value": {"type": "STRING", "data": "x" * 5000}})
+    assert (s, body["error_code"]) == (400, 40002), body
+    assert rest.ok("POST", rest.c + "/topics/strict/records", {"value": {"type": "STRING", "data": "ok"}})["offset"] == 0
+
+
+def test_an_open_console_without_users_is_warned_about(caplog):
+    import logging
+    caplog.set_level(logging.WARNING, logger="console.app")
+    with EmbeddedBroker({"console.listeners": "http://0.0.0.0:0"}) as b:
+        assert Rest(b.console_url, b.broker.cluster_id).ok("GET", "/v3/clusters")["data"]
+    assert "no SASL users" in caplog.text
+    caplog.clear()
+    with EmbeddedBroker(console=True) as b:  # loopback: nothing to warn about
+        assert Rest(b.console_url, b.broker.cluster_id).ok("GET", "/v3/clusters")["data"]
+    assert "no SASL users" not in caplog.text

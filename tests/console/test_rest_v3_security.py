@@ -55,7 +55,8 @@ def test_denied_user_sees_a_denial_not_data(secured, caplog):
                  "/topics/secret/configs", "/topics/secret/configs/retention.ms",
                  "/topics/secret/partitions/0/records?position=beginning",
                  "/topics/secret/partitions/0/records?from=0", "/topics/secret/partitions/0/segments",
-                 "/acls", "/scram-users"):
+                 "/acls", "/scram-users", "/brokers/1/configs", "/broker-configs",
+                 "/topics/secret/partitions/0/replicas"):
         resp = bob.get(bob.c + path)
         _error(resp, 403, 40301)
         assert "classified" not in json.dumps(resp[1])
