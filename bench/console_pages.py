@@ -9,6 +9,12 @@ filtered list (``/topics?q=...``), a later page, and a topic's detail page for s
 Median and p95 over ``--requests`` sequential requests on one keep-alive connection, after
 a warm-up request.
 
+``messages_from_time_ttfb``: the message browser opened by a deep link
+``/topics/{t}?from=<T>&partition=0`` at random times T in a one-partition topic of
+``--sizes`` records (100k and 1M by default; add 10000000 for the issue's 10M): the page
+finds its first offset through ListOffsets (the time index) and reads one page with Fetch,
+so it should not grow with the partition.
+
 One ``name value unit`` line per figure, as bench/run.py.
 """
 from __future__ import annotations
@@ -60,6 +66,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--topics", type=int, default=1000)
     ap.add_argument("--requests", type=int, default=50)
+    ap.add_argument("--sizes", default="100000,1000000")
     args = ap.parse_args()
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient, NewTopic
@@ -85,6 +92,33 @@ def main() -> None:
             xs = sorted(measure(conn, path, args.requests))
             emit(f"console_{name}_ttfb_median", statistics.median(xs) * 1000, "ms")
             emit(f"console_{name}_ttfb_p95", xs[int(len(xs) * 0.95) - 1] * 1000, "ms")
+        t_start = 1_700_000_000_000
+        for size in [int(x) for x in args.sizes.split(",") if x]:
+            topic = f"bench-records-{size}"
+            for f in admin.create_topics([NewTopic(topic, 1, 1)]).values():
+                f.result(timeout=60)
+            t0 = time.perf_counter()
+            p = Producer({"bootstrap.servers": b.bootstrap_servers, "linger.ms": 50, "batch.size": 1 << 20,
+                          "queue.buffering.max.messages": 2_000_000, "compression.type": "lz4"})
+            for i in range(size):  # a record every 10 ms
+                p.produce(topic, value=b"v" * 50, timestamp=t_start + i * 10)
+                if i % 100_000 == 99_999:
+                    p.poll(0)
+            p.flush(600)
+            log(f"{size} records in {time.perf_counter() - t0:.1f} s")
+            import random
+            rng = random.Random(size)
+            xs = []
+            ttfb(conn, f"/topics/{topic}?from={t_start}&partition=0")  # warm-up
+            for _ in range(args.requests):
+                ts = t_start + rng.randrange(size) * 10
+                first, status, _ = ttfb(conn, f"/topics/{topic}?from={ts}&partition=0")
+                if status != 200:
+                    raise SystemExit(f"records page answered {status}")
+                xs.append(first)
+            xs.sort()
+            emit(f"console_messages_from_time_{size}_ttfb_median", statistics.median(xs) * 1000, "ms")
+            emit(f"console_messages_from_time_{size}_ttfb_p95", xs[int(len(xs) * 0.95) - 1] * 1000, "ms")
         conn.close()
 
 
