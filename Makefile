@@ -24,7 +24,7 @@ JAVA_STAMP := $(JAVA_CLASSES)/.stamp
 
 PYTEST_ARGS ?= -q -n 2
 
-.PHONY: venv deps jars java-harness run test crash-test fuzz bench soak load-limits
+.PHONY: venv deps jars java-harness confluent-kafka-versions run test crash-test fuzz bench soak load-limits
 
 venv: $(VENV_STAMP)
 
@@ -42,6 +42,10 @@ jars: $(VENV_STAMP)
 
 java-harness: jars $(JAVA_STAMP)
 
+# a second confluent-kafka (its own librdkafka) for the share-group tests, in ~/.cache/hourglass
+confluent-kafka-versions: $(VENV_STAMP)
+	@$(VPY) -m tests.helpers.librdkafka >/dev/null
+
 $(JAVA_STAMP): $(JAVA_SRC) | jars
 	@mkdir -p $(JAVA_CLASSES)
 	javac -nowarn -encoding UTF-8 --release 17 -cp '$(CLASSPATH_JARS)' -d $(JAVA_CLASSES) $(JAVA_SRC)
@@ -50,7 +54,7 @@ $(JAVA_STAMP): $(JAVA_SRC) | jars
 run: $(VENV_STAMP)
 	$(VPY) -m broker serve --config config/server.properties
 
-test: venv deps jars java-harness
+test: venv deps jars java-harness confluent-kafka-versions
 	$(VPY) -m pytest $(PYTEST_ARGS) tests
 
 # Reliability tools (short passes of both run inside `make test`, in tests/reliability).

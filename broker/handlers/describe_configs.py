@@ -13,10 +13,12 @@ when ``log.retention.hours`` is; ``segment.bytes`` shows ``log.segment.bytes``.
 The source is the first remaining synonym's source, DEFAULT_CONFIG when none remain; v0's
 ``is_default`` is ``source == DEFAULT_CONFIG``.
 
-Broker resource (type 4): resource name ``""`` is the cluster-wide dynamic default (we have
-none: empty list); this node's id lists every broker key we accept (``broker.config.BROKER_KEYS``
-and ``storage.log_config.BROKER_LOG_DEFAULTS``) with STATIC_BROKER_CONFIG when set in the
-config file/overrides, else DEFAULT_CONFIG; all read-only (no dynamic broker configs). Another
+Broker resource (type 4): resource name ``""`` is the cluster-wide dynamic default: only what a
+Kafka 4.1+ cluster writes there itself (``cluster_level_configs``: ``min.insync.replicas``,
+KIP-966); this node's id lists every broker key we accept (``broker.config.BROKER_KEYS``
+and ``storage.log_config.BROKER_LOG_DEFAULTS``) with DYNAMIC_DEFAULT_BROKER_CONFIG for those,
+STATIC_BROKER_CONFIG when set in the config file/overrides, else DEFAULT_CONFIG; all read-only
+(dynamic broker configs cannot be changed). Another
 id or a non-integer name: INVALID_REQUEST with Kafka's message.
 
 Broker-logger resource (type 8): the Python loggers of this process and their levels
@@ -67,11 +69,22 @@ def kafka_topic_synonyms(name: str, synonyms) -> list:
     return topic_part + broker_part[i:]
 
 
+def cluster_level_configs(broker_defaults: dict) -> dict[str, str]:
+    """The dynamic cluster-level broker configs a Kafka 4.1+ cluster has without anyone setting
+    them: KIP-966 (eligible leader replicas, on in new 4.1 clusters) makes the controller
+    write a cluster-level ``min.insync.replicas`` record valued as the static setting (else
+    Kafka's default, 1), and refuse per-broker overrides and that record's removal. Every
+    topic without an override therefore reports ``min.insync.replicas`` with source
+    DYNAMIC_DEFAULT_BROKER_CONFIG, and the cluster-default broker resource (``""``) lists it."""
+    return {"min.insync.replicas": str(broker_defaults.get("min.insync.replicas", "1"))}
+
+
 def topic_config_entries(broker_defaults: dict, overrides: dict, names=None):
     """[(name, value, source_name, read_only, sensitive, synonyms, type, documentation)] for
     DescribeConfigs of a topic, sorted by name, with Kafka's synonym and source rules."""
     out = []
-    for d in lc.describe(broker_defaults, overrides, names=names):
+    for d in lc.describe(broker_defaults, overrides, names=names,
+                         dynamic_default_broker=cluster_level_configs(broker_defaults)):
         syns = kafka_topic_synonyms(d.name, d.synonyms)
         source = syns[0].source if syns else lc.SOURCE_DEFAULT
         out.append((d.name, d.value, source, d.read_only, d.sensitive, syns, d.type, d.documentation))
@@ -83,7 +96,8 @@ def created_topic_configs(broker_defaults: dict, overrides: dict):
     through its synonyms in order (``resolveEffectiveTopicConfigs``), without ConfigHelper's
     drop; so the source is simply the first synonym's (topic, static broker, default)."""
     return [(d.name, d.value, d.source, d.read_only, d.sensitive)
-            for d in lc.describe(broker_defaults, overrides)]
+            for d in lc.describe(broker_defaults, overrides,
+                                 dynamic_default_broker=cluster_level_configs(broker_defaults))]
 
 
 # ---- broker configs -------------------------------------------------------------------------
@@ -121,25 +135,31 @@ def _broker_key_table() -> dict[str, tuple[str, str | None, str]]:
     return table
 
 
-def broker_config_entries(raw: dict[str, str], names=None):
+def broker_config_entries(raw: dict[str, str], names=None, *, cluster_default: bool = False):
     """[(name, value, source_name, read_only, sensitive, synonyms, type, documentation)] for this
-    node's broker resource: value = the static setting if any, else the default."""
+    node's broker resource: value = the cluster-level dynamic config if any
+    (``cluster_level_configs``), else the static setting, else the default. ``cluster_default``:
+    the cluster-default resource ``""`` instead, which lists only the cluster-level configs."""
     table = _broker_key_table()
-    wanted = sorted(table) if names is None else [n for n in names if n in table]
+    dynamic = cluster_level_configs(raw)
+    keys = sorted(dynamic) if cluster_default else sorted(table)
+    wanted = keys if names is None else [n for n in names if n in keys]
     out = []
     for name in wanted:
         typ, default, doc = table[name]
         syns = []
         group = _broker_synonym_names(name)
-        for s in group:
+        if name in dynamic:
+            syns.append(lc.ConfigSynonymEntry(name, dynamic[name], lc.SOURCE_DYNAMIC_DEFAULT_BROKER))
+        for s in group if not cluster_default else ():
             if s in raw:
                 syns.append(lc.ConfigSynonymEntry(s, raw[s], lc.SOURCE_STATIC_BROKER))
-        for s in group:
+        for s in group if not cluster_default else ():
             if s in table and table[s][1] is not None:
                 syns.append(lc.ConfigSynonymEntry(s, table[s][1], lc.SOURCE_DEFAULT))
         while syns and syns[0].name != name:  # Kafka's dropWhile(_.name != name)
             syns.pop(0)
-        value = raw[name] if name in raw else default
+        value = dynamic[name] if name in dynamic else raw[name] if name in raw else default
         source = syns[0].source if syns else lc.SOURCE_DEFAULT
         out.append((name, value, source, True, typ == "password", syns, typ, doc))
     return out
@@ -193,7 +213,7 @@ def _entries_for(b, rtype: int, rname: str, names):
         return topic_config_entries(b.cfg.topic_defaults, t.configs, names)
     if rtype == BROKER:
         if not check_broker_resource(b.node_id, rname, allow_default=True):
-            return []  # no dynamic cluster-default configs
+            return broker_config_entries(b.cfg.raw, names, cluster_default=True)
         return broker_config_entries(b.cfg.raw, names)
     if rtype == BROKER_LOGGER:
         check_broker_resource(b.node_id, rname, allow_default=False)

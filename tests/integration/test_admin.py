@@ -129,6 +129,11 @@ def test_create_with_configs_then_describe_back_full_set(broker):
     res = ConfigResource("topic", "cfgd")
     entries = admin(broker).describe_configs([res])[res].result(10)
     assert len(entries) == 36 and entries["retention.ms"].value == "3600000"
+    # Kafka 4.1+ (KIP-966): from the cluster-level record, not a plain default
+    from confluent_kafka.admin import ConfigSource
+    mir = entries["min.insync.replicas"]
+    assert (mir.value, mir.source, mir.is_default) == ("1", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value, False)
+    assert cfg["min.insync.replicas"]["source"] == "DYNAMIC_DEFAULT_BROKER_CONFIG"
     kp = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
     try:
         res = KPConfigResource(ConfigResourceType.TOPIC, "cfgd")
