@@ -27,7 +27,7 @@ from aiohttp import web
 
 from broker.security.acl import AclOperation as Op, ResourceType as RT, CLUSTER_NAME
 from console import model
-from console.ui import reads
+from console.ui import reads, registry
 from protocol.errors import ErrorCode
 from web.auth import BasicAuthError
 
@@ -133,6 +133,7 @@ class Pages:
                          ("/groups", self.groups), ("/groups/{group}", self.group),
                          ("/groups/{group}/lag.json", self.lag_json), ("/rates.json", self.rates_json),
                          ("/transactions", self.transactions), ("/schemas", self.schemas),
+                         ("/schemas/{subject}", self.schema_subject),
                          ("/security", self.security)):
             r.add_get(path, self._wrap(fn))
         for path, fn in (("/topics", self.create_topic), ("/topics/{topic}/delete", self.delete_topic),
@@ -463,12 +464,13 @@ class Pages:
         scanned = sum(res.get("scanned_bytes", 0) for res in results.values())
         return {"records": shown, "next": nxt, "exhausted": exhausted, "scanned_bytes": scanned}, starts
 
-    @staticmethod
-    def _rows(records, fmt: str) -> list[dict]:
+    def _rows(self, records, fmt: str) -> list[dict]:
+        store = registry.store_of(self.broker) if fmt == "auto" else None
         out = []
         for r in records:
-            key, kf = reads.render_bytes(_raw(r["key"]), "auto" if fmt == "json" else fmt)
-            val, vf = reads.render_bytes(_raw(r["value"]), fmt)
+            key_b, value_b = _raw(r["key"]), _raw(r["value"])
+            key, kf = registry.decode(store, key_b) or reads.render_bytes(key_b, "auto" if fmt == "json" else fmt)
+            val, vf = registry.decode(store, value_b) or reads.render_bytes(value_b, fmt)
             out.append({"partition": r["partition_id"], "offset": r["offset"], "timestamp": r["timestamp"],
                         "timestamp_type": r["timestamp_type"], "key": key, "key_format": kf, "value": val,
                         "value_format": vf,
@@ -607,11 +609,43 @@ class Pages:
         return self.render(request, "transactions.html", title="Transactions", rows=rows,
                            now=self.broker.clock.now_ms())
 
+    def _registry(self, request):
+        store = registry.store_of(self.broker)
+        principal, host = request.get(PRINCIPAL), self._host(request)
+        return store, (lambda subject: registry.may_read(self.broker, principal, host, subject))
+
     async def schemas(self, request):
-        registry = getattr(self.broker, "schema_registry", None)
-        return self.render(request, "schemas.html", title="Schemas", registry=registry,
-                           registry_urls=(self.broker.http.urls.get("schema-registry", [])
-                                          if getattr(self.broker, "http", None) else []))
+        store, visible = self._registry(request)
+        urls = self.broker.http.urls.get("schema-registry", []) if getattr(self.broker, "http", None) else []
+        rows = registry.subjects(store, visible) if store is not None else []
+        return self.render(request, "schemas.html", title="Schemas", registry=store, registry_urls=urls, rows=rows,
+                           serving=getattr(self.broker, "schema_registry", None) is not None)
+
+    async def schema_subject(self, request):
+        """A subject's versions, one version's schema, and a diff between two versions."""
+        subject = request.match_info["subject"]
+        store, visible = self._registry(request)
+        if store is None:
+            raise NotFound("This broker serves no Schema Registry (schema.registry.listeners).")
+        if not visible(subject):
+            from schema_registry.authz import topic_of
+            raise Denied(request.get(PRINCIPAL), f"READ topic {topic_of(subject)} (subject {subject})")
+        store.catch_up()
+        versions = {e.version: e for e in store.versions(subject)} if subject in store.subjects() else {}
+        if not versions:
+            raise NotFound(f"Subject {subject} does not exist.")
+        nums = sorted(versions)
+        q = request.query
+        b = self._int(q.get("b"), "version", nums[-1])
+        a = self._int(q.get("a"), "version", nums[-2] if len(nums) > 1 else nums[-1])
+        for v in (a, b):
+            if v not in versions:
+                raise NotFound(f"Subject {subject} has no version {v}.")
+        ea, eb = versions[a], versions[b]
+        text_a, text_b = registry.pretty(ea.schema_type, ea.schema), registry.pretty(eb.schema_type, eb.schema)
+        return self.render(request, "schema.html", title=subject, subject=subject, versions=[versions[v] for v in nums],
+                           a=ea, b=eb, text_b=text_b,
+                           diff=registry.diff(text_a, text_b, f"version {a}", f"version {b}") if a != b else [])
 
     async def security(self, request):
         self.need(request, Op.DESCRIBE, RT.CLUSTER)

@@ -41,7 +41,7 @@ def wait_done(futures) -> None:
 
 @pytest.fixture(scope="module")
 def cluster():
-    with EmbeddedBroker(console=True) as b:
+    with EmbeddedBroker(console=True, schema_registry=True) as b:
         admin = AdminClient({"bootstrap.servers": b.bootstrap_servers})
         wait_done(admin.create_topics([
             NewTopic("clicks", 1, 1, config={"segment.bytes": "16384"}),
@@ -409,10 +409,59 @@ def test_open_transaction_and_the_lso_it_holds_back(page, cluster):
     expect(page.locator("#transactions .empty")).to_be_visible()
 
 
-def test_schemas_page_without_a_registry(page):
+PAYMENT_V1 = {"type": "record", "name": "Payment", "fields": [
+    {"name": "id", "type": "long"}, {"name": "amount", "type": "double"}]}
+PAYMENT_V2 = {"type": "record", "name": "Payment", "fields": [
+    {"name": "id", "type": "long"}, {"name": "amount", "type": "double"},
+    {"name": "currency", "type": "string", "default": "EUR"}]}
+
+
+def test_schemas_subjects_versions_diff_and_decoded_values(page, cluster):
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.schema_registry.json_schema import JSONSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    b, admin = cluster
+    wait_done(admin.create_topics([NewTopic("payments", 1, 1), NewTopic("profiles", 1, 1)]))
+    sr = SchemaRegistryClient({"url": b.schema_registry_url})
+    v1 = sr.register_schema("payments-value", Schema(json.dumps(PAYMENT_V1), "AVRO"))
+    v2 = sr.register_schema("payments-value", Schema(json.dumps(PAYMENT_V2), "AVRO"))
+    p = Producer({"bootstrap.servers": b.bootstrap_servers})
+    avro_value = AvroSerializer(sr, json.dumps(PAYMENT_V2), conf={"auto.register.schemas": False,
+                                                                   "use.latest.version": True})
+    p.produce("payments", key="p-1", value=avro_value({"id": 1, "amount": 9.5, "currency": "SEK"},
+                                                      SerializationContext("payments", MessageField.VALUE)))
+    json_schema = json.dumps({"type": "object", "properties": {"name": {"type": "string"}}})
+    json_value = JSONSerializer(json_schema, sr)
+    p.produce("profiles", value=json_value({"name": "Ada"}, SerializationContext("profiles", MessageField.VALUE)))
+    assert p.flush(10) == 0
+
     page.goto("/schemas")
-    expect(page.locator("#no-registry")).to_contain_text("schema.registry.listeners")
+    rows = {r[0]: r for r in cells(page, "#subjects tbody tr")}
+    assert rows["payments-value"][1:] == ["AVRO", "2", "2", str(v2)]
+    assert rows["profiles-value"][1] == "JSON"
     shot(page, "schemas")
+    page.click("a:text('payments-value')")
+    assert [r[:2] for r in cells(page, "#versions tbody tr")] == [["1", str(v1)], ["2", str(v2)]]
+    added = page.eval_on_selector_all("#diff .add", "xs => xs.map(x => x.innerText)")
+    assert any('"currency"' in line for line in added) and not page.locator("#diff .del").count()
+    assert json.loads(page.inner_text("#schema-text")) == PAYMENT_V2
+    shot(page, "schema-diff")
+    page.select_option("select[name=a]", "2")
+    page.select_option("select[name=b]", "1")
+    page.click("#diff-form button")
+    removed = page.eval_on_selector_all("#diff .del", "xs => xs.map(x => x.innerText)")
+    assert any('"currency"' in line for line in removed)
+
+    # the message browser decodes values through the registry
+    page.goto("/topics/payments?tab=messages")
+    assert json.loads(page.inner_text("tr.record td.value pre")) == {"id": 1, "amount": 9.5, "currency": "SEK"}
+    assert page.inner_text("tr.record td.value .fmt") == f"avro · schema {v2}"
+    shot(page, "messages-avro")
+    page.goto("/topics/profiles?tab=messages")
+    assert json.loads(page.inner_text("tr.record td.value pre")) == {"name": "Ada"}
+    page.goto("/topics/payments?tab=messages&format=hex")  # the raw bytes are still there
+    assert cells(page, "tr.record")[0][4].startswith("00 00 00 00 ")
 
 
 def test_security_page_without_an_authorizer(page):
@@ -545,6 +594,8 @@ def test_login_acls_and_a_denied_user(browser, tmp_path):
         assert pg.goto("/topics/menu?tab=messages").status == 403  # DESCRIBE, but not READ
         assert pg.goto("/topics/menu?tab=produce").status == 403
         assert pg.goto("/security").status == 403
+        pg.goto("/schemas")
+        expect(pg.locator("#no-registry")).to_contain_text("schema.registry.listeners")
         assert pg.goto("/topics/no-such-topic").status == 403  # no topic-name oracle
         # a form post as bob is refused by the ACLs too, with a valid CSRF token
         pg.goto("/topics")

@@ -4,11 +4,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from console.ui.reads import decode_positions, encode_positions, parse_time, render_bytes
 
 
+@settings(deadline=None)  # a loaded CI host must not fail a pure test on time
 @given(st.dictionaries(st.integers(0, 10_000), st.integers(0, 2 ** 63 - 1), max_size=50))
 def test_positions_round_trip(pos):
     assert decode_positions(encode_positions(pos)) == pos
@@ -20,6 +21,7 @@ def test_bad_positions_are_refused(bad):
         decode_positions(bad)
 
 
+@settings(deadline=None)
 @given(st.integers(0, 253_402_300_799_999))
 def test_times_as_epoch_ms_or_iso_agree(ms):
     from datetime import datetime, timedelta, timezone
@@ -37,6 +39,7 @@ def test_time_with_an_offset_and_empty():
         parse_time("yesterday")
 
 
+@settings(deadline=None)
 @given(st.binary(max_size=200))
 def test_bytes_are_shown_without_loss(data):
     shown, fmt = render_bytes(data)
