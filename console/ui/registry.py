@@ -6,8 +6,9 @@ readable with READ on the topic it names), exactly as its REST API answers them.
 Decoding follows Confluent's wire format: magic byte 0, the schema id (4 bytes, big endian),
 then the payload: Avro binary (decoded with the ``avro`` library against the registered
 schema, its references resolved by the registry), JSON (JSON Schema: the payload is the
-document), or Protobuf (message indexes then the message: not decoded yet, shown as hex with
-its schema id).
+document), or Protobuf (the message indexes as zig-zag varints, a lone 0 meaning the first
+message, then the message; decoded with ``protobuf`` from the descriptors the registry
+compiled, shown as protobuf's JSON mapping).
 """
 from __future__ import annotations
 
@@ -109,6 +110,69 @@ def decode(store, data: bytes | None) -> tuple[str, str] | None:
             return json.dumps(_plain(datum), indent=2, ensure_ascii=False), label
         if entry.schema_type == "JSON":
             return json.dumps(json.loads(payload), indent=2, ensure_ascii=False), label
+        if entry.schema_type == "PROTOBUF":
+            return _decode_protobuf(schema_id, store.parsed_entry(entry), payload), label
     except Exception:  # not what the schema says: show the bytes
         return data.hex(" "), f"{label} (does not decode)"
     return data.hex(" "), f"{label} (shown as hex)"
+
+
+def _zigzag_varint(buf: bytes, pos: int) -> tuple[int, int]:
+    shift = result = 0
+    while True:
+        if pos >= len(buf) or shift > 63:
+            raise ValueError("truncated message indexes")
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return (result >> 1) ^ -(result & 1), pos
+        shift += 7
+
+
+def message_indexes(payload: bytes) -> tuple[list[int], int]:
+    """Confluent's Protobuf message indexes at the payload's start: (indexes, where the message
+    begins); a count of 0 stands for [0], the first message of the file."""
+    count, pos = _zigzag_varint(payload, 0)
+    if count == 0:
+        return [0], pos
+    if count < 0 or count > 100:
+        raise ValueError("bad message index count")
+    out = []
+    for _ in range(count):
+        i, pos = _zigzag_varint(payload, pos)
+        out.append(i)
+    return out, pos
+
+
+_POOLS: dict[int, object] = {}  # schema id -> its descriptor pool (an id's schema never changes)
+
+
+def _decode_protobuf(schema_id: int, parsed, payload: bytes) -> str:
+    from google.protobuf import descriptor_pool, json_format
+    from google.protobuf.message_factory import GetMessageClass
+    indexes, pos = message_indexes(payload)
+    name = parsed.record_name(indexes)
+    if name is None:
+        raise ValueError(f"no message at indexes {indexes}")
+    pool = _POOLS.get(schema_id)
+    if pool is None:
+        pool = descriptor_pool.DescriptorPool()
+        files = {**parsed.deps, parsed.fdp.name: parsed.fdp}
+        added: set[str] = set()
+
+        def add(fname: str) -> None:
+            if fname in added or fname not in files:
+                return
+            added.add(fname)
+            for dep in files[fname].dependency:
+                add(dep)
+            pool.Add(files[fname])
+        for fname in files:
+            add(fname)
+        if len(_POOLS) > 1000:
+            _POOLS.clear()
+        _POOLS[schema_id] = pool
+    msg = GetMessageClass(pool.FindMessageTypeByName(name)).FromString(payload[pos:])
+    return json.dumps(json_format.MessageToDict(msg, preserving_proto_field_name=True), indent=2,
+                      ensure_ascii=False)

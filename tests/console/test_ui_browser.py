@@ -463,6 +463,21 @@ def test_schemas_subjects_versions_diff_and_decoded_values(page, cluster):
     page.goto("/topics/payments?tab=messages&format=hex")  # the raw bytes are still there
     assert cells(page, "tr.record")[0][4].startswith("00 00 00 00 ")
 
+    # Protobuf: Confluent's wire format written by hand (magic 0, the id, message indexes, the message)
+    proto = 'syntax = "proto3";\npackage shop;\nmessage Refund { int64 id = 1; string reason = 2; }\n' \
+            'message Receipt { string shop = 1; }\n'
+    pid = sr.register_schema("refunds-value", Schema(proto, "PROTOBUF"))
+    wait_done(admin.create_topics([NewTopic("refunds", 1, 1)]))
+    refund = b"\x08\x07\x12\x05late!"  # id = 7, reason = "late!"
+    receipt = b"\x0a\x03abc"  # shop = "abc"
+    p.produce("refunds", value=b"\x00" + pid.to_bytes(4, "big") + b"\x00" + refund)  # [0]: a lone 0
+    p.produce("refunds", value=b"\x00" + pid.to_bytes(4, "big") + b"\x02\x02" + receipt)  # [1]
+    assert p.flush(10) == 0
+    page.goto("/topics/refunds?tab=messages")
+    values = [json.loads(v) for v in page.eval_on_selector_all("tr.record td.value pre", "xs => xs.map(x => x.innerText)")]
+    assert values == [{"id": "7", "reason": "late!"}, {"shop": "abc"}]  # protobuf's JSON mapping: int64 as text
+    assert page.inner_text("tr.record td.value .fmt >> nth=0") == f"protobuf · schema {pid}"
+
 
 def test_security_page_without_an_authorizer(page):
     page.goto("/security")

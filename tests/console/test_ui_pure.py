@@ -58,3 +58,21 @@ def test_render_formats():
     assert render_bytes(b'{"a":1}', "utf8") == ('{"a":1}', "utf8")
     assert render_bytes(b"\xff\x00") == ("ff 00", "hex")
     assert render_bytes("héllo".encode()) == ("héllo", "utf8")
+
+
+@pytest.mark.parametrize("raw, want", [
+    (b"\x00rest", ([0], 1)),                 # a lone 0: the first message
+    (b"\x02\x02", ([1], 2)),                 # one index: 1
+    (b"\x04\x02\x06", ([1, 3], 3)),          # nested: message 1, its nested message 3
+    (b"\x02\x80\x01", ([64], 3)),            # a varint over two bytes
+])
+def test_protobuf_message_indexes(raw, want):
+    from console.ui.registry import message_indexes
+    assert message_indexes(raw) == want
+
+
+@pytest.mark.parametrize("raw", [b"", b"\x02", b"\x80", b"\x01\x00"])
+def test_bad_protobuf_message_indexes(raw):
+    from console.ui.registry import message_indexes
+    with pytest.raises(ValueError):
+        message_indexes(raw)
