@@ -158,7 +158,10 @@ def operation_names(bits: int, resource_type: ResourceType) -> list[str]:
     return [AclOperation(op).name for op in sorted(SUPPORTED_OPERATIONS[resource_type]) if bits & (1 << op)]
 
 
-def _bytes_view(b: bytes | None) -> dict | None:
+def _bytes_view(b: bytes | None, k: "Kafka | None" = None) -> dict | None:
+    """{size, base64, text (UTF-8 or None)}, and ``schema`` {schema_id, schema_type, subject,
+    data} when the bytes are in the Schema Registry's wire format with an id the registry
+    knows and the caller may read."""
     if b is None:
         return None
     b = bytes(b)
@@ -166,7 +169,13 @@ def _bytes_view(b: bytes | None) -> dict | None:
         text = b.decode("utf-8")
     except UnicodeDecodeError:
         text = None
-    return {"size": len(b), "base64": base64.b64encode(b).decode("ascii"), "text": text}
+    out = {"size": len(b), "base64": base64.b64encode(b).decode("ascii"), "text": text}
+    if k is not None and len(b) >= 5 and b[0] == 0 and getattr(k.broker, "schema_registry", None) is not None:
+        from console.serde import decode
+        decoded = decode(k.broker, k.principal, k.host, b)
+        if decoded is not None:
+            out["schema"] = decoded
+    return out
 
 
 # ---- cluster ------------------------------------------------------------------------------
@@ -607,7 +616,6 @@ async def read_records(k: Kafka, topic: str, partition: int, *, offset: int | No
     if isinstance(b, KafkaError):
         raise b
     start_info: dict[str, Any] = {}
-    plog_hwm_key = "high_watermark"
     if timestamp is not None:
         found, found_ts = await offset_for_time(k, topic, partition, timestamp)
         start_info = {"timestamp": timestamp, "offset": found if found >= 0 else None,
@@ -642,10 +650,13 @@ async def read_records(k: Kafka, topic: str, partition: int, *, offset: int | No
     scanned_bytes = 0
     hwm = lso = log_start = -1
     first = True
-    budget = SCAN_BUDGET_BYTES if needle is not None else max_bytes
+    # max_bytes bounds the batches read for the records shown; SCAN_BUDGET_BYTES bounds what a
+    # request may read past (filtered out, or batches that hold no record to show: transaction
+    # markers, aborted data), so an empty page means the end, not a skipped stretch
+    budget = SCAN_BUDGET_BYTES
     while len(records) < max_records and scanned_bytes < budget:
         chunk_bytes = min(FETCH_CHUNK_BYTES, max(budget - scanned_bytes, 1)) if needle is not None \
-            else max(max_bytes - scanned_bytes, 1)
+            else max(max_bytes - scanned_bytes, 1) if records else max_bytes
         pd = await _fetch_chunk(k, topic, partition, next_offset, chunk_bytes, isolation,
                                 wait_ms if first and not records else 0)
         first = False
@@ -658,17 +669,23 @@ async def read_records(k: Kafka, topic: str, partition: int, *, offset: int | No
         if not data:
             break
         scanned_bytes += len(data)
-        aborted = {a.producer_id: a.first_offset for a in (pd.aborted_transactions or [])}
+        # READ_COMMITTED: the aborted transactions overlapping the data, by first offset; a
+        # producer is "aborting" from its transaction's first offset to its next marker (the
+        # consumer's algorithm: Kafka's CompletedFetch.abortedProducerIds)
+        pending = sorted((a.first_offset, a.producer_id) for a in (pd.aborted_transactions or []))
+        aborting: set[int] = set()
         progressed = False
         for pos, h in iter_batch_positions(data):
             if pos + h.size > len(data):
                 break
+            while pending and pending[0][0] <= h.base_offset:
+                aborting.add(pending.pop(0)[1])
             if h.is_control:
-                aborted.pop(h.producer_id, None)
+                aborting.discard(h.producer_id)
                 if h.next_offset > next_offset:
                     next_offset, progressed = h.next_offset, True
                 continue
-            if h.is_transactional and h.producer_id in aborted and aborted[h.producer_id] <= h.base_offset:
+            if h.is_transactional and h.producer_id in aborting:
                 if h.next_offset > next_offset:
                     next_offset, progressed = h.next_offset, True
                 continue
@@ -684,18 +701,18 @@ async def read_records(k: Kafka, topic: str, partition: int, *, offset: int | No
                     continue
                 records.append({"topic_name": topic, "partition_id": partition, "offset": r.offset,
                                 "timestamp": r.timestamp, "timestamp_type": ts_type,
-                                "key": _bytes_view(r.key), "value": _bytes_view(r.value),
+                                "key": _bytes_view(r.key, k), "value": _bytes_view(r.value, k),
                                 "headers": [{"name": hk, "value": _bytes_view(hv)} for hk, hv in r.headers]})
             if len(records) >= max_records:
                 break
             if h.next_offset > next_offset:  # records compacted away at the batch's end
                 next_offset, progressed = h.next_offset, True
-        if not progressed or needle is None and scanned_bytes >= max_bytes:
+        if not progressed or needle is None and records and scanned_bytes >= max_bytes:
             break
         await asyncio.sleep(0)  # a long filtered scan lets the broker's other work run
     end = lso if isolation == READ_COMMITTED else hwm
     return {"topic_name": topic, "partition_id": partition, "start": start_info, "records": records,
-            "next_offset": next_offset, plog_hwm_key: hwm, "last_stable_offset": lso,
+            "next_offset": next_offset, "high_watermark": hwm, "last_stable_offset": lso,
             "log_start_offset": log_start, "end_reached": end >= 0 and next_offset >= end,
             "scanned_bytes": scanned_bytes}
 

@@ -85,7 +85,7 @@ def needs_registry(data: dict | None) -> bool:
         return False
     t = data.get("type")
     return (isinstance(t, str) and t.upper() in SCHEMA_TYPES) or any(
-        data.get(f) is not None for f in ("schema_id", "schema_version", "subject", "schema", "raw_schema"))
+        data.get(f) is not None for f in ("schema_id", "schema_version", "subject", "schema"))
 
 
 def encode_data(field: str, data) -> tuple[bytes | None, str | None]:

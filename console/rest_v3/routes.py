@@ -11,7 +11,7 @@ import json
 
 from aiohttp import web
 
-from console import model
+from console import model, serde
 from console.rest_v3 import errors, shapes
 from console.rest_v3.produce import (ProduceInputError, encode_data, needs_registry, parse_headers,
                                      parse_partition, parse_timestamp, split_stream)
@@ -321,25 +321,28 @@ async def alter_topic_configs(request):
 
 # ---- produce --------------------------------------------------------------------------------
 
-def _parse_produce(b, obj) -> tuple[dict, str | None, str | None]:
+async def _parse_produce(request, topic: str, obj) -> tuple[dict, str | None, str | None]:
     """One produce request -> (record for model.produce_many, key type, value type); raises
-    ProduceInputError."""
+    ProduceInputError (or SerdeError for keys/values through the Schema Registry)."""
     if not isinstance(obj, dict):
         raise ProduceInputError(400, 400, "Expected a JSON object for a produce request")
-    if needs_registry(obj.get("key")) or needs_registry(obj.get("value")):
-        registry = getattr(b, "schema_registry", None)
-        # TODO(issue 26): serialize AVRO/JSONSCHEMA/PROTOBUF through broker.schema_registry
-        # (Confluent's wire format: magic 0, schema id, payload) once the registry has landed;
-        # a value that does not fit its schema will then answer 422.
-        if registry is None:
-            raise ProduceInputError(400, 40002, "Schema registry not enabled: AVRO, JSONSCHEMA and PROTOBUF "
-                                                "keys/values need schema.registry.listeners")
-        raise ProduceInputError(422, 42201, "Producing with schemas through the REST API is not supported yet")
-    key, key_type = encode_data("key", obj.get("key"))
-    value, value_type = encode_data("value", obj.get("value"))
-    record = {"key": key, "value": value, "headers": parse_headers(obj.get("headers")),
+    out = {}
+    types = {}
+    for field in ("key", "value"):
+        spec = obj.get(field)
+        if needs_registry(spec):
+            if spec.get("data") is None:
+                out[field], types[field] = None, spec.get("type")
+                continue
+            principal, host = request["principal"], request.remote or "127.0.0.1"
+            entry, parsed = await serde.resolve(request.app[BROKER], principal, host, topic, field == "key", spec)
+            out[field] = serde.encode(entry, parsed, spec["data"])
+            types[field] = "JSONSCHEMA" if entry.schema_type == "JSON" else entry.schema_type
+        else:
+            out[field], types[field] = encode_data(field, spec)
+    record = {"key": out["key"], "value": out["value"], "headers": parse_headers(obj.get("headers")),
               "partition": parse_partition(obj.get("partition_id")), "timestamp": parse_timestamp(obj.get("timestamp"))}
-    return record, key_type, value_type
+    return record, types["key"], types["value"]
 
 
 def _produce_answer(b, res: dict, record: dict, key_type, value_type) -> dict:
@@ -364,8 +367,8 @@ async def produce_records(request):
     try:
         objs = split_stream(await request.read())
         if len(objs) == 1:
-            record, kt, vt = _parse_produce(b, objs[0])
-    except ProduceInputError as e:
+            record, kt, vt = await _parse_produce(request, topic, objs[0])
+    except (ProduceInputError, serde.SerdeError) as e:
         raise HttpError(e.status, e.error_code, e.message) from None
     if len(objs) == 1:
         res = (await model.produce_many(_kafka(request), topic, [record]))[0]
@@ -378,9 +381,9 @@ async def produce_records(request):
     parsed = []
     for obj in objs:
         try:
-            parsed.append((len(lines), *_parse_produce(b, obj)))
+            parsed.append((len(lines), *await _parse_produce(request, topic, obj)))
             lines.append(None)
-        except ProduceInputError as e:
+        except (ProduceInputError, serde.SerdeError) as e:
             lines.append({"error_code": e.error_code, "message": e.message})
     results = await model.produce_many(_kafka(request), topic, [p[1] for p in parsed]) if parsed else []
     for (i, record, kt, vt), res in zip(parsed, results):

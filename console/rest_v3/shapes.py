@@ -112,7 +112,7 @@ def consumer_group(L: Links, g: dict, collection: str = "consumer-groups") -> di
             "cluster_id": L.cid, "consumer_group_id": gid, "is_simple": g["is_simple"],
             "partition_assignor": g["assignor"] or "", "state": _group_state(g["state"]),
             "type": _group_type(g["type"]), "is_mixed_consumer_group": False,
-            "coordinator": L.related("brokers", L.node_id), "consumer": L.related(collection, gid, "consumers"),
+            "coordinator": L.related("brokers", L.node_id), "consumers": L.related(collection, gid, "consumers"),
             "lag_summary": L.related(collection, gid, "lag-summary")}
 
 

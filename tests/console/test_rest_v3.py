@@ -28,7 +28,7 @@ SHAPES = {
     "KafkaTopicConfig": {"kind", "metadata", "cluster_id", "topic_name", "name", "value", "is_default",
                          "is_read_only", "is_sensitive", "source", "synonyms"},
     "KafkaConsumerGroup": {"kind", "metadata", "cluster_id", "consumer_group_id", "is_simple", "partition_assignor",
-                           "state", "coordinator", "consumer", "lag_summary"},
+                           "state", "coordinator", "consumers", "lag_summary"},
     "KafkaConsumer": {"kind", "metadata", "cluster_id", "consumer_group_id", "consumer_id", "instance_id",
                       "client_id", "assignments"},
     "KafkaConsumerAssignment": {"kind", "metadata", "cluster_id", "consumer_group_id", "consumer_id", "topic_name",

@@ -133,3 +133,20 @@ def test_an_open_console_without_users_is_warned_about(caplog):
     with EmbeddedBroker(console=True) as b:  # loopback: nothing to warn about
         assert Rest(b.console_url, b.broker.cluster_id).ok("GET", "/v3/clusters")["data"]
     assert "no SASL users" not in caplog.text
+
+
+def test_read_committed_pages_skip_every_aborted_transaction(rest, hg):
+    from confluent_kafka import Producer
+    rest.ok("POST", rest.c + "/topics", {"topic_name": "aborts", "partitions_count": 1}, 201)
+    p = Producer({"bootstrap.servers": hg.bootstrap_servers, "transactional.id": "aborter", "linger.ms": 0})
+    p.init_transactions(10)
+    for outcome in ("abort", "abort", "commit", "abort"):  # one producer, several aborted stretches
+        p.begin_transaction()
+        for i in range(2):
+            p.produce("aborts", value=f"{outcome}-{i}".encode(), partition=0)
+        assert p.flush(10) == 0
+        p.abort_transaction(10) if outcome == "abort" else p.commit_transaction(10)
+    committed = rest.ok("GET", rest.c + "/topics/aborts/partitions/0/records?position=beginning&isolation=read_committed")
+    assert [r["value"]["text"] for r in committed["data"]] == ["commit-0", "commit-1"] and committed["end_reached"]
+    everything = rest.ok("GET", rest.c + "/topics/aborts/partitions/0/records?position=beginning")
+    assert len(everything["data"]) == 8  # the 4 markers are not records

@@ -88,3 +88,50 @@ def test_denied_user_sees_a_denial_not_data(secured, caplog):
     text = json.dumps(users)
     assert "salt" not in text and "key" not in text and BOB_PASSWORD not in text
     assert BOB_PASSWORD not in caplog.text and b.security.password not in caplog.text
+
+
+def test_broker_configs_never_show_a_secret():
+    # PLAIN users' passwords live in the listener's JAAS config, a broker config
+    with EmbeddedBroker(security={"protocol": "SASL_SSL", "mechanism": "PLAIN", "acls": True}, console=True) as b:
+        alice = Rest(b.console_url, b.broker.cluster_id, auth=(b.security.user, b.security.password))
+        s, body, _ = alice.get(alice.c + "/brokers/1/configs")
+        assert s == 200 and body["data"]
+        text = json.dumps(body)
+        assert b.security.password not in text
+        sensitive = [c for c in body["data"] if c["is_sensitive"]]
+        assert all(c["value"] is None and all(x["value"] is None for x in c["synonyms"]) for c in sensitive)
+
+
+def test_schemas_follow_the_registry_acl_rules():
+    """Producing with a schema registered under another topic's subject needs READ on that
+    topic, registering needs WRITE on the subject's topic, as the registry's own routes."""
+    from confluent_kafka.admin import AclBinding as AB
+    avro = json.dumps({"type": "record", "name": "R", "fields": [{"name": "a", "type": "int"}]})
+    with EmbeddedBroker(security={"protocol": "SASL_PLAINTEXT", "mechanism": "SCRAM-SHA-256", "acls": True},
+                        console=True, schema_registry=True) as b:
+        admin = AdminClient(b.client_config)
+        for fut in admin.alter_user_scram_credentials([UserScramCredentialUpsertion(
+                "bob", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), BOB_PASSWORD.encode())]).values():
+            fut.result(10)
+        alice = Rest(b.console_url, b.broker.cluster_id, auth=(b.security.user, b.security.password))
+        bob = Rest(b.console_url, b.broker.cluster_id, auth=("bob", BOB_PASSWORD))
+        for t in ("secret", "mine"):
+            alice.ok("POST", alice.c + "/topics", {"topic_name": t, "partitions_count": 1}, 201)
+        alice.ok("POST", alice.c + "/topics/secret/records", {"value": {"type": "AVRO", "schema": avro, "data": {"a": 1}}})
+        for fut in admin.create_acls([AB(ResourceType.TOPIC, "mine", ResourcePatternType.LITERAL, "User:bob", "*", op,
+                                         AclPermissionType.ALLOW)
+                                      for op in (AclOperation.WRITE, AclOperation.READ, AclOperation.DESCRIBE)]).values():
+            fut.result(10)
+        page = alice.ok("GET", alice.c + "/topics/secret/partitions/0/records?offset=0")["data"]
+        schema_id = page[0]["value"]["schema"]["schema_id"]
+        # bob may write "mine" but not read "secret": its schema id is not his to use
+        s, body, _ = bob.call("POST", bob.c + "/topics/mine/records", {"value": {"schema_id": schema_id, "data": {"a": 2}}})
+        assert (s, body["error_code"]) == (403, 40301), body
+        # registering under his own topic's subject is fine, and reading it back decodes
+        bob.ok("POST", bob.c + "/topics/mine/records", {"value": {"type": "AVRO", "schema": avro, "data": {"a": 3}}})
+        mine = bob.ok("GET", bob.c + "/topics/mine/partitions/0/records?offset=0")["data"]
+        assert mine[0]["value"]["schema"]["data"] == {"a": 3} and mine[0]["value"]["schema"]["subject"] == "mine-value"
+        # registering under "secret-value" (a subject strategy naming another topic) is refused
+        s, body, _ = bob.call("POST", bob.c + "/topics/mine/records", {"value": {
+            "type": "AVRO", "schema": avro, "subject": "secret-value", "data": {"a": 4}}})
+        assert (s, body["error_code"]) == (403, 40301), body
