@@ -19,6 +19,7 @@ import json
 import logging
 import math
 import secrets
+import time
 from datetime import datetime, timedelta, timezone
 from importlib import resources
 from urllib.parse import urlencode
@@ -100,6 +101,54 @@ def _raw(view: dict | None) -> bytes | None:
     return None if view is None else base64.b64decode(view["base64"])
 
 
+def _local(target: str | None) -> str:
+    """A redirect target on this console only (``/path?query``), else ``/``."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/"
+    return target
+
+
+class Sessions:
+    """Login sessions: cookie value -> principal, ended after ``IDLE_S`` without a request or
+    ``MAX_S`` in all (in memory: a broker restart logs everyone out)."""
+
+    IDLE_S = 1800.0
+    MAX_S = 8 * 3600.0
+
+    def __init__(self, clock=time.monotonic):
+        self.clock = clock
+        self._by_id: dict[str, list] = {}  # sid -> [principal, started, last seen]
+
+    def start(self, principal: str) -> str:
+        sid = secrets.token_urlsafe(32)
+        now = self.clock()
+        self._by_id[sid] = [principal, now, now]
+        if len(self._by_id) > 10_000:  # forget the expired ones now and then
+            for k in [k for k, v in self._by_id.items() if not self._live(v, now)]:
+                del self._by_id[k]
+        return sid
+
+    def _live(self, entry, now: float) -> bool:
+        return now - entry[2] <= self.IDLE_S and now - entry[1] <= self.MAX_S
+
+    def principal(self, sid: str) -> str | None:
+        entry = self._by_id.get(sid)
+        if entry is None:
+            return None
+        now = self.clock()
+        if not self._live(entry, now):
+            del self._by_id[sid]
+            return None
+        entry[2] = now
+        return entry[0]
+
+    def is_session(self, sid: str) -> bool:
+        return sid in self._by_id
+
+    def end(self, sid: str) -> None:
+        self._by_id.pop(sid, None)
+
+
 def _is_denial(code: int | None) -> bool:
     try:
         return code is not None and ErrorCode(code).name.endswith("AUTHORIZATION_FAILED")
@@ -113,6 +162,7 @@ class Pages:
         self.broker = broker
         self.users = users
         self.state = None  # console.app.ConsoleState: the sampled rate and lag histories
+        self.sessions = Sessions()
         self.secret = secrets.token_bytes(32)
         self.env = jinja2.Environment(
             loader=jinja2.PackageLoader("console.ui", "templates"),
@@ -128,6 +178,9 @@ class Pages:
         r = app.router
         static = resources.files("console.ui") / "static"
         r.add_static("/static/", str(static), name="console-static", append_version=False)
+        r.add_get("/login", self._wrap(self.login_form))
+        r.add_post("/login", self._wrap(self.login, post=True))
+        r.add_post("/logout", self._wrap(self.logout, post=True))
         for path, fn in (("/", self.overview), ("/topics", self.topics), ("/topics/{topic}", self.topic),
                          ("/topics/{topic}/records", self.records), ("/topics/{topic}/tail", self.tail),
                          ("/groups", self.groups), ("/groups/{group}", self.group),
@@ -145,18 +198,65 @@ class Pages:
 
     @web.middleware
     async def _login(self, request: web.Request, handler):
-        """HTTP basic against the broker's users for the pages (``/v3`` authenticates itself)."""
-        if request.path.startswith("/v3/") or request.path == "/v3":
+        """Who is asking: a login session (the form at ``/login``) or HTTP basic, against the
+        broker's users; ``User:ANONYMOUS`` when the broker has none. ``/v3`` authenticates
+        itself; the login page and the static assets need no login."""
+        path = request.path
+        if path == "/v3" or path.startswith("/v3/"):
             return await handler(request)
-        try:
-            request[PRINCIPAL] = self.users.authenticate(request.headers.get("Authorization"))
-        except BasicAuthError as e:
-            page = self.env.get_template("error.html").render(
-                title="Login required", message=f"{e} Log in with a user of this broker.", path=request.path,
-                principal=None, csrf_token="", cluster_id=self.broker.cluster_id)
-            return web.Response(status=401, text=page, content_type="text/html",
-                                headers={"WWW-Authenticate": 'Basic realm="Hourglass console", charset="UTF-8"'})
-        return await handler(request)
+        if not self.users.required:
+            request[PRINCIPAL] = self.users.authenticate(None)
+            return await handler(request)
+        header = request.headers.get("Authorization")
+        if header:
+            try:
+                request[PRINCIPAL] = self.users.authenticate(header)
+            except BasicAuthError as e:
+                return self._unauthorized(request, str(e))
+            return await handler(request)
+        principal = self.sessions.principal(request.cookies.get(SESSION_COOKIE, ""))
+        if principal is not None:
+            request[PRINCIPAL] = principal
+            return await handler(request)
+        if path == "/login" or path.startswith("/static/"):
+            return await handler(request)
+        if request.method == "GET" and "text/html" in request.headers.get("Accept", ""):
+            raise web.HTTPSeeOther("/login?" + urlencode({"next": request.path_qs}))
+        return self._unauthorized(request, "Unauthorized: log in first.")
+
+    def _unauthorized(self, request, message: str) -> web.Response:
+        page = self.env.get_template("error.html").render(
+            title="Login required", message=f"{message} Log in with a user of this broker.", path=request.path,
+            principal=None, csrf_token="", cluster_id=self.broker.cluster_id)
+        return web.Response(status=401, text=page, content_type="text/html",
+                            headers={"WWW-Authenticate": 'Basic realm="Hourglass console", charset="UTF-8"'})
+
+    async def login_form(self, request):
+        if not self.users.required:
+            raise web.HTTPSeeOther("/")
+        return self.render(request, "login.html", title="Log in", next=_local(request.query.get("next")))
+
+    async def login(self, request):
+        """Check the user's password as the broker does (PLAIN or SCRAM credentials) and start a
+        session under a new cookie value (no session fixation); never echo the password."""
+        f = request[FORM]
+        user, password, nxt = f.get("user", ""), f.get("password", ""), _local(f.get("next"))
+        principal = self.users.principal(user, password) if user and self.users.required else None
+        if principal is None:
+            return self.render(request, "login.html", status=401, title="Log in", next=nxt, user=user,
+                               error="Wrong user name or password.")
+        resp = web.HTTPSeeOther(nxt)
+        old = request.cookies.get(SESSION_COOKIE, "")
+        self.sessions.end(old)
+        resp.set_cookie(SESSION_COOKIE, self.sessions.start(principal), httponly=True, samesite="Strict", path="/",
+                        secure=request.secure)
+        raise resp
+
+    async def logout(self, request):
+        self.sessions.end(request.cookies.get(SESSION_COOKIE, ""))
+        resp = web.HTTPSeeOther("/login")
+        resp.del_cookie(SESSION_COOKIE, path="/")
+        raise resp
 
     def _session(self, request) -> tuple[str, bool]:
         sid = request.cookies.get(SESSION_COOKIE, "")
@@ -218,6 +318,7 @@ class Pages:
         ctx["csrf_token"] = request.get(CSRF, "")
         ctx["path"] = request.path
         ctx["cluster_id"] = self.broker.cluster_id
+        ctx["logged_in"] = self.sessions.is_session(request.cookies.get(SESSION_COOKIE, ""))
         html = self.env.get_template(template).render(**ctx)
         return web.Response(text=html, status=status, content_type="text/html",
                             headers={"Cache-Control": "no-store", "X-Frame-Options": "DENY"})

@@ -6,6 +6,7 @@ screenshot in ``test-output/console/`` (ignored by git).
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -583,7 +584,9 @@ def test_login_acls_and_a_denied_user(browser, tmp_path):
         anon.close()
 
         # alice (a super user) sees everything, the ACLs and the users; never a password
-        ctx = browser.new_context(base_url=b.console_url, http_credentials={"username": sec.user, "password": sec.password})
+        # (HTTP basic, as a script or a proxy in front would send it)
+        basic = "Basic " + base64.b64encode(f"{sec.user}:{sec.password}".encode()).decode()
+        ctx = browser.new_context(base_url=b.console_url, extra_http_headers={"Authorization": basic})
         pg = ctx.new_page()
         pg.goto("/topics/secret-plans?tab=messages")
         expect(pg.locator("tr.record")).to_have_count(1)
@@ -596,10 +599,21 @@ def test_login_acls_and_a_denied_user(browser, tmp_path):
         shot(pg, "security-acls")
         ctx.close()
 
-        # bob: sees only the topic he may describe, and denial pages elsewhere
-        ctx = browser.new_context(base_url=b.console_url, http_credentials={"username": "bob", "password": "bobs-password"})
+        # bob logs in with the form: a session; sees only the topic he may describe, and denial pages elsewhere
+        ctx = browser.new_context(base_url=b.console_url)
         pg = ctx.new_page()
         pg.goto("/topics")
+        expect(pg).to_have_url(re.compile(r"/login\?next=(%2F|/)topics$"))
+        pg.fill("#login-form input[name=user]", "bob")
+        pg.fill("#login-form input[name=password]", "not-bobs-password")
+        pg.click("#login-form button")
+        expect(pg.locator("#error-message")).to_have_text("Wrong user name or password.")
+        assert "not-bobs-password" not in pg.content()
+        shot(pg, "login")
+        pg.fill("#login-form input[name=password]", "bobs-password")
+        pg.click("#login-form button")
+        expect(pg).to_have_url(re.compile(r"/topics$"))
+        assert pg.inner_text("header .who") == "User:bob"
         assert [r[0] for r in cells(pg, "#topics tbody tr")] == ["menu"]
         resp = pg.goto("/topics/secret-plans?tab=messages")
         assert resp.status == 403
@@ -619,4 +633,9 @@ def test_login_acls_and_a_denied_user(browser, tmp_path):
         pg.click("#create-topic button[type=submit]")
         expect(pg.locator("#denied")).to_be_visible()
         assert "bobs-topic" not in admin.list_topics(timeout=10).topics
+        # log out: the session is gone, the pages ask for a login again
+        pg.click("#logout")
+        expect(pg).to_have_url(re.compile(r"/login$"))
+        pg.goto("/topics")
+        expect(pg).to_have_url(re.compile(r"/login\?next="))
         ctx.close()

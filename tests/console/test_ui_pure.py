@@ -76,3 +76,33 @@ def test_bad_protobuf_message_indexes(raw):
     from console.ui.registry import message_indexes
     with pytest.raises(ValueError):
         message_indexes(raw)
+
+
+def test_login_sessions_expire_when_idle_or_old_and_end_on_logout():
+    from console.ui.pages import Sessions
+    now = [0.0]
+    s = Sessions(clock=lambda: now[0])
+    a = s.start("User:alice")
+    assert s.principal(a) == "User:alice" and s.principal("forged") is None
+    for _ in range(20):  # kept alive by use, up to the absolute limit
+        now[0] += Sessions.IDLE_S - 1
+        if now[0] > Sessions.MAX_S:
+            break
+        assert s.principal(a) == "User:alice"
+    assert s.principal(a) is None  # past MAX_S
+    b = s.start("User:bob")
+    now[0] += Sessions.IDLE_S + 1
+    assert s.principal(b) is None  # idle too long
+    c = s.start("User:carol")
+    assert c != b and s.principal(c) == "User:carol"
+    s.end(c)
+    assert s.principal(c) is None
+
+
+@pytest.mark.parametrize("target, want", [
+    ("/topics?q=a", "/topics?q=a"), (None, "/"), ("", "/"), ("https://evil.example/", "/"),
+    ("//evil.example/x", "/"), ("/\\evil.example", "/"), ("topics", "/"),
+])
+def test_login_redirects_stay_on_the_console(target, want):
+    from console.ui.pages import _local
+    assert _local(target) == want
