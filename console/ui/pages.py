@@ -243,6 +243,10 @@ class Pages:
         user, password, nxt = f.get("user", ""), f.get("password", ""), _local(f.get("next"))
         principal = self.users.principal(user, password) if user and self.users.required else None
         if principal is None:
+            # as the Kafka listener answers a failed SASL login: after
+            # connection.failed.authentication.delay.ms (password guessing goes no faster here)
+            import asyncio
+            await asyncio.sleep(self.broker.cfg["connection.failed.authentication.delay.ms"] / 1000)
             return self.render(request, "login.html", status=401, title="Log in", next=nxt, user=user,
                                error="Wrong user name or password.")
         resp = web.HTTPSeeOther(nxt)
