@@ -467,7 +467,8 @@ class Pages:
                 raise BadInput(f"Partition {p} does not exist.")
             ctx["timeline_partition"] = p
             ctx["timeline"] = timeline = self._timeline(await model.segments(k, name, p))
-            ctx["timeline_json"] = json.dumps(timeline)
+            # the chart draws the newest 200 segments: the page never carries a huge partition's all
+            ctx["timeline_json"] = json.dumps(dict(timeline, segments=timeline["segments"][-200:]))
         elif tab == "configs":
             ctx["configs"] = await model.topic_configs(k, name)
             ctx["message"] = q.get("saved")
