@@ -468,7 +468,8 @@ class Pages:
             ctx["timeline_partition"] = p
             ctx["timeline"] = timeline = self._timeline(await model.segments(k, name, p))
             # the chart draws the newest 200 segments: the page never carries a huge partition's all
-            ctx["timeline_json"] = json.dumps(dict(timeline, segments=timeline["segments"][-200:]))
+            ctx["timeline_json"] = json.dumps(dict(timeline, segments=timeline["segments"][-200:])).replace(
+                "<", "\\u003c")  # inside <script>: no "</script>" can close it early
         elif tab == "configs":
             ctx["configs"] = await model.topic_configs(k, name)
             ctx["message"] = q.get("saved")
