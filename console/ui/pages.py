@@ -22,7 +22,7 @@ import secrets
 import time
 from datetime import datetime, timedelta, timezone
 from importlib import resources
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from aiohttp import web
 
@@ -167,7 +167,8 @@ class Pages:
         self.env = jinja2.Environment(
             loader=jinja2.PackageLoader("console.ui", "templates"),
             autoescape=jinja2.select_autoescape(("html",)), trim_blocks=True, lstrip_blocks=True)
-        self.env.filters.update(ts=fmt_ts, bytes=fmt_bytes, duration=fmt_duration)
+        self.env.filters.update(ts=fmt_ts, bytes=fmt_bytes, duration=fmt_duration,
+                                pathseg=lambda v: quote(str(v), safe=""))  # one path segment, "/" too
         self.env.globals.update(urlencode=urlencode)
 
     # ---- plumbing ---------------------------------------------------------------------------------
@@ -708,7 +709,7 @@ class Pages:
         if request[FORM].get("plan", "") != self._plan_json(await model.reset_offsets(k, gid, timestamp=ts)):
             raise BadInput("The offsets changed since the confirmation was shown; review them again.")
         await model.reset_offsets(k, gid, timestamp=ts, execute=True)
-        raise web.HTTPSeeOther(f"/groups/{gid}")
+        raise web.HTTPSeeOther("/groups/" + quote(gid, safe=""))
 
     # ---- transactions, schemas, security ----------------------------------------------------------
     async def transactions(self, request):

@@ -344,6 +344,18 @@ def test_group_lag_equals_what_it_committed_and_reset_to_a_time(page, cluster):
     c.close()
 
 
+def test_group_ids_that_need_escaping(page, cluster):
+    b, _ = cluster
+    gid = "team a/b?#<c>"
+    c = Consumer({"bootstrap.servers": b.bootstrap_servers, "group.id": gid, "enable.auto.commit": False})
+    c.commit(offsets=[TopicPartition("orders", 0, 1)], asynchronous=False)
+    c.close()
+    page.goto("/groups")
+    page.click(f"tr[data-group='{gid}'] a")
+    expect(page.locator("h1")).to_contain_text(gid)
+    assert cells(page, "#lags tbody tr")[0][2] == "1"
+
+
 def test_consumer_protocol_and_share_groups_with_members(page, cluster):
     from confluent_kafka import ShareConsumer
     from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ResourceType
