@@ -11,6 +11,12 @@ function fmtBytes(v) {
 // every time on the console is UTC, the charts' axes too
 const utc = ts => uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC");
 
+function noSamples(el, why) {
+  const p = document.createElement("p");
+  p.className = "hint"; p.textContent = "No samples yet: " + why + ".";
+  el.appendChild(p);
+}
+
 function chartWidth(el) { return Math.max(el.clientWidth - 16, 300); }
 
 async function ratesChart(el) {
@@ -28,6 +34,7 @@ async function ratesChart(el) {
   opts.scales.x = {time: true, range: [lo, now]};
   el.innerHTML = "";
   el._plot = new uPlot(opts, [d.t, d.bytes_in, d.bytes_out], el);
+  if (!d.t.length) noSamples(el, "the broker samples its counters every 5 s");
 }
 
 async function lagChart(el) {
@@ -45,6 +52,7 @@ async function lagChart(el) {
   el._plot = new uPlot({width: chartWidth(el), height: 240, series: series, tzDate: utc,
                         scales: {x: {time: true, range: [lo, now]}, y: {range: (u, a, b) => [0, Math.max(b, 10) * 1.1]}},
                         axes: [{}, {label: "records", size: 70}]}, data, el);
+  if (!d.t.length) noSamples(el, "the broker samples lags every 10 s");
 }
 
 // The segment timeline: each segment a stroke from (min timestamp, base offset) to (max timestamp,
