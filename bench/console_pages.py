@@ -104,7 +104,14 @@ def main() -> None:
                 p.produce(topic, value=b"v" * 50, timestamp=t_start + i * 10)
                 if i % 100_000 == 99_999:
                     p.poll(0)
-            p.flush(600)
+            if p.flush(600):
+                raise SystemExit("records left unsent")
+            from confluent_kafka import Consumer, TopicPartition
+            c = Consumer({"bootstrap.servers": b.bootstrap_servers, "group.id": "bench"})
+            lo, hi = c.get_watermark_offsets(TopicPartition(topic, 0), timeout=30)
+            c.close()
+            if hi - lo != size:
+                raise SystemExit(f"{topic} holds {hi - lo} records, not {size}")
             log(f"{size} records in {time.perf_counter() - t0:.1f} s")
             import random
             rng = random.Random(size)
@@ -112,9 +119,9 @@ def main() -> None:
             ttfb(conn, f"/topics/{topic}?from={t_start}&partition=0")  # warm-up
             for _ in range(args.requests):
                 ts = t_start + rng.randrange(size) * 10
-                first, status, _ = ttfb(conn, f"/topics/{topic}?from={ts}&partition=0")
-                if status != 200:
-                    raise SystemExit(f"records page answered {status}")
+                first, status, n = ttfb(conn, f"/topics/{topic}?from={ts}&partition=0")
+                if status != 200 or n < 20000:  # a page of 50 records is ~30 KB of HTML
+                    raise SystemExit(f"records page answered {status} with {n} bytes")
                 xs.append(first)
             xs.sort()
             emit(f"console_messages_from_time_{size}_ttfb_median", statistics.median(xs) * 1000, "ms")
