@@ -24,6 +24,9 @@ PIP_EDITABLE := -m pip install -q --config-settings editable_mode=compat -e
 # Java client jars (kafka-clients 3.9.1 and its runtime deps), shared by every checkout.
 HOURGLASS_JARS ?= $(HOME)/.cache/hourglass/jars
 export HOURGLASS_JARS
+# The console's browser tests drive Debian's chromium (scripts/install_deps.sh); Playwright never
+# downloads a browser of its own.
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 JAR_NAMES := kafka-clients slf4j-api lz4-java snappy-java zstd-jni jackson-databind jackson-core jackson-annotations
 CLASSPATH_JARS := $(subst $(eval) ,:,$(foreach j,$(JAR_NAMES),$(HOURGLASS_JARS)/$(j).jar))
 

@@ -34,6 +34,8 @@ Steps:
 - ``rest``: bench/rest_v3.py (Kafka REST v3 produce against the Kafka protocol's; the
   records-from-time page of the console in a partition of 100k and 1M records, 10M with
   ``--big``: it goes through the time index, so it stays flat);
+- ``console``: bench/console_pages.py (time to first byte of the console's topics page with
+  1000 topics, the filtered list, a later page, a topic's page, the overview; medians and p95);
 - ``tls``: one broker with PLAINTEXT, SSL and SASL_SSL (SCRAM-SHA-512) listeners: the Java
   consumer (kafka-clients) and the librdkafka producer (confluent-kafka) over SSL vs plaintext,
   interleaved rounds, medians and the ratios (issue 18's bar: >= 0.6); then 1000 clients
@@ -653,6 +655,17 @@ def step_rest(quick: bool, big: bool, rounds: int) -> None:
         emit(name, float(value), unit)
 
 
+def step_console(quick: bool) -> None:
+    """bench/console_pages.py: the topics page's time to first byte with 1000 topics."""
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "console_pages.py"), "--topics", "1000",
+                        "--requests", "20" if quick else "100"], capture_output=True, text=True, timeout=1200)
+    if r.returncode != 0:
+        raise RuntimeError(f"bench/console_pages.py failed: {r.stderr[-2000:]}")
+    for line in r.stdout.splitlines():
+        name, value, unit = line.split()
+        emit(name, float(value), unit)
+
+
 def step_micro() -> None:
     for script in ("micro_records.py", "micro_codec.py", "micro_storage.py"):
         r = subprocess.run([sys.executable, str(ROOT / "bench" / script)], capture_output=True, text=True, cwd=ROOT)
@@ -733,7 +746,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--peer", action="store_true", help="also run the suite against Tansu, interleaved")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", default="suite,ofs,ingest,startup,lookup,micro,txn,groups,share,tls,rest,first_run",
+    ap.add_argument("--only", default="suite,ofs,ingest,startup,lookup,micro,txn,groups,share,tls,rest,console,first_run",
                     help="comma list of steps; `container` is opt-in")
     ap.add_argument("--big", action="store_true", help="add the 10M-record lookup")
     ap.add_argument("--noise", type=float, default=0.15)
@@ -789,6 +802,8 @@ def main(argv=None) -> int:
             step_first_run(tmp)
         if "container" in steps:
             step_container()
+        if "console" in steps:
+            step_console(a.quick)
         if "txn" in steps:
             hg = Hourglass(tmp / "txn")
             hg.start()

@@ -9,6 +9,8 @@
 #   podman-compose        -> podman-compose (docker/compose.yaml and docker/sasl-ssl under podman)
 #   CNI dnsname plugin    -> golang-github-containernetworking-plugin-dnsname (compose services
 #                            reach each other by name on podman's CNI networks)
+#   chromium              -> chromium (the console's browser tests drive it with Playwright,
+#                            executable_path=/usr/bin/chromium; no browser download)
 # Runs `apt-get update` once, then `apt-get install -y`. Works as root (no sudo needed);
 # as another user it uses sudo when there is one.
 set -euo pipefail
@@ -22,6 +24,7 @@ command -v runc  >/dev/null 2>&1 || missing+=(runc)
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 command -v podman-compose >/dev/null 2>&1 || missing+=(podman-compose)
 [ -x /usr/lib/cni/dnsname ] || missing+=(golang-github-containernetworking-plugin-dnsname)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
@@ -41,6 +44,6 @@ export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" apt-get update -q
 "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 
-for tool in kcat java javac podman runc debootstrap podman-compose; do
+for tool in kcat java javac chromium podman runc debootstrap podman-compose; do
   command -v "$tool" >/dev/null 2>&1 || { echo "install_deps: $tool still missing after install" >&2; exit 1; }
 done
