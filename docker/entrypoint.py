@@ -20,7 +20,9 @@ What the apache/kafka image does (``docker/resources/common-scripts/configureDef
    Kafka's "already formatted" does).
 
 Hourglass additions: ``log.dirs`` defaults to the image's data volume ``/var/lib/hourglass``
-when the configuration names no log dir; ``HOURGLASS_CFG_<KEY>`` works like ``KAFKA_<KEY>``;
+when the configuration names no log dir; the Schema Registry and the console (with Kafka REST
+v3) are on at their usual ports, ``http://0.0.0.0:8081`` and ``http://0.0.0.0:8080``, unless the
+configuration names their listeners (``KAFKA_SCHEMA_REGISTRY_LISTENERS=`` empty turns one off); ``HOURGLASS_CFG_<KEY>`` works like ``KAFKA_<KEY>``;
 the JVM-only variables (``KAFKA_HEAP_OPTS``, ``KAFKA_JMX_PORT``, ...) are ignored rather than
 turned into keys. The result is written to ``$HOURGLASS_FINAL_CONFIG_DIR/server.properties``
 (readable by the broker's user only: it may hold secrets) and the broker is started on it as
@@ -86,6 +88,9 @@ def env_keys(env: dict[str, str]) -> dict[str, str]:
     return out
 
 
+HTTP_SERVICES = (("schema.registry.listeners", "http://0.0.0.0:8081"), ("console.listeners", "http://0.0.0.0:8080"))
+
+
 def render(env: dict[str, str], mounted_dir: str = MOUNTED_CONFIG_DIR,
            default_config: str = DEFAULT_CONFIG) -> str:
     """The final ``server.properties`` text for this environment (steps 1-6)."""
@@ -102,6 +107,10 @@ def render(env: dict[str, str], mounted_dir: str = MOUNTED_CONFIG_DIR,
     extra = []
     if "log.dirs" not in keys and "log.dir" not in keys:
         extra.append(f"log.dirs={DATA_DIR}")
+    # every interface of the container: only a published port reaches them from outside
+    for key, default in HTTP_SERVICES:
+        if key not in keys:
+            extra.append(f"{key}={default}")
     if env.get("CLUSTER_ID") or "cluster.id" not in keys:
         extra.append(f"cluster.id={env.get('CLUSTER_ID') or DEFAULT_CLUSTER_ID}")
     if extra:

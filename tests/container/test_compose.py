@@ -36,7 +36,8 @@ def _wait_exit(name: str, timeout: float = 120) -> int:
 def test_compose_broker_demo_producer_and_spark_job(image, pipeline_image):
     project = f"hgc{uuid.uuid4().hex[:6]}"
     port = P.free_port()
-    env = {"HOURGLASS_IMAGE": image, "HOURGLASS_PIPELINE_IMAGE": pipeline_image, "HOURGLASS_PORT": str(port)}
+    env = {"HOURGLASS_IMAGE": image, "HOURGLASS_PIPELINE_IMAGE": pipeline_image, "HOURGLASS_PORT": str(port),
+           "HOURGLASS_REGISTRY_PORT": str(P.free_port()), "HOURGLASS_CONSOLE_PORT": str(P.free_port())}
     f = ROOT / "docker" / "compose.yaml"
     try:
         P.compose(project, f, "up", "-d", extra_env=env)

@@ -31,6 +31,18 @@ def _topic(name: str) -> str:
     return f"ct-{name}-{uuid.uuid4().hex[:6]}"
 
 
+def _http_services_env() -> list[str]:
+    """On the host network the Schema Registry and the console get free ports of their own."""
+    return ["-e", f"KAFKA_SCHEMA_REGISTRY_LISTENERS=http://127.0.0.1:{P.free_port()}",
+            "-e", f"KAFKA_CONSOLE_LISTENERS=http://127.0.0.1:{P.free_port()}"]
+
+
+def _http_urls(c: "P.Container") -> dict[str, str]:
+    """Service name -> URL, from the ready file's ``service NAME URL`` lines."""
+    lines = c.exec("cat", "/tmp/hourglass.ready").stdout.splitlines()
+    return {p[1]: p[2] for p in (l.split() for l in lines) if len(p) == 3 and p[0] == "service"}
+
+
 @pytest.fixture(scope="module")
 def served(image):
     """The image with the user's own listener (host network, a free port), on a named volume."""
@@ -40,7 +52,8 @@ def served(image):
     listener = f"PLAINTEXT://127.0.0.1:{port}"
     try:
         with P.Container("--network", "host", "-v", f"{volume}:/var/lib/hourglass",
-                         "-e", f"KAFKA_LISTENERS={listener}", "-e", f"KAFKA_ADVERTISED_LISTENERS={listener}") as c:
+                         "-e", f"KAFKA_LISTENERS={listener}", "-e", f"KAFKA_ADVERTISED_LISTENERS={listener}",
+                         *_http_services_env()) as c:
             P.FIGURES["container_time_to_healthy"] = c.healthy()
             yield c, f"127.0.0.1:{port}"
     finally:
@@ -79,6 +92,12 @@ def test_healthy_with_the_default_config(image):
         assert c.inspect()["State"]["Health"]["Status"] == "healthy"
         r = c.exec("hourglass", "probe", "-b", "localhost:9092")
         assert "answers" in r.stdout
+        # the Schema Registry and the console are on at their usual ports in the image
+        assert "service schema-registry http://127.0.0.1:8081" in ready
+        assert "service console http://127.0.0.1:8080" in ready
+        for url in ("http://127.0.0.1:8081/schemas/types", "http://127.0.0.1:8080/v3/clusters"):
+            r = c.exec("python", "-c", f"import urllib.request; print(urllib.request.urlopen({url!r}, timeout=10).status)")
+            assert r.stdout.strip() == "200", url
     print(f"\ncontainer_time_to_healthy_default_config {seconds:.1f} s")
 
 
@@ -190,7 +209,8 @@ def test_data_survives_stop_and_a_new_container_on_the_same_volume(image):
         port = P.free_port()
         env = ["-e", f"KAFKA_LISTENERS=PLAINTEXT://127.0.0.1:{port}",
                "-e", f"KAFKA_ADVERTISED_LISTENERS=PLAINTEXT://127.0.0.1:{port}"]
-        with P.Container("--network", "host", "-v", f"{volume}:/var/lib/hourglass", *env) as first:
+        with P.Container("--network", "host", "-v", f"{volume}:/var/lib/hourglass", *env,
+                         *_http_services_env()) as first:
             first.healthy()
             offsets, _ = _confluent(f"127.0.0.1:{port}", topic)
             assert offsets == list(range(N))
@@ -200,7 +220,8 @@ def test_data_survives_stop_and_a_new_container_on_the_same_volume(image):
         port = P.free_port()  # a new container, another port, the same volume
         env = ["-e", f"KAFKA_LISTENERS=PLAINTEXT://127.0.0.1:{port}",
                "-e", f"KAFKA_ADVERTISED_LISTENERS=PLAINTEXT://127.0.0.1:{port}"]
-        with P.Container("--network", "host", "-v", f"{volume}:/var/lib/hourglass", *env) as second:
+        with P.Container("--network", "host", "-v", f"{volume}:/var/lib/hourglass", *env,
+                         *_http_services_env()) as second:
             second.healthy()
             assert second.exec("cat", "/var/lib/hourglass/meta.properties").stdout == meta
             bootstrap = f"127.0.0.1:{port}"
@@ -245,3 +266,27 @@ def test_apache_kafka_documented_single_node_environment_unchanged(image):
         assert got.split("\n")[:N] == [f"{i} {TS[i]} v{i}" for i in range(N)]
         log = c.logs()
         assert "Hourglass is its own controller" in log and "ERROR" not in log
+
+
+def test_schema_registry_and_console_served_to_the_host(served):
+    # an Avro producer against the container's registry, the record read back through its REST v3
+    from confluent_kafka import Producer
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    c, bootstrap = served
+    urls = _http_urls(c)
+    topic = _topic("avro")
+    registry = SchemaRegistryClient({"url": urls["schema-registry"]})
+    schema = '{"type": "record", "name": "Click", "fields": [{"name": "page", "type": "string"}]}'
+    ser = AvroSerializer(registry, schema)
+    p = Producer({"bootstrap.servers": bootstrap})
+    p.produce(topic, ser({"page": "/home"}, SerializationContext(topic, MessageField.VALUE)))
+    assert p.flush(30) == 0
+    assert json.loads(registry.get_latest_version(f"{topic}-value").schema.schema_str) == json.loads(schema)
+    import urllib.request
+    with urllib.request.urlopen(f"{urls['console']}/v3/clusters", timeout=10) as r:
+        cluster = json.loads(r.read())["data"][0]["cluster_id"]
+    with urllib.request.urlopen(f"{urls['console']}/v3/clusters/{cluster}/topics/{topic}/partitions/0", timeout=10) as r:
+        part = json.loads(r.read())
+    assert part["partition_id"] == 0

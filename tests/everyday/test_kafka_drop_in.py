@@ -242,7 +242,9 @@ def test_docker_entrypoint_with_the_documented_environment(tmp_path, client_tool
     env.update({"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
                 "KAFKA_LOG_DIRS": str(tmp_path / "data"),
                 "HOURGLASS_FINAL_CONFIG_DIR": str(tmp_path / "etc"),
-                "HOURGLASS_MOUNTED_CONFIG_DIR": str(tmp_path / "mnt")})
+                "HOURGLASS_MOUNTED_CONFIG_DIR": str(tmp_path / "mnt"),
+                # the image's HTTP services on free loopback ports here (the image: 8081, 8080)
+                "KAFKA_SCHEMA_REGISTRY_LISTENERS": "http://127.0.0.1:0", "KAFKA_CONSOLE_LISTENERS": "http://127.0.0.1:0"})
     if cluster_id:
         env["CLUSTER_ID"] = cluster_id
     want_id = cluster_id or "5L6g3nShT-eMCtK--X86sw"

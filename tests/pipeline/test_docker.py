@@ -33,7 +33,9 @@ class Entrypoint:
         self.tmp, self.ready = tmp, tmp / "ready"
         self.env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(ROOT),
                     "HOURGLASS_FINAL_CONFIG_DIR": str(tmp / "etc"), "HOURGLASS_MOUNTED_CONFIG_DIR": str(tmp / "mnt"),
-                    "HOURGLASS_READY_FILE": str(self.ready), "KAFKA_LOG_DIRS": str(tmp / "data"), **kafka_env}
+                    "HOURGLASS_READY_FILE": str(self.ready), "KAFKA_LOG_DIRS": str(tmp / "data"),
+                    # the image's HTTP services on free loopback ports here (the image: 8081, 8080)
+                    "KAFKA_SCHEMA_REGISTRY_LISTENERS": "http://127.0.0.1:0", "KAFKA_CONSOLE_LISTENERS": "http://127.0.0.1:0", **kafka_env}
 
     def __enter__(self):
         # no --ready-file argument: the entrypoint adds its own, as in the image
@@ -146,7 +148,9 @@ def test_image_and_compose_files():
     compose = yaml.safe_load((ROOT / "docker" / "compose.yaml").read_text())
     svc = compose["services"]
     assert set(svc) == {"broker", "demo-producer", "spark-job"}
-    assert svc["broker"]["ports"] == ["${HOURGLASS_PORT:-9092}:9092"]
+    assert svc["broker"]["ports"] == ["${HOURGLASS_PORT:-9092}:9092", "${HOURGLASS_REGISTRY_PORT:-8081}:8081",
+                                      "${HOURGLASS_CONSOLE_PORT:-8080}:8080"]
+    assert "EXPOSE 9092 8081 8080" in df
     assert svc["broker"]["healthcheck"]["test"][1:] == PROBE_CMD
     assert svc["demo-producer"]["depends_on"]["broker"]["condition"] == "service_healthy"
     assert svc["spark-job"]["build"]["target"] == "pipeline"

@@ -45,7 +45,9 @@ def test_the_sasl_ssl_example(tmp_path):
     config = tmp_path / "server.properties"
     config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
     b = BrokerProcess(data, {"listeners": "SASL_SSL://127.0.0.1:0,LOCAL://127.0.0.1:0",
-                             "advertised.listeners": "SASL_SSL://localhost:0,LOCAL://127.0.0.1:0"},
+                             "advertised.listeners": "SASL_SSL://localhost:0,LOCAL://127.0.0.1:0",
+                             # the image's HTTP services (8081, 8080) on free loopback ports here
+                             "schema.registry.listeners": "http://127.0.0.1:0", "console.listeners": "http://127.0.0.1:0"},
                       config=config).start()
     try:
         client = tmp_path / "client.properties"
