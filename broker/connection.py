@@ -38,7 +38,8 @@ class RequestContext:
     """What a handler knows about the request beyond its body. ``authz`` is the request's view
     of the authorizer (``broker.security.api_acls.RequestAuthz``): who asks, from where, and
     what this API checks."""
-    __slots__ = ("broker", "conn", "api_key", "api_version", "correlation_id", "client_id", "header", "authz")
+    __slots__ = ("broker", "conn", "api_key", "api_version", "correlation_id", "client_id", "header", "authz",
+                 "waited_s")
 
     @property
     def listener(self) -> str | None:
@@ -54,6 +55,7 @@ class RequestContext:
         self.client_id = client_id
         self.header = header
         self.authz = None
+        self.waited_s = 0.0  # time the handler spent parked (long-poll): not request-handling time
 
 
 def _now_ms() -> int:
@@ -101,6 +103,9 @@ class Connection:
         self.closed = False
         self.busy = False  # a request is being handled (shutdown waits for it)
         self.max_request = broker.cfg["socket.request.max.bytes"]
+        # KIP-219: after answering a throttled request at once, read nothing more from this
+        # connection for this long (ms); the client holds back for the same time.
+        self.throttle_ms = 0
 
     def close(self, reason: str | None = None, kind: str = "malformed_request") -> None:
         if self.closed:
@@ -172,6 +177,9 @@ class Connection:
                     self.writer.writelines(parts)
                     # back-pressure: a client that stops reading stops us, not our memory
                     await self.writer.drain()
+                if self.throttle_ms:  # muted: the next request waits in the socket
+                    await asyncio.sleep(self.throttle_ms / 1000.0)
+                    self.throttle_ms = 0
                 self.last_active = time.monotonic()
         except (ConnectionError, asyncio.CancelledError):
             pass
@@ -228,12 +236,28 @@ class Connection:
             raise CloseConnection(f"internal error handling {spec.name} v{api_version}: {exc!r}",
                                   "internal_error") from None
         finally:
-            self.broker.metrics.request_done(api_key, api_version, time.perf_counter() - t0)
+            elapsed = time.perf_counter() - t0
+            self.broker.metrics.request_done(api_key, api_version, elapsed)
+        quotas = self.broker.quotas
+        if quotas.active:
+            self._account(quotas, ctx, len(frame), elapsed, response)
         if auth is not None and api_key == API_VERSIONS:
             auth.api_versions_answered()
         if response is None:
             return None
         return self.encode_response(spec, api_version, correlation_id, response)
+
+    def _account(self, quotas, ctx, size: int, elapsed: float, response) -> None:
+        """Client quotas: record this request and, over a quota, put the throttle time in the
+        response and mute the connection for it (Kafka's maxThrottleTimeMs, KIP-219)."""
+        from broker.quotas.manager import user_of
+        prior = getattr(response, "throttle_time_ms", 0) or 0
+        throttle = quotas.after_request(user_of(self.principal), ctx.client_id or "", ctx.api_key, size,
+                                        max(elapsed - ctx.waited_s, 0.0), prior)
+        if throttle > 0:
+            self.throttle_ms = max(self.throttle_ms, throttle)
+            if response is not None and hasattr(response, "throttle_time_ms"):
+                response.throttle_time_ms = throttle
 
     async def _sasl_step(self, step, spec, api_version: int, correlation_id: int) -> list | None:
         """Answer one step of the SASL exchange: after the failure delay when it failed, then

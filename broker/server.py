@@ -78,6 +78,7 @@ class Broker:
         self.txn = None  # broker.transactions.coordinator.TransactionCoordinator
         self.share_groups = None  # broker.share.coordinator.ShareCoordinator
         self.producer_ids: ProducerIds | None = None
+        self.quotas = None  # broker.quotas.manager.ClientQuotas
 
     # ---- identity --------------------------------------------------------------------------
     @property
@@ -124,6 +125,10 @@ class Broker:
         from broker.security.state import BrokerSecurity, security_dir
         self.per_ip_limits = per_ip_limits(cfg["max.connections.per.ip.overrides"])
         self.security = BrokerSecurity.from_config(cfg.raw.get, security_dir(cfg.log_dirs))
+        from broker.quotas.manager import ClientQuotas
+        from broker.quotas.store import QuotaStore
+        self.quotas = ClientQuotas(QuotaStore(security_dir(cfg.log_dirs)), samples=cfg["quota.window.num"],
+                                   window_s=cfg["quota.window.size.seconds"])
         for lst in cfg.listeners:  # a bad keystore or SASL setting refuses to start here
             self.listener_security[lst.name] = ListenerSecurity.build(
                 lst.name, lst.security_protocol, lst.overrides, cfg.raw, self.security.scram)
@@ -259,6 +264,8 @@ class Broker:
 
     def _housekeeping(self) -> None:
         self.logs.flush_dirty()
+        if self.quotas.active:
+            self.quotas.expire(self.clock.now_ms())
         self.logs.run_pending_deletes(self.clock.now_ms())
 
     def _checkpoint(self) -> None:

@@ -23,6 +23,7 @@ segments' ``.txnindex`` files, so the client drops their records itself (Kafka's
 import logging
 import time
 
+from broker.quotas.manager import user_of
 from broker.registry import handles
 from broker.security.api_acls import active
 from protocol.errors import ErrorCode
@@ -160,6 +161,11 @@ async def handle(ctx, req):
                                            high_watermark=-1, last_stable_offset=-1, log_start_offset=-1,
                                            records=b"", aborted_transactions=None) for fp in ft.partitions])
                 for ft in req.topics])
+    fq = b.quotas.fetch if b.quotas is not None and b.quotas.fetch.enabled else None
+    if fq is not None:
+        user, client = user_of(getattr(ctx.conn, "principal", None)), ctx.client_id or ""
+        # never take more at once than the quota window can hold (Kafka's getMaxValueInQuotaWindow)
+        max_bytes = int(min(max_bytes, max(fq.max_value_in_window(user, client), 1)))
     resolved = _resolve(b, v, req.topics, az)
     deadline = time.monotonic() + max(req.max_wait_ms, 0) / 1000.0
     keys = [(t.name, fp.partition) for _ft, t, parts in resolved for fp, target in parts
@@ -169,9 +175,19 @@ async def handle(ctx, req):
         left = deadline - time.monotonic()
         if total >= req.min_bytes or any_error or left <= 0 or not keys or b._stopping:
             break
+        t_wait = time.monotonic()
         await b.waiters.wait(keys, left)
+        ctx.waited_s += time.monotonic() - t_wait
         # the topic may have been deleted (or its partitions changed) while parked
         resolved = _resolve(b, v, req.topics, az)
         keys = [(t.name, fp.partition) for _ft, t, parts in resolved for fp, target in parts
                 if t is not None and not isinstance(target, ErrorCode)]
+    if fq is not None:
+        now_ms = int(time.time() * 1000)
+        throttle = fq.record(user, client, total, now_ms)
+        if throttle > 0:
+            # Kafka: a throttled fetch answers at once with no data, its bytes taken back
+            fq.unrecord(user, client, total, now_ms)
+            fq.record_throttle(user, client, throttle)
+            return R(throttle_time_ms=throttle, error_code=0, session_id=0, responses=[])
     return R(throttle_time_ms=0, error_code=0, session_id=0, responses=responses)

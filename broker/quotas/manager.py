@@ -1,0 +1,159 @@
+"""Per-client quota sensors and throttle decisions (Kafka's ClientQuotaManager family).
+
+``ClientQuotas.produce`` / ``.fetch`` / ``.request`` each count one quantity per client
+(bytes of a Produce request, bytes of a Fetch response, percent of a second spent handling
+requests) under the metric tags the precedence gives (``entities.metric_tags``), and return
+the throttle time when the client's rate is over its bound. A manager whose key no entity
+holds is disabled and costs one attribute read per request (Kafka's ``quotasEnabled``).
+"""
+from __future__ import annotations
+
+import time
+
+from broker.quotas import entities as E
+from broker.quotas.rate import Rate, record_and_throttle
+from broker.quotas.store import QuotaStore
+
+# Kafka's ClientQuotaManager.InactiveSensorExpirationTimeSeconds
+SENSOR_EXPIRY_MS = 3600 * 1000
+
+
+def user_of(principal: str | None) -> str:
+    """Kafka's quota user is the principal's name (``User:alice`` -> ``alice``)."""
+    if not principal:
+        return ""
+    return principal.split(":", 1)[1] if ":" in principal else principal
+
+
+class ClientSensor:
+    """One client's (or one shared tag pair's) usage rate and throttle-time record."""
+    __slots__ = ("tags", "rate", "bound", "throttle_total_ms", "throttle_count", "last_ms")
+
+    def __init__(self, tags, rate: Rate, bound):
+        self.tags = tags
+        self.rate = rate
+        self.bound = bound
+        self.throttle_total_ms = 0
+        self.throttle_count = 0
+        self.last_ms = 0
+
+
+class QuotaManager:
+    """One quota type (a key of the user/client-id entities)."""
+
+    def __init__(self, name: str, key: str, store: QuotaStore, samples: int, window_ms: int,
+                 max_throttle_ms: int | None = None):
+        self.name = name
+        self.key = key
+        self.store = store
+        self.samples = samples
+        self.window_ms = window_ms
+        self.max_throttle_ms = max_throttle_ms
+        self.enabled = False
+        self.sensors: dict[tuple[str, str], ClientSensor] = {}
+        self._by_client: dict[tuple[str, str], ClientSensor] = {}
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Quotas changed: re-resolve every client's tags and bound (Kafka's
+        ``updateQuotaMetricConfigs``); kept rates stay with their tags."""
+        self.enabled = any(self.key in q for q in self.store.quotas.values())
+        self._by_client.clear()
+        for s in self.sensors.values():
+            s.bound = E.quota_limit(self._get, *s.tags)
+
+    def _get(self, ent):
+        q = self.store.quotas.get(ent)
+        return None if q is None else q.get(self.key)
+
+    def sensor(self, user: str, client_id: str) -> ClientSensor:
+        k = (user, client_id)
+        s = self._by_client.get(k)
+        if s is None:
+            tags, bound = E.resolve(self.store.quotas, self.key, user, client_id)
+            s = self.sensors.get(tags)
+            if s is None:
+                s = self.sensors[tags] = ClientSensor(tags, Rate(self.samples, self.window_ms), bound)
+            self._by_client[k] = s
+        return s
+
+    def record(self, user: str, client_id: str, value: float, now_ms: int) -> int:
+        """Record and return the throttle time in ms (Kafka's ``recordAndGetThrottleTimeMs``)."""
+        s = self.sensor(user, client_id)
+        s.last_ms = now_ms
+        return record_and_throttle(s.rate, s.bound, value, now_ms, self.max_throttle_ms)
+
+    def unrecord(self, user: str, client_id: str, value: float, now_ms: int) -> None:
+        """Take back a recorded value (a throttled fetch sends no data: Kafka's ``unrecordQuotaSensor``)."""
+        self.sensor(user, client_id).rate.record(-value, now_ms)
+
+    def record_throttle(self, user: str, client_id: str, throttle_ms: int) -> None:
+        s = self.sensor(user, client_id)
+        s.throttle_total_ms += throttle_ms
+        s.throttle_count += 1
+
+    def max_value_in_window(self, user: str, client_id: str) -> float:
+        """The most that can be taken at once without a sure throttle (Kafka's
+        ``getMaxValueInQuotaWindow``): bound * (samples - 1) * window."""
+        bound = self.sensor(user, client_id).bound
+        if bound is None:
+            return float("inf")
+        return bound * (self.samples - 1) * self.window_ms / 1000.0
+
+    def expire(self, now_ms: int) -> None:
+        """Forget sensors idle for an hour (Kafka expires inactive quota sensors the same way)."""
+        idle = [t for t, s in self.sensors.items() if now_ms - s.last_ms > SENSOR_EXPIRY_MS]
+        if idle:
+            for t in idle:
+                del self.sensors[t]
+            self._by_client.clear()
+
+
+# APIs the request-time quota does not count: the SASL exchange is answered before any
+# quota applies (Kafka: exempt, like inter-broker requests).
+REQUEST_EXEMPT = frozenset({17, 36})
+
+
+class ClientQuotas:
+    """The broker's quota managers over one store. ``active`` is False while no user/client-id
+    quota exists, so the request path skips all accounting."""
+
+    def __init__(self, store: QuotaStore, samples: int = 11, window_s: int = 1):
+        self.store = store
+        window_ms = window_s * 1000
+        self.produce = QuotaManager("Produce", E.PRODUCER_BYTE_RATE, store, samples, window_ms)
+        self.fetch = QuotaManager("Fetch", E.CONSUMER_BYTE_RATE, store, samples, window_ms)
+        # Kafka bounds request-time throttles to one window (ClientRequestQuotaManager)
+        self.request = QuotaManager("Request", E.REQUEST_PERCENTAGE, store, samples, window_ms,
+                                    max_throttle_ms=window_ms)
+        self.managers = (self.produce, self.fetch, self.request)
+        self.active = False
+        store.listeners.append(self.refresh)
+        self.refresh()
+
+    def refresh(self) -> None:
+        for m in self.managers:
+            m.refresh()
+        self.active = any(m.enabled for m in self.managers)
+
+    def after_request(self, user: str, client_id: str, api_key: int, request_bytes: int,
+                      handling_s: float, response_throttle_ms: int) -> int:
+        """Account one handled request; returns the connection's throttle time in ms (the
+        largest of the byte-rate and request-time throttles, Kafka's ``maxThrottleTimeMs``)."""
+        now_ms = int(time.time() * 1000)
+        throttle = response_throttle_ms
+        if api_key == 0 and self.produce.enabled:
+            t = self.produce.record(user, client_id, request_bytes, now_ms)
+            if t > 0:
+                self.produce.record_throttle(user, client_id, t)
+                throttle = max(throttle, t)
+        if self.request.enabled and api_key not in REQUEST_EXEMPT:
+            t = self.request.record(user, client_id, handling_s * 100.0, now_ms)
+            if t > 0:
+                self.request.record_throttle(user, client_id, t)
+                throttle = max(throttle, t)
+        return throttle
+
+    def expire(self, now_ms: int) -> None:
+        for m in self.managers:
+            m.expire(now_ms)
