@@ -78,8 +78,9 @@
 //                          or one error line
 //   admin-alter-broker-configs --bootstrap B --broker ID|"" [--set k=v,..] [--delete k,..] [--legacy true]
 //                          -> {"ok":true} or an error line (IncrementalAlterConfigs; --legacy: AlterConfigs)
-//   throttled-produce      --bootstrap B --topic T --seconds S [--record-size N]
-//                          -> {"bytes","seconds","rate","throttleAvg","throttleMax"} (produce-throttle-time-*)
+//   throttled-produce      --bootstrap B --topic T --seconds S [--warmup-seconds W] [--record-size N]
+//                          -> bytes acknowledged in S seconds after W: {"bytes","seconds","rate",
+//                             "throttleAvg","throttleMax"} (produce-throttle-time-*)
 //   throttled-consume      --bootstrap B --topic T --seconds S
 //                          -> {"bytes","seconds","rate","throttleAvg","throttleMax"} (fetch-throttle-time-*)
 //
@@ -918,26 +919,32 @@ public final class ClientHarness {
     private static int throttledProduce() throws Exception {
         String topic = req("topic");
         double seconds = Double.parseDouble(req("seconds"));
+        double warmup = Double.parseDouble(opt("warmup-seconds", "0"));
         byte[] value = new byte[Integer.parseInt(opt("record-size", "1000"))];
         Properties p = producerProps();
         p.put(ProducerConfig.LINGER_MS_CONFIG, opt("linger-ms", "5"));
         extraProps(p);
-        long bytes = 0;
+        long acked = 0, ackedAtStart = 0;
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
             producer.send(new ProducerRecord<>(topic, null, value)).get(timeoutMs(), TimeUnit.MILLISECONDS);
             long t0 = System.nanoTime();
-            long end = t0 + (long) (seconds * 1e9);
+            long start = t0 + (long) (warmup * 1e9), end = start + (long) (seconds * 1e9);
+            boolean started = warmup <= 0;
             List<Future<RecordMetadata>> pending = new ArrayList<>();
             while (System.nanoTime() < end) {
                 pending.add(producer.send(new ProducerRecord<>(topic, null, value)));
-                bytes += value.length;
                 if (pending.size() >= 50) {  // bound what is queued ahead of the quota
                     pending.remove(0).get(timeoutMs(), TimeUnit.MILLISECONDS);
+                    acked += value.length;
+                }
+                if (!started && System.nanoTime() >= start) {
+                    started = true;
+                    ackedAtStart = acked;
                 }
             }
+            long measured = acked - ackedAtStart;
             for (Future<RecordMetadata> f : pending) f.get(timeoutMs(), TimeUnit.MILLISECONDS);
-            double s = (System.nanoTime() - t0) / 1e9;
-            emit(new Json().put("bytes", bytes).put("seconds", s).put("rate", bytes / s)
+            emit(new Json().put("bytes", measured).put("seconds", seconds).put("rate", measured / seconds)
                     .put("throttleAvg", metricValue(producer.metrics(), "producer-metrics", "produce-throttle-time-avg"))
                     .put("throttleMax", metricValue(producer.metrics(), "producer-metrics", "produce-throttle-time-max")));
         }

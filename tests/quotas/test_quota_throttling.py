@@ -1,0 +1,131 @@
+"""Quotas enforced on real clients: confluent-kafka and Java producers held to
+producer_byte_rate, a confluent-kafka consumer to consumer_byte_rate, each within 20 % over
+~10 s, the throttle seen by confluent-kafka's throttle_cb and the Java producer's
+produce-throttle-time-avg; an unthrottled client on the same broker keeps its speed. Quotas
+are small (100 KB/s), so little data moves.
+
+The brokers keep quota.window.num=3 samples of 1 s: with Kafka's default of 11, a fresh rate is
+divided by 10 s whatever the elapsed time, so a new client's first ~10 s may carry a burst
+of up to 10 s of quota (as in Kafka); 3 samples make that 2 s, which the warm-up covers."""
+from __future__ import annotations
+
+import threading
+import time
+
+import confluent_kafka as ck
+
+from protocol.messages.alter_client_quotas import AlterClientQuotasRequest as AQ
+from tests.helpers.java import run_java
+from tests.helpers.raw import RawClient
+
+QUOTA = 100_000.0  # bytes/s
+SECONDS = 10.0
+WARMUP = 3.0
+WINDOWS = {"quota.window.num": 3, "quota.window.size.seconds": 1}
+
+
+def set_quota(bootstrap, entity, key, value):
+    c = RawClient(bootstrap)
+    try:
+        r = c.request(49, 1, AQ(entries=[AQ.EntryData(
+            entity=[AQ.EntityData(entity_type=t, entity_name=n) for t, n in entity],
+            ops=[AQ.OpData(key=key, value=value, remove=value is None)])], validate_only=False))
+    finally:
+        c.close()
+    assert r.entries[0].error_code == 0, r
+
+
+def produce_for(bootstrap, client_id, topic, seconds, throttles=None, size=1000, warmup=0.0):
+    """Produce as fast as the client may; the rate of bytes delivered in ``seconds`` after
+    ``warmup``."""
+    conf = {"bootstrap.servers": bootstrap, "client.id": client_id, "linger.ms": 5,
+            "queue.buffering.max.messages": 50}
+    if throttles is not None:
+        conf["throttle_cb"] = throttles.append
+    p = ck.Producer(conf)
+    value = b"x" * size
+    p.produce(topic, value)
+    p.flush(10)
+    delivered = [0]
+
+    def done(err, _msg):
+        if err is None:
+            delivered[0] += size
+    t0 = time.monotonic()
+    start, end = t0 + warmup, t0 + warmup + seconds
+    at_start = None
+    while True:
+        now = time.monotonic()
+        if at_start is None and now >= start:
+            at_start = delivered[0]
+        if now >= end:
+            break
+        try:
+            p.produce(topic, value, on_delivery=done)
+        except BufferError:
+            p.poll(0.005)
+        p.poll(0)
+    measured = delivered[0] - at_start
+    p.flush(30)
+    return measured / seconds
+
+
+def test_confluent_producer_held_to_its_quota_and_a_free_one_is_not(broker_factory):
+    b = broker_factory(WINDOWS).bootstrap
+    set_quota(b, [("client-id", "slow")], "producer_byte_rate", QUOTA)
+    throttles: list = []
+    result = {}
+    t = threading.Thread(target=lambda: result.setdefault("slow", produce_for(b, "slow", "q1", SECONDS, throttles, warmup=WARMUP)))
+    t.start()
+    time.sleep(WARMUP + 1)
+    fast = produce_for(b, "fast", "q2", 3.0)
+    t.join()
+    slow = result["slow"]
+    assert 0.8 * QUOTA <= slow <= 1.2 * QUOTA, slow
+    assert fast > 5 * QUOTA, fast
+    assert throttles and all(e.throttle_time >= 0 for e in throttles)
+    assert max(e.throttle_time for e in throttles) > 0
+    assert throttles[0].broker_id == 1
+
+
+def test_java_producer_held_to_a_user_default_quota_sees_produce_throttle_time(broker_factory):
+    b = broker_factory(WINDOWS).bootstrap
+    # PLAINTEXT clients are User:ANONYMOUS: the <default> user quota applies to them
+    set_quota(b, [("user", None)], "producer_byte_rate", QUOTA)
+    (line,) = run_java(["throttled-produce", "--bootstrap", b, "--topic", "jq", "--seconds", str(SECONDS), "--warmup-seconds", str(WARMUP),
+                        "--client-id", "java-slow"], timeout=120)
+    assert 0.8 * QUOTA <= line["rate"] <= 1.2 * QUOTA, line
+    assert line["throttleAvg"] > 0 and line["throttleMax"] > 0, line
+
+
+def test_confluent_consumer_held_to_consumer_byte_rate(broker_factory):
+    b = broker_factory(WINDOWS).bootstrap
+    # small batches: a batch larger than the quota window holds (here 200 KB) could never be
+    # fetched by a throttled consumer, in Kafka as here
+    p = ck.Producer({"bootstrap.servers": b, "linger.ms": 5, "batch.size": 16384})
+    for _ in range(3000):  # 3 MB, well over what the quota lets through in 10 s
+        p.produce("cq", b"y" * 1000)
+        p.poll(0)
+    p.flush(30)
+    set_quota(b, [("client-id", "slowc")], "consumer_byte_rate", QUOTA)
+    throttles: list = []
+    # Fetches well under the quota window: Kafka answers a fetch that would go over the quota
+    # with no data at all (and takes its bytes back), so a consumer whose every fetch is as big
+    # as the window allows gets one fetch per two throttles, about half its quota (in Kafka too).
+    c = ck.Consumer({"bootstrap.servers": b, "client.id": "slowc", "group.id": "g", "auto.offset.reset": "earliest",
+                     "enable.auto.commit": False, "throttle_cb": throttles.append,
+                     "max.partition.fetch.bytes": 32768, "fetch.max.bytes": 32768, "message.max.bytes": 32768})
+    c.assign([ck.TopicPartition("cq", 0, 0)])
+    got = 0
+    t0 = time.monotonic()
+    at_start = None
+    while time.monotonic() - t0 < WARMUP + SECONDS:
+        if at_start is None and time.monotonic() - t0 >= WARMUP:
+            at_start = got
+        for m in c.consume(100, 0.2):
+            if m.error() is None:
+                got += len(m.value())
+    rate = (got - at_start) / SECONDS
+    c.close()
+    assert 0.8 * QUOTA <= rate <= 1.2 * QUOTA, rate
+    assert max(e.throttle_time for e in throttles) > 0
