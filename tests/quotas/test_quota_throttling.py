@@ -129,3 +129,42 @@ def test_confluent_consumer_held_to_consumer_byte_rate(broker_factory):
     c.close()
     assert 0.8 * QUOTA <= rate <= 1.2 * QUOTA, rate
     assert max(e.throttle_time for e in throttles) > 0
+
+
+def test_request_percentage_and_metrics_per_client(broker_factory):
+    """A client over request_percentage is throttled on its request time (each response says
+    so, the connection is muted), a client without a quota is not; both show in the
+    per-client Prometheus metrics."""
+    import re
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from protocol.messages.metadata import MetadataRequest as MD
+    from tests.helpers.clients import wait_until
+
+    b = broker_factory({**WINDOWS, "metrics.port": 0})
+    set_quota(b.bootstrap, [("client-id", "busy")], "request_percentage", 0.01)
+    set_quota(b.bootstrap, [("client-id", "other")], "producer_byte_rate", 1e9)
+    busy, other = RawClient(b.bootstrap, client_id="busy"), RawClient(b.bootstrap, client_id="other")
+    try:
+        throttles = [busy.request(3, 12, MD(topics=None, allow_auto_topic_creation=False,
+                                            include_topic_authorized_operations=False)).throttle_time_ms
+                     for _ in range(6)]
+        assert max(throttles) > 0
+        assert max(throttles) <= 1000  # Kafka bounds request-time throttles to one window
+        free = [other.request(3, 12, MD(topics=None, allow_auto_topic_creation=False,
+                                        include_topic_authorized_operations=False)).throttle_time_ms for _ in range(5)]
+        assert free == [0] * 5
+    finally:
+        busy.close()
+        other.close()
+    wait_until(lambda: "metrics on http://" in b.log_text(), timeout=10, what="metrics endpoint")
+    url = re.search(r"metrics on (http://\S+)/metrics", b.log_text()).group(1)
+    text = urllib.request.urlopen(url + "/metrics", timeout=5).read().decode()
+    samples = {(s.name, s.labels.get("quota"), s.labels.get("client_id")): s.value
+               for fam in text_string_to_metric_families(text) for s in fam.samples}
+    assert samples[("hourglass_client_quota_throttled_total", "Request", "busy")] > 0
+    assert samples[("hourglass_client_quota_throttle_time_ms_total", "Request", "busy")] > 0
+    assert samples[("hourglass_client_quota_limit", "Request", "busy")] == 0.01
+    assert ("hourglass_client_quota_rate", "Produce", "other") not in samples  # no produce from it yet
