@@ -239,7 +239,7 @@ class Connection:
             elapsed = time.perf_counter() - t0
             self.broker.metrics.request_done(api_key, api_version, elapsed)
         quotas = self.broker.quotas
-        if quotas.active:
+        if quotas is not None and quotas.active:
             self._account(quotas, ctx, len(frame), elapsed, response)
         if auth is not None and api_key == API_VERSIONS:
             auth.api_versions_answered()

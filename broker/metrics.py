@@ -66,7 +66,8 @@ def quota_families(broker, Gauge, Counter):
         for m in q.managers:
             for (user, client), s in sorted(m.sensors.items()):
                 labels = [m.name, user, client]
-                rate.add_metric(labels, s.rate.measure(now))
+                if hasattr(s.rate, "window_ms"):  # a Rate (the mutation quota's bucket has no rate)
+                    rate.add_metric(labels, s.rate.measure(now))
                 if s.bound is not None:
                     bound.add_metric(labels, s.bound)
                 ttot.add_metric(labels, s.throttle_total_ms)

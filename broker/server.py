@@ -128,7 +128,9 @@ class Broker:
         from broker.quotas.manager import ClientQuotas
         from broker.quotas.store import QuotaStore
         self.quotas = ClientQuotas(QuotaStore(security_dir(cfg.log_dirs)), samples=cfg["quota.window.num"],
-                                   window_s=cfg["quota.window.size.seconds"])
+                                   window_s=cfg["quota.window.size.seconds"],
+                                   controller_samples=cfg["controller.quota.window.num"],
+                                   controller_window_s=cfg["controller.quota.window.size.seconds"])
         for lst in cfg.listeners:  # a bad keystore or SASL setting refuses to start here
             self.listener_security[lst.name] = ListenerSecurity.build(
                 lst.name, lst.security_protocol, lst.overrides, cfg.raw, self.security.scram)
@@ -264,7 +266,7 @@ class Broker:
 
     def _housekeeping(self) -> None:
         self.logs.flush_dirty()
-        if self.quotas.active:
+        if self.quotas is not None and self.quotas.active:
             self.quotas.expire(self.clock.now_ms())
         self.logs.run_pending_deletes(self.clock.now_ms())
 

@@ -161,7 +161,8 @@ async def handle(ctx, req):
                                            high_watermark=-1, last_stable_offset=-1, log_start_offset=-1,
                                            records=b"", aborted_transactions=None) for fp in ft.partitions])
                 for ft in req.topics])
-    fq = b.quotas.fetch if b.quotas is not None and b.quotas.fetch.enabled else None
+    quotas = getattr(b, "quotas", None)
+    fq = quotas.fetch if quotas is not None and quotas.fetch.enabled else None
     if fq is not None:
         user, client = user_of(getattr(ctx.conn, "principal", None)), ctx.client_id or ""
         # never take more at once than the quota window can hold (Kafka's getMaxValueInQuotaWindow)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 from broker.quotas import entities as E
-from broker.quotas.rate import Rate, record_and_throttle
+from broker.quotas.rate import Rate, TokenBucket, record_and_throttle, token_throttle_ms
 from broker.quotas.store import QuotaStore
 
 # Kafka's ClientQuotaManager.InactiveSensorExpirationTimeSeconds
@@ -109,6 +109,82 @@ class QuotaManager:
             self._by_client.clear()
 
 
+class ThrottlingQuotaExceeded(Exception):
+    """A strict mutation quota is already exceeded: the topic gets THROTTLING_QUOTA_EXCEEDED."""
+    MESSAGE = "The throttling quota has been exceeded."
+
+    def __init__(self, throttle_ms: int):
+        super().__init__(self.MESSAGE)
+        self.throttle_ms = throttle_ms
+
+
+class MutationQuota:
+    """One CreateTopics / CreatePartitions / DeleteTopics request's view of its client's
+    controller_mutation_rate bucket (Kafka's Strict/PermissiveControllerMutationQuota).
+
+    Strict (CreateTopics v6+, DeleteTopics v5+, CreatePartitions v3+): a topic is refused
+    while the bucket is negative, else its partitions are taken (the bucket may go negative).
+    Permissive (older versions): always taken, and only the response is throttled."""
+
+    def __init__(self, manager: "MutationQuotaManager", sensor: ClientSensor, strict: bool):
+        self.m = manager
+        self.sensor = sensor
+        self.strict = strict
+        self.last_throttle_ms = 0
+        self.recorded_at = 0.0
+
+    def record(self, permits: int) -> None:
+        s, m = self.sensor, self.m
+        now_ms = int(time.time() * 1000)
+        s.last_ms = now_ms
+        bucket: TokenBucket = s.rate
+        burst = m.samples * m.window_ms / 1000.0 * s.bound
+        if self.strict:
+            tokens = bucket.measure(s.bound, burst, now_ms)
+            if tokens < 0:
+                self._throttled(token_throttle_ms(tokens, s.bound))
+                raise ThrottlingQuotaExceeded(self.last_throttle_ms)
+            bucket.record(permits, s.bound, burst, now_ms)
+        else:
+            bucket.record(permits, s.bound, burst, now_ms)
+            if bucket.tokens < 0:
+                self._throttled(token_throttle_ms(bucket.tokens, s.bound))
+
+    def _throttled(self, ms: int) -> None:
+        self.last_throttle_ms = ms
+        self.recorded_at = time.monotonic()
+
+    def throttle_time_ms(self) -> int:
+        """The last throttle time less what has passed since it was computed."""
+        if not self.last_throttle_ms:
+            return 0
+        return max(0, self.last_throttle_ms - int((time.monotonic() - self.recorded_at) * 1000))
+
+
+class MutationQuotaManager(QuotaManager):
+    """controller_mutation_rate: a token bucket per client tags (controller.quota.window.*)."""
+
+    def sensor(self, user: str, client_id: str) -> ClientSensor:
+        k = (user, client_id)
+        s = self._by_client.get(k)
+        if s is None:
+            tags, bound = E.resolve(self.store.quotas, self.key, user, client_id)
+            s = self.sensors.get(tags)
+            if s is None:
+                s = self.sensors[tags] = ClientSensor(tags, TokenBucket(), bound)
+            self._by_client[k] = s
+        return s
+
+    def quota_for(self, user: str, client_id: str, strict: bool) -> MutationQuota | None:
+        """None when the client has no mutation quota (Kafka's UnboundedControllerMutationQuota)."""
+        if not self.enabled:
+            return None
+        s = self.sensor(user, client_id)
+        if s.bound is None:
+            return None
+        return MutationQuota(self, s, strict)
+
+
 # APIs the request-time quota does not count: the SASL exchange is answered before any
 # quota applies (Kafka: exempt, like inter-broker requests).
 REQUEST_EXEMPT = frozenset({17, 36})
@@ -118,7 +194,8 @@ class ClientQuotas:
     """The broker's quota managers over one store. ``active`` is False while no user/client-id
     quota exists, so the request path skips all accounting."""
 
-    def __init__(self, store: QuotaStore, samples: int = 11, window_s: int = 1):
+    def __init__(self, store: QuotaStore, samples: int = 11, window_s: int = 1,
+                 controller_samples: int = 11, controller_window_s: int = 1):
         self.store = store
         window_ms = window_s * 1000
         self.produce = QuotaManager("Produce", E.PRODUCER_BYTE_RATE, store, samples, window_ms)
@@ -126,7 +203,9 @@ class ClientQuotas:
         # Kafka bounds request-time throttles to one window (ClientRequestQuotaManager)
         self.request = QuotaManager("Request", E.REQUEST_PERCENTAGE, store, samples, window_ms,
                                     max_throttle_ms=window_ms)
-        self.managers = (self.produce, self.fetch, self.request)
+        self.mutation = MutationQuotaManager("ControllerMutation", E.CONTROLLER_MUTATION_RATE, store,
+                                             controller_samples, controller_window_s * 1000)
+        self.managers = (self.produce, self.fetch, self.request, self.mutation)
         self.active = False
         store.listeners.append(self.refresh)
         self.refresh()
@@ -135,6 +214,12 @@ class ClientQuotas:
         for m in self.managers:
             m.refresh()
         self.active = any(m.enabled for m in self.managers)
+
+    def mutation_quota(self, ctx, strict: bool) -> MutationQuota | None:
+        """The request's controller mutation quota, or None (no quota: nothing to count)."""
+        if not self.mutation.enabled:
+            return None
+        return self.mutation.quota_for(user_of(getattr(ctx.conn, "principal", None)), ctx.client_id or "", strict)
 
     def after_request(self, user: str, client_id: str, api_key: int, request_bytes: int,
                       handling_s: float, response_throttle_ms: int) -> int:

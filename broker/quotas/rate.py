@@ -106,3 +106,33 @@ def record_and_throttle(rate: Rate, bound: float | None, value: float, now_ms: i
     if max_throttle_ms is not None:
         t = min(t, max_throttle_ms)
     return max(t, 0)
+
+
+class TokenBucket:
+    """Kafka's ``TokenBucket`` stat (controller mutation quotas, KIP-599): tokens refill at
+    ``bound`` per second up to a burst of ``samples * window_s * bound``; a record takes
+    tokens and may leave the bucket negative. Kafka starts it empty at time 0, so a first
+    use finds it full."""
+    __slots__ = ("tokens", "last_ms")
+
+    def __init__(self):
+        self.tokens = 0.0
+        self.last_ms = 0
+
+    def _refill(self, bound: float, burst: float, now_ms: int) -> None:
+        self.tokens = min(burst, self.tokens + bound * (now_ms - self.last_ms) / 1000.0)
+        self.last_ms = now_ms
+
+    def measure(self, bound: float, burst: float, now_ms: int) -> float:
+        self._refill(bound, burst, now_ms)
+        return self.tokens
+
+    def record(self, value: float, bound: float, burst: float, now_ms: int) -> None:
+        self._refill(bound, burst, now_ms)
+        self.tokens = min(burst, self.tokens - value)
+
+
+def token_throttle_ms(tokens: float, bound: float) -> int:
+    """Kafka's ``ControllerMutationQuotaManager.throttleTimeMs``: the time to refill a
+    negative bucket back to zero, round(-tokens / bound * 1000)."""
+    return math.floor(-tokens / bound * 1000 + 0.5)

@@ -1,0 +1,74 @@
+"""controller_mutation_rate on CreateTopics / CreatePartitions / DeleteTopics (KIP-599: strict
+versions refuse a topic with THROTTLING_QUOTA_EXCEEDED while the client's token bucket is
+negative, older versions only throttle), and a throttled client that keeps sending: its
+requests wait, everyone else is served."""
+from __future__ import annotations
+
+import time
+
+from protocol.errors import ErrorCode as E
+from protocol.messages.create_partitions import CreatePartitionsRequest as CP
+from protocol.messages.create_topics import CreateTopicsRequest as CT
+from protocol.messages.delete_topics import DeleteTopicsRequest as DT
+from protocol.messages.metadata import MetadataRequest as MD
+from tests.helpers.raw import RawClient
+from tests.quotas.test_quota_throttling import set_quota
+
+THROTTLED = (E.THROTTLING_QUOTA_EXCEEDED, "The throttling quota has been exceeded.")
+
+
+def create(c, version, *names, partitions=3):
+    return c.request(19, version, CT(topics=[CT.CreatableTopic(name=n, num_partitions=partitions, replication_factor=1,
+                                                               assignments=[], configs=[]) for n in names],
+                                     timeout_ms=5000, validate_only=False))
+
+
+def test_controller_mutation_rate(broker_factory):
+    # 1 partition/s with 2 windows of 1 s: a burst of 2 partitions' worth of tokens
+    b = broker_factory({"controller.quota.window.num": 2, "controller.quota.window.size.seconds": 1})
+    set_quota(b.bootstrap, [("client-id", "mut")], "controller_mutation_rate", 1.0)
+    c, free = RawClient(b.bootstrap, client_id="mut"), RawClient(b.bootstrap, client_id="free")
+    try:
+        r = create(c, 7, "m1", "m2")
+        # m1 takes the full bucket and more (3 > 2 tokens: allowed, the bucket goes negative)
+        assert [(t.name, t.error_code) for t in r.topics] == [("m1", 0), ("m2", E.THROTTLING_QUOTA_EXCEEDED)]
+        assert r.topics[1].error_message == THROTTLED[1]
+        assert 500 <= r.throttle_time_ms <= 1000, r.throttle_time_ms
+        t0 = time.monotonic()
+        r = c.request(37, 3, CP(topics=[CP.CreatePartitionsTopic(name="m1", count=4, assignments=None)],
+                                timeout_ms=5000, validate_only=False))
+        # the connection was muted for the throttle time; by now the bucket has refilled a bit
+        assert time.monotonic() - t0 >= 0.4
+        assert r.results[0].error_code == 0, r
+        r = c.request(20, 5, DT(topic_names=["m1"], timeout_ms=5000))
+        assert (r.responses[0].error_code, r.responses[0].error_message) == THROTTLED
+        # an older version is permissive: done, and only throttled
+        r = create(c, 5, "m3", partitions=1)
+        assert r.topics[0].error_code == 0 and r.throttle_time_ms > 0
+        # another client is not touched
+        r = create(free, 7, "f1", "f2", "f3", partitions=5)
+        assert [t.error_code for t in r.topics] == [0, 0, 0] and r.throttle_time_ms == 0
+    finally:
+        c.close()
+        free.close()
+
+
+def test_a_throttled_client_that_keeps_sending_waits_and_others_are_served(broker_factory):
+    b = broker_factory({"quota.window.num": 2})
+    set_quota(b.bootstrap, [("client-id", "greedy")], "request_percentage", 0.001)
+    greedy, other = RawClient(b.bootstrap, client_id="greedy"), RawClient(b.bootstrap, client_id="other")
+    md = MD(topics=None, allow_auto_topic_creation=False, include_topic_authorized_operations=False)
+    try:
+        # pipelined requests, not waiting for throttles: the broker reads them one mute at a time
+        for _ in range(5):
+            greedy.send_frame(greedy.encode(3, 12, md))
+        t0 = time.monotonic()
+        for _ in range(20):
+            assert other.request(3, 12, md).throttle_time_ms == 0
+        assert time.monotonic() - t0 < 5
+        for _ in range(5):
+            greedy.recv_frame()
+        assert time.monotonic() - t0 >= 1.0  # at least one mute of up to a window in between
+    finally:
+        greedy.close()
+        other.close()
