@@ -210,6 +210,14 @@ class Broker:
             return
         peer = writer.get_extra_info("peername")
         ip = peer[0] if isinstance(peer, tuple) else None
+        if ip is not None and self.quotas is not None and self.quotas.connections.enabled:
+            throttle = self.quotas.connections.record(ip, int(time.time() * 1000))
+            if throttle > 0:  # Kafka closes a throttled connection after the throttle time
+                log.debug("connection from %s over its connection_creation_rate: closed in %d ms", ip, throttle)
+                self.metrics.rejected["connection_rate"] += 1
+                await asyncio.sleep(throttle / 1000)
+                writer.close()
+                return
         per_ip = self.per_ip_limits.get(ip, self.cfg["max.connections.per.ip"])
         if ip is not None and per_ip < 2**31 - 1:
             if sum(1 for c in self.connections if c.host == ip) >= per_ip:

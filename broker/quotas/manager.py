@@ -206,6 +206,7 @@ class ClientQuotas:
         self.mutation = MutationQuotaManager("ControllerMutation", E.CONTROLLER_MUTATION_RATE, store,
                                              controller_samples, controller_window_s * 1000)
         self.managers = (self.produce, self.fetch, self.request, self.mutation)
+        self.connections = ConnectionRateQuotas(store, samples, window_ms)
         self.active = False
         store.listeners.append(self.refresh)
         self.refresh()
@@ -214,6 +215,7 @@ class ClientQuotas:
         for m in self.managers:
             m.refresh()
         self.active = any(m.enabled for m in self.managers)
+        self.connections.refresh()
 
     def mutation_quota(self, ctx, strict: bool) -> MutationQuota | None:
         """The request's controller mutation quota, or None (no quota: nothing to count)."""
@@ -242,3 +244,73 @@ class ClientQuotas:
     def expire(self, now_ms: int) -> None:
         for m in self.managers:
             m.expire(now_ms)
+        self.connections.expire(now_ms)
+
+
+def _address(name: str) -> str | None:
+    """An ip entity's name as the address peers are seen with (a host name is resolved, as
+    Kafka's InetAddress.getByName does)."""
+    import ipaddress
+    import socket
+    try:
+        return str(ipaddress.ip_address(name))
+    except ValueError:
+        pass
+    try:
+        return socket.getaddrinfo(name, None)[0][4][0]
+    except (OSError, UnicodeError, IndexError):
+        return None
+
+
+class ConnectionRateQuotas:
+    """connection_creation_rate per IP (KIP-612, Kafka's ConnectionQuotas): each accepted
+    connection is recorded in its IP's rate (quota.window.*); one that would take the IP over
+    its quota (``ip=<addr>``, else ``ip=<default>``) is taken back out and refused, its socket
+    closed after the throttle time (at most one window)."""
+
+    def __init__(self, store: QuotaStore, samples: int, window_ms: int):
+        self.store = store
+        self.samples = samples
+        self.window_ms = window_ms
+        self.default: float | None = None
+        self.per_ip: dict[str, float] = {}
+        self.rates: dict[str, Rate] = {}
+        self.last: dict[str, int] = {}
+        self.enabled = False
+
+    def refresh(self) -> None:
+        self.default = None
+        self.per_ip = {}
+        for ent, q in self.store.quotas.items():
+            v = q.get(E.CONNECTION_CREATION_RATE)
+            if v is None or len(ent) != 1 or ent[0][0] != E.IP:
+                continue
+            if ent[0][1] is None:
+                self.default = v
+            else:
+                addr = _address(ent[0][1])
+                if addr is not None:
+                    self.per_ip[addr] = v
+        self.enabled = self.default is not None or bool(self.per_ip)
+
+    def quota_for(self, ip: str) -> float | None:
+        return self.per_ip.get(ip, self.default)
+
+    def record(self, ip: str, now_ms: int) -> int:
+        """Record a new connection from ``ip``; the throttle time in ms if it is refused."""
+        bound = self.quota_for(ip)
+        if bound is None:
+            return 0
+        r = self.rates.get(ip)
+        if r is None:
+            r = self.rates[ip] = Rate(self.samples, self.window_ms)
+        self.last[ip] = now_ms
+        t = record_and_throttle(r, bound, 1.0, now_ms, self.window_ms)
+        if t > 0:
+            r.record(-1.0, now_ms)
+        return t
+
+    def expire(self, now_ms: int) -> None:
+        for ip in [ip for ip, t in self.last.items() if now_ms - t > SENSOR_EXPIRY_MS]:
+            self.rates.pop(ip, None)
+            self.last.pop(ip, None)

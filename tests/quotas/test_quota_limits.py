@@ -72,3 +72,33 @@ def test_a_throttled_client_that_keeps_sending_waits_and_others_are_served(broke
     finally:
         greedy.close()
         other.close()
+
+
+def test_connection_creation_rate_per_ip(broker_factory):
+    """ip=127.0.0.1 at 2 connections/s (2 windows of 1 s: 2 connections at once): the third
+    connection from that address is closed unanswered; an ip=<default> quota does not apply
+    to an address with its own; removing the quota lets connections in again."""
+    b = broker_factory({"quota.window.num": 2})
+    set_quota(b.bootstrap, [("ip", "127.0.0.1")], "connection_creation_rate", 2.0)
+    set_quota(b.bootstrap, [("ip", None)], "connection_creation_rate", 1000.0)
+    md = MD(topics=None, allow_auto_topic_creation=False, include_topic_authorized_operations=False)
+    ok, refused = 0, 0
+    clients = []
+    for _ in range(4):
+        c = RawClient(b.bootstrap, timeout=3)
+        clients.append(c)
+        try:
+            c.request(3, 12, md)
+            ok += 1
+        except (ConnectionError, OSError):
+            refused += 1
+    for c in clients:
+        c.close()
+    assert ok == 2 and refused == 2, (ok, refused)
+    time.sleep(2.1)  # the quota's samples expire (2 windows), so the alteration's own connection is let in
+    set_quota(b.bootstrap, [("ip", "127.0.0.1")], "connection_creation_rate", None)
+    set_quota(b.bootstrap, [("ip", None)], "connection_creation_rate", None)
+    for _ in range(6):
+        c = RawClient(b.bootstrap)
+        c.request(3, 12, md)
+        c.close()

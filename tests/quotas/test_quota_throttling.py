@@ -29,7 +29,8 @@ def set_quota(bootstrap, entity, key, value):
     try:
         r = c.request(49, 1, AQ(entries=[AQ.EntryData(
             entity=[AQ.EntityData(entity_type=t, entity_name=n) for t, n in entity],
-            ops=[AQ.OpData(key=key, value=value, remove=value is None)])], validate_only=False))
+            ops=[AQ.OpData(key=key, value=0.0 if value is None else value, remove=value is None)])],
+            validate_only=False))
     finally:
         c.close()
     assert r.entries[0].error_code == 0, r
