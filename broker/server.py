@@ -79,6 +79,7 @@ class Broker:
         self.share_groups = None  # broker.share.coordinator.ShareCoordinator
         self.producer_ids: ProducerIds | None = None
         self.quotas = None  # broker.quotas.manager.ClientQuotas
+        self.dynamic_configs = None  # broker.dynamic_config.DynamicBrokerConfigs
 
     # ---- identity --------------------------------------------------------------------------
     @property
@@ -134,6 +135,9 @@ class Broker:
         for lst in cfg.listeners:  # a bad keystore or SASL setting refuses to start here
             self.listener_security[lst.name] = ListenerSecurity.build(
                 lst.name, lst.security_protocol, lst.overrides, cfg.raw, self.security.scram)
+        from broker import dynamic_config
+        self.dynamic_configs = dynamic_config.DynamicBrokerConfigs(security_dir(cfg.log_dirs))
+        dynamic_config.apply(self)
         log.info("opened %d partition log(s) in %.0f ms", len(self.logs.all_logs()),
                  (time.monotonic() - t0) * 1000)
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 
 from broker.cluster import validate_topic_name
-from broker.handlers.describe_configs import created_topic_configs
+from broker.handlers.describe_configs import dynamic_log_layers, created_topic_configs
 from broker.handlers import once_per_key
 from broker.registry import handles
 from broker.security.api_acls import active
@@ -182,6 +182,6 @@ async def handle(ctx, req):
                 continue
             res.configs = [R.CreatableTopicConfigs(name=n, value=None if sens else val, read_only=ro,
                                                    config_source=CONFIG_SOURCE_IDS[src], is_sensitive=sens)
-                           for n, val, src, ro, sens in created_topic_configs(b.cfg.topic_defaults, t.configs)]
+                           for n, val, src, ro, sens in created_topic_configs(b.cfg.topic_defaults, t.configs, dynamic_log_layers(b))]
         results.append(res)
     return R(throttle_time_ms=0 if quota is None else quota.throttle_time_ms(), topics=results)

@@ -289,8 +289,10 @@ def test_describe_broker_configs(make_broker):
     assert (cfg["log.retention.ms"].value, cfg["log.retention.ms"].config_source) == (None, 5)
     assert (cfg["num.partitions"].value, cfg["num.partitions"].config_source) == ("3", 4)
     assert (cfg["log.segment.bytes"].value, cfg["log.segment.bytes"].config_source) == ("1073741824", 5)
-    assert all(c.read_only for c in cfg.values())
-    assert describe(b, 4, "").configs == []  # cluster-wide dynamic defaults: none
+    # read-only unless Kafka marks the key dynamic (log.retention.hours is not; log.retention.ms is)
+    assert cfg["num.partitions"].read_only and cfg["log.retention.hours"].read_only
+    assert not cfg["log.retention.ms"].read_only and not cfg["log.segment.bytes"].read_only
+    assert describe(b, 4, "").configs == []  # cluster-wide dynamic defaults: none set
     r = describe(b, 4, "2")
     assert r.error_code == E.INVALID_REQUEST and "expected 1 or empty string" in r.error_message
     assert describe(b, 4, "x").error_code == E.INVALID_REQUEST
@@ -334,8 +336,9 @@ def test_alter_refusals_change_nothing(broker):
     assert broker.topics.log("t", 0).config.retention_ms == 1000
     r = alter(broker, "nope", {"retention.ms": "5"})
     assert (r.error_code, r.error_message) == (E.UNKNOWN_TOPIC_OR_PARTITION, "The topic 'nope' does not exist.")
-    r = alter(broker, "1", {"log.retention.hours": "1"}, rtype=4)
-    assert r.error_code == E.INVALID_REQUEST and "server.properties" in r.error_message
+    r = alter(broker, "1", {"log.retention.hours": "1"}, rtype=4)  # read-only in Kafka (log.retention.ms is not)
+    assert (r.error_code, r.error_message) == (E.INVALID_REQUEST,
+                                               "Cannot update these configs dynamically: Set(log.retention.hours)")
     assert alter(broker, "t", {}, rtype=99).error_code == E.UNSUPPORTED_VERSION
 
 
