@@ -119,13 +119,14 @@ def check_value(key: str, value: str) -> None:
     """Kafka's type check of one value; raises DynamicConfigError."""
     from broker.config import BROKER_KEYS, ConfigError
     from broker.config import check_value as check_broker
+    from storage.errors import InvalidConfigError
     name = base_name(key)
     try:
         if name in lc.BROKER_LOG_DEFAULTS:
             lc.parse_broker_value(name, value)
         elif name in BROKER_KEYS:
             check_broker(name, value)
-    except (ConfigError, ValueError) as exc:
+    except (ConfigError, ValueError, InvalidConfigError) as exc:
         text = str(exc)
         if not text.startswith("Invalid value"):
             text = f"Invalid value {value} for configuration {key}: {text}"
