@@ -52,3 +52,28 @@ def test_configs_users_and_clients_in_one_command(broker):
         "Quota configs for user-principal 'alice', client-id 'app' are producer_byte_rate=1024.0"]
     r = hg("configs", *b, "--describe", "--entity-type", "clients")
     assert len(r.stdout.splitlines()) == 2
+
+
+def test_configs_brokers_alter_describe_and_refusal(broker):
+    b = ["-b", broker.bootstrap]
+    r = hg("configs", *b, "--alter", "--entity-type", "brokers", "--entity-default", "--add-config",
+           "log.retention.ms=3600000,max.connections=1000")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "Completed updating config for default broker."
+    r = hg("configs", *b, "--alter", "--entity-type", "brokers", "--entity-name", "1", "--add-config",
+           "log.segment.bytes=1048576")
+    assert r.returncode == 0, r.stderr
+    r = hg("configs", *b, "--describe", "--entity-type", "brokers", "--entity-name", "1")
+    lines = r.stdout.splitlines()
+    assert lines[0] == "Dynamic configs for broker 1 are:"
+    assert any(l.startswith("  log.segment.bytes=1048576 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:"
+                            "log.segment.bytes=1048576") for l in lines), lines
+    assert any(l.startswith("  log.retention.ms=3600000 ") for l in lines), lines
+    r = hg("configs", *b, "--describe", "--entity-type", "brokers", "--entity-default")
+    assert r.stdout.splitlines()[0] == "Default configs for brokers in the cluster are:"
+    assert len(r.stdout.splitlines()) == 3
+    r = hg("configs", *b, "--alter", "--entity-type", "brokers", "--entity-name", "1", "--add-config", "num.partitions=4")
+    assert r.returncode == 1
+    assert "INVALID_REQUEST: Cannot update these configs dynamically: Set(num.partitions)" in r.stderr
+    r = hg("configs", *b, "--alter", "--entity-type", "brokers", "--entity-default", "--delete-config", "max.connections")
+    assert r.returncode == 0, r.stderr
