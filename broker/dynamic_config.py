@@ -226,6 +226,13 @@ def apply(b, changed: set[str] | None = None) -> None:
     keys = set(changed) if changed is not None else set(dyn.default) | set(dyn.broker)
     for lst in b.cfg.listeners:
         prefix = f"listener.name.{lst.name.lower()}."
+        sec = b.listener_security.get(lst.name)
+        if sec is not None:  # listener.name.<l>.max.connections, dynamic or static
+            limit = merged.get(prefix + "max.connections", lst.overrides.get("max.connections"))
+            try:
+                sec.max_connections = int(limit) if limit is not None else None
+            except ValueError:
+                pass
         if not any(k.startswith(prefix) and base_name(k) in SECURITY_KEYS for k in keys):
             continue
         sec = b.listener_security.get(lst.name)

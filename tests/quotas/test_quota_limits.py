@@ -102,3 +102,39 @@ def test_connection_creation_rate_per_ip(broker_factory):
         c = RawClient(b.bootstrap)
         c.request(3, 12, md)
         c.close()
+
+
+def test_clients_closing_while_muted_leave_nothing_behind(broker_factory):
+    """Rounds of a throttled client that pipelines requests and hangs up while its connection
+    is muted, next to a client without a quota: the muted connections go away, the broker keeps
+    answering the other client at once, and a quota removed mid-way stops the throttling."""
+    b = broker_factory({"quota.window.num": 2, "metrics.port": 0})
+    set_quota(b.bootstrap, [("client-id", "greedy")], "request_percentage", 0.001)
+    md = MD(topics=None, allow_auto_topic_creation=False, include_topic_authorized_operations=False)
+    other = RawClient(b.bootstrap, client_id="other")
+    try:
+        for round_ in range(30):
+            g = RawClient(b.bootstrap, client_id="greedy")
+            for _ in range(3):
+                g.send_frame(g.encode(3, 12, md))
+            g.recv_frame()  # answered at once; the connection is muted now
+            g.close()
+            t0 = time.monotonic()
+            assert other.request(3, 12, md).throttle_time_ms == 0
+            assert time.monotonic() - t0 < 1.0, round_
+        set_quota(b.bootstrap, [("client-id", "greedy")], "request_percentage", None)
+        g = RawClient(b.bootstrap, client_id="greedy")
+        assert [g.request(3, 12, md).throttle_time_ms for _ in range(3)] == [0, 0, 0]
+        g.close()
+        # every muted connection was closed once its mute ended (1 s at most)
+        import re
+        import urllib.request
+        url = re.search(r"metrics on (http://\S+)/metrics", b.log_text()).group(1)
+
+        def open_connections():
+            text = urllib.request.urlopen(url + "/metrics", timeout=5).read().decode()
+            return float(re.search(r"^hourglass_connections_open (\S+)$", text, re.M).group(1))
+        from tests.helpers.clients import wait_until
+        wait_until(lambda: open_connections() == 1, timeout=5, what="muted connections closed")
+    finally:
+        other.close()
