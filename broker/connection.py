@@ -39,7 +39,7 @@ class RequestContext:
     of the authorizer (``broker.security.api_acls.RequestAuthz``): who asks, from where, and
     what this API checks."""
     __slots__ = ("broker", "conn", "api_key", "api_version", "correlation_id", "client_id", "header", "authz",
-                 "waited_s")
+                 "waited_s", "started", "request_time_recorded")
 
     @property
     def listener(self) -> str | None:
@@ -56,6 +56,8 @@ class RequestContext:
         self.header = header
         self.authz = None
         self.waited_s = 0.0  # time the handler spent parked (long-poll): not request-handling time
+        self.started = 0.0  # perf_counter() when the handler was called
+        self.request_time_recorded = False  # the handler recorded its request time itself (Fetch)
 
 
 def _now_ms() -> int:
@@ -225,7 +227,7 @@ class Connection:
         ctx = RequestContext(self.broker, self, api_key, api_version, correlation_id, header.client_id, header)
         ctx.authz = RequestAuthz(self.broker.security.authorizer, self.principal, self.host, api_key, api_version)
         self.broker.metrics.request_started(api_key, api_version)
-        t0 = time.perf_counter()
+        t0 = ctx.started = time.perf_counter()
         try:
             response = await handler.fn(ctx, request)
         except CloseConnection:
@@ -253,7 +255,7 @@ class Connection:
         from broker.quotas.manager import user_of
         prior = getattr(response, "throttle_time_ms", 0) or 0
         throttle = quotas.after_request(user_of(self.principal), ctx.client_id or "", ctx.api_key, size,
-                                        max(elapsed - ctx.waited_s, 0.0), prior)
+                                        max(elapsed - ctx.waited_s, 0.0), prior, ctx.request_time_recorded)
         if throttle > 0:
             self.throttle_ms = max(self.throttle_ms, throttle)
             if response is not None and hasattr(response, "throttle_time_ms"):

@@ -224,7 +224,7 @@ class ClientQuotas:
         return self.mutation.quota_for(user_of(getattr(ctx.conn, "principal", None)), ctx.client_id or "", strict)
 
     def after_request(self, user: str, client_id: str, api_key: int, request_bytes: int,
-                      handling_s: float, response_throttle_ms: int) -> int:
+                      handling_s: float, response_throttle_ms: int, request_time_recorded: bool = False) -> int:
         """Account one handled request; returns the connection's throttle time in ms (the
         largest of the byte-rate and request-time throttles, Kafka's ``maxThrottleTimeMs``)."""
         now_ms = int(time.time() * 1000)
@@ -234,12 +234,20 @@ class ClientQuotas:
             if t > 0:
                 self.produce.record_throttle(user, client_id, t)
                 throttle = max(throttle, t)
-        if self.request.enabled and api_key not in REQUEST_EXEMPT:
+        if self.request.enabled and api_key not in REQUEST_EXEMPT and not request_time_recorded:
             t = self.request.record(user, client_id, handling_s * 100.0, now_ms)
             if t > 0:
                 self.request.record_throttle(user, client_id, t)
                 throttle = max(throttle, t)
         return throttle
+
+    def record_request_time(self, user: str, client_id: str, handling_s: float, now_ms: int) -> int:
+        """Record request-handling time now (a handler that answers differently when throttled
+        does this itself); the throttle time in ms."""
+        t = self.request.record(user, client_id, handling_s * 100.0, now_ms)
+        if t > 0:
+            self.request.record_throttle(user, client_id, t)
+        return t
 
     def expire(self, now_ms: int) -> None:
         for m in self.managers:

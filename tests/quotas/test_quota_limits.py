@@ -138,3 +138,33 @@ def test_clients_closing_while_muted_leave_nothing_behind(broker_factory):
         wait_until(lambda: open_connections() == 1, timeout=5, what="muted connections closed")
     finally:
         other.close()
+
+
+def test_a_fetch_over_its_request_quota_is_answered_empty(broker_factory):
+    """Kafka answers a Fetch over request_percentage with the throttle time and no data (its
+    bytes are not counted); the same fetch from a client without a quota gets the records."""
+    from protocol.messages.fetch import FetchRequest as FR
+    from protocol.messages.produce import ProduceRequest as PR
+    from protocol.records import build_batch
+
+    b = broker_factory({"quota.window.num": 2})
+    c = RawClient(b.bootstrap, client_id="free")
+    create(c, 7, "ft", partitions=1)
+    batch = build_batch([(None, b"v" * 100, 1_700_000_000_000 + i) for i in range(10)])
+    r = c.request(0, 9, PR(transactional_id=None, acks=1, timeout_ms=5000, topic_data=[
+        PR.TopicProduceData(name="ft", partition_data=[PR.PartitionProduceData(index=0, records=batch)])]))
+    assert r.responses[0].partition_responses[0].error_code == 0
+    set_quota(b.bootstrap, [("client-id", "busy")], "request_percentage", 0.0001)
+    fetch = FR(replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=65536, isolation_level=0, session_id=0,
+               session_epoch=-1, topics=[FR.FetchTopic(topic="ft", partitions=[FR.FetchPartition(
+                   partition=0, current_leader_epoch=-1, fetch_offset=0, log_start_offset=-1,
+                   partition_max_bytes=65536)])], forgotten_topics_data=[], rack_id="")
+    busy = RawClient(b.bootstrap, client_id="busy")
+    try:
+        got = busy.request(1, 12, fetch)
+        assert got.throttle_time_ms > 0 and got.responses == []
+        free = c.request(1, 12, fetch)
+        assert free.throttle_time_ms == 0 and len(free.responses[0].partitions[0].records) > 0
+    finally:
+        busy.close()
+        c.close()
