@@ -20,7 +20,11 @@ Refusals are Kafka's (``ConfigAdminManager`` answers INVALID_REQUEST, KAFKA-1360
   at default cluster level, broker id must be specified: Set(...)``;
 - a bad value: ``Invalid value X for configuration K: <reason>``.
 
-Keys Kafka does not know are kept, as Kafka keeps custom properties. Both layers live in
+Applied at once: the log defaults, the connection limits (``max.connections``, per IP, per
+listener), ``producer.id.expiration.ms``, ``transaction.partition.verification.enable``,
+``log.cleaner.backoff.ms`` and listener keystores. Thread counts and the cleaner's threads and
+buffers are kept and shown, and take effect at the next start (one event loop; Kafka resizes
+its pools). Keys Kafka does not know are kept, as Kafka keeps custom properties. Both layers live in
 ``<first log dir>/.hourglass/dynamic-broker-configs.json`` (atomic write, 0600: it may hold
 keystore passwords) and are applied at start and at once on every change.
 """
@@ -222,7 +226,13 @@ def apply(b, changed: set[str] | None = None) -> None:
         b.per_ip_limits = per_ip_limits(b.cfg["max.connections.per.ip.overrides"])
     cleaner = getattr(b, "cleaner", None)
     if cleaner is not None and hasattr(cleaner, "backoff_ms"):
+        # the cleaner's backoff applies at its next idle round; threads and buffers at the next start
         cleaner.backoff_ms = b.cfg["log.cleaner.backoff.ms"]
+    txn = getattr(b, "txn", None)
+    if txn is not None and txn.config.verification_enabled != b.cfg["transaction.partition.verification.enable"]:
+        import dataclasses
+        txn.config = dataclasses.replace(txn.config,
+                                         verification_enabled=b.cfg["transaction.partition.verification.enable"])
     keys = set(changed) if changed is not None else set(dyn.default) | set(dyn.broker)
     for lst in b.cfg.listeners:
         prefix = f"listener.name.{lst.name.lower()}."

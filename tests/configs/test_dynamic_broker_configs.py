@@ -110,3 +110,34 @@ def test_refusals_with_kafkas_messages(broker):
     assert alter(b, "", {"max.connections": 500, "message.max.bytes": 2048}, legacy=True) == {"ok": True}
     assert alter(b, "", {"message.max.bytes": 4096}, legacy=True) == {"ok": True}
     assert {n: l["value"] for n, l in broker_configs(b, "").items()} == {"message.max.bytes": "4096"}
+
+
+def test_connection_limits_apply_without_restart(broker):
+    from tests.helpers.raw import RawClient
+    from protocol.messages.metadata import MetadataRequest as MD
+    md = MD(topics=None, allow_auto_topic_creation=False, include_topic_authorized_operations=False)
+    assert alter(broker, "", {"max.connections.per.ip": 2}) == {"ok": True}
+    first, second = RawClient(broker.bootstrap), RawClient(broker.bootstrap)
+    try:
+        first.request(3, 12, md)
+        second.request(3, 12, md)
+        third = RawClient(broker.bootstrap, timeout=3)
+        assert third.is_closed_by_peer()
+        third.close()
+    finally:
+        first.close()
+        second.close()
+    wait_until(lambda: _connects(broker.bootstrap, md), timeout=5, what="connections let in again")
+    assert alter(broker, "", delete=["max.connections.per.ip"]) == {"ok": True}
+
+
+def _connects(bootstrap, md) -> bool:
+    from tests.helpers.raw import RawClient
+    c = RawClient(bootstrap, timeout=3)
+    try:
+        c.request(3, 12, md)
+        return True
+    except (ConnectionError, OSError):
+        return False
+    finally:
+        c.close()
