@@ -1,8 +1,8 @@
 """Quotas enforced on real clients: confluent-kafka and Java producers held to
 producer_byte_rate, a confluent-kafka consumer to consumer_byte_rate, each within 20 % over
-~10 s, the throttle seen by confluent-kafka's throttle_cb and the Java producer's
-produce-throttle-time-avg; an unthrottled client on the same broker keeps its speed. Quotas
-are small (100 KB/s), so little data moves.
+~10 s (all at once, on one broker), the throttle seen by confluent-kafka's throttle_cb and the
+Java producer's produce-throttle-time-avg; an unthrottled client on the same broker keeps its
+speed. Quotas are small (100 KB/s), so little data moves.
 
 The brokers keep quota.window.num=3 samples of 1 s: with Kafka's default of 11, a fresh rate is
 divided by 10 s whatever the elapsed time, so a new client's first ~10 s may carry a burst
@@ -71,35 +71,34 @@ def produce_for(bootstrap, client_id, topic, seconds, throttles=None, size=1000,
     return measured / seconds
 
 
-def test_confluent_producer_held_to_its_quota_and_a_free_one_is_not(broker_factory):
-    b = broker_factory(WINDOWS).bootstrap
-    set_quota(b, [("client-id", "slow")], "producer_byte_rate", QUOTA)
-    throttles: list = []
-    result = {}
-    t = threading.Thread(target=lambda: result.setdefault("slow", produce_for(b, "slow", "q1", SECONDS, throttles, warmup=WARMUP)))
-    t.start()
-    time.sleep(WARMUP + 1)
-    fast = produce_for(b, "fast", "q2", 3.0)
-    t.join()
-    slow = result["slow"]
-    assert 0.8 * QUOTA <= slow <= 1.2 * QUOTA, slow
-    assert fast > 5 * QUOTA, fast
-    assert throttles and all(e.throttle_time >= 0 for e in throttles)
-    assert max(e.throttle_time for e in throttles) > 0
-    assert throttles[0].broker_id == 1
+def consume_for(b, client_id, topic, seconds, throttles, warmup):
+    """Consume from the start as fast as the client may; the rate of bytes received in
+    ``seconds`` after ``warmup``. Fetches stay well under the quota window: Kafka answers a
+    fetch that would go over the quota with no data at all (and takes its bytes back), so a
+    consumer whose every fetch is as big as the window allows gets one fetch per two
+    throttles, about half its quota (in Kafka too)."""
+    c = ck.Consumer({"bootstrap.servers": b, "client.id": client_id, "group.id": "g", "auto.offset.reset": "earliest",
+                     "enable.auto.commit": False, "throttle_cb": throttles.append,
+                     "max.partition.fetch.bytes": 32768, "fetch.max.bytes": 32768, "message.max.bytes": 32768})
+    c.assign([ck.TopicPartition(topic, 0, 0)])
+    got = 0
+    t0 = time.monotonic()
+    at_start = None
+    while time.monotonic() - t0 < warmup + seconds:
+        if at_start is None and time.monotonic() - t0 >= warmup:
+            at_start = got
+        for m in c.consume(100, 0.2):
+            if m.error() is None:
+                got += len(m.value())
+    c.close()
+    return (got - at_start) / seconds
 
 
-def test_java_producer_held_to_a_user_default_quota_sees_produce_throttle_time(broker_factory):
-    b = broker_factory(WINDOWS).bootstrap
-    # PLAINTEXT clients are User:ANONYMOUS: the <default> user quota applies to them
-    set_quota(b, [("user", None)], "producer_byte_rate", QUOTA)
-    (line,) = run_java(["throttled-produce", "--bootstrap", b, "--topic", "jq", "--seconds", str(SECONDS), "--warmup-seconds", str(WARMUP),
-                        "--client-id", "java-slow"], timeout=120)
-    assert 0.8 * QUOTA <= line["rate"] <= 1.2 * QUOTA, line
-    assert line["throttleAvg"] > 0 and line["throttleMax"] > 0, line
-
-
-def test_confluent_consumer_held_to_consumer_byte_rate(broker_factory):
+def test_producers_and_a_consumer_held_to_their_quotas_a_free_client_is_not(broker_factory):
+    """At once on one broker: a confluent-kafka producer (client-id quota), a Java producer
+    (quota on <default> user + its client id: PLAINTEXT clients are User:ANONYMOUS) and a
+    confluent-kafka consumer (consumer_byte_rate), each within 20 % of 100 KB/s over 10 s;
+    meanwhile a producer without a quota runs many times faster."""
     b = broker_factory(WINDOWS).bootstrap
     # small batches: a batch larger than the quota window holds (here 200 KB) could never be
     # fetched by a throttled consumer, in Kafka as here
@@ -108,28 +107,36 @@ def test_confluent_consumer_held_to_consumer_byte_rate(broker_factory):
         p.produce("cq", b"y" * 1000)
         p.poll(0)
     p.flush(30)
+    set_quota(b, [("client-id", "slow")], "producer_byte_rate", QUOTA)
+    set_quota(b, [("user", None), ("client-id", "java-slow")], "producer_byte_rate", QUOTA)
     set_quota(b, [("client-id", "slowc")], "consumer_byte_rate", QUOTA)
     throttles: list = []
-    # Fetches well under the quota window: Kafka answers a fetch that would go over the quota
-    # with no data at all (and takes its bytes back), so a consumer whose every fetch is as big
-    # as the window allows gets one fetch per two throttles, about half its quota (in Kafka too).
-    c = ck.Consumer({"bootstrap.servers": b, "client.id": "slowc", "group.id": "g", "auto.offset.reset": "earliest",
-                     "enable.auto.commit": False, "throttle_cb": throttles.append,
-                     "max.partition.fetch.bytes": 32768, "fetch.max.bytes": 32768, "message.max.bytes": 32768})
-    c.assign([ck.TopicPartition("cq", 0, 0)])
-    got = 0
-    t0 = time.monotonic()
-    at_start = None
-    while time.monotonic() - t0 < WARMUP + SECONDS:
-        if at_start is None and time.monotonic() - t0 >= WARMUP:
-            at_start = got
-        for m in c.consume(100, 0.2):
-            if m.error() is None:
-                got += len(m.value())
-    rate = (got - at_start) / SECONDS
-    c.close()
-    assert 0.8 * QUOTA <= rate <= 1.2 * QUOTA, rate
-    assert max(e.throttle_time for e in throttles) > 0
+    consumer_throttles: list = []
+    result: dict = {}
+    jobs = [
+        threading.Thread(target=lambda: result.setdefault(
+            "slow", produce_for(b, "slow", "q1", SECONDS, throttles, warmup=WARMUP))),
+        threading.Thread(target=lambda: result.setdefault(
+            "consumer", consume_for(b, "slowc", "cq", SECONDS, consumer_throttles, WARMUP))),
+        threading.Thread(target=lambda: result.setdefault("java", run_java(
+            ["throttled-produce", "--bootstrap", b, "--topic", "jq", "--seconds", str(SECONDS),
+             "--warmup-seconds", str(WARMUP), "--client-id", "java-slow"], timeout=120)[0])),
+    ]
+    for j in jobs:
+        j.start()
+    time.sleep(WARMUP + 1)
+    fast = produce_for(b, "fast", "q2", 3.0)
+    for j in jobs:
+        j.join()
+    assert 0.8 * QUOTA <= result["slow"] <= 1.2 * QUOTA, result
+    assert 0.8 * QUOTA <= result["consumer"] <= 1.2 * QUOTA, result
+    java = result["java"]
+    assert 0.8 * QUOTA <= java["rate"] <= 1.2 * QUOTA, java
+    assert java["throttleAvg"] > 0 and java["throttleMax"] > 0, java  # produce-throttle-time-avg/max
+    assert fast > 5 * QUOTA, fast
+    assert throttles and all(e.throttle_time >= 0 for e in throttles)
+    assert max(e.throttle_time for e in throttles) > 0 and throttles[0].broker_id == 1
+    assert max(e.throttle_time for e in consumer_throttles) > 0
 
 
 def test_request_percentage_and_metrics_per_client(broker_factory):
