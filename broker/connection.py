@@ -16,6 +16,7 @@ import struct
 import time
 from typing import TYPE_CHECKING, Any
 
+from broker.quotas.manager import user_of
 from broker.security.api_acls import RequestAuthz
 from broker.security.authenticator import SASL_AUTHENTICATE, SASL_HANDSHAKE, SaslAuthenticator, State
 from broker.security.principal import ANONYMOUS
@@ -252,7 +253,6 @@ class Connection:
     def _account(self, quotas, ctx, size: int, elapsed: float, response) -> None:
         """Client quotas: record this request and, over a quota, put the throttle time in the
         response and mute the connection for it (Kafka's maxThrottleTimeMs, KIP-219)."""
-        from broker.quotas.manager import user_of
         prior = getattr(response, "throttle_time_ms", 0) or 0
         throttle = quotas.after_request(user_of(self.principal), ctx.client_id or "", ctx.api_key, size,
                                         max(elapsed - ctx.waited_s, 0.0), prior, ctx.request_time_recorded)

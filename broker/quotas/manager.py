@@ -66,14 +66,19 @@ class QuotaManager:
         q = self.store.quotas.get(ent)
         return None if q is None else q.get(self.key)
 
+    def _new_stat(self):
+        return Rate(self.samples, self.window_ms)
+
     def sensor(self, user: str, client_id: str) -> ClientSensor:
+        """The sensor this client's usage is counted in (shared by every client with the
+        same metric tags), created on first use."""
         k = (user, client_id)
         s = self._by_client.get(k)
         if s is None:
             tags, bound = E.resolve(self.store.quotas, self.key, user, client_id)
             s = self.sensors.get(tags)
             if s is None:
-                s = self.sensors[tags] = ClientSensor(tags, Rate(self.samples, self.window_ms), bound)
+                s = self.sensors[tags] = ClientSensor(tags, self._new_stat(), bound)
             self._by_client[k] = s
         return s
 
@@ -164,16 +169,8 @@ class MutationQuota:
 class MutationQuotaManager(QuotaManager):
     """controller_mutation_rate: a token bucket per client tags (controller.quota.window.*)."""
 
-    def sensor(self, user: str, client_id: str) -> ClientSensor:
-        k = (user, client_id)
-        s = self._by_client.get(k)
-        if s is None:
-            tags, bound = E.resolve(self.store.quotas, self.key, user, client_id)
-            s = self.sensors.get(tags)
-            if s is None:
-                s = self.sensors[tags] = ClientSensor(tags, TokenBucket(), bound)
-            self._by_client[k] = s
-        return s
+    def _new_stat(self):
+        return TokenBucket()
 
     def quota_for(self, user: str, client_id: str, strict: bool) -> MutationQuota | None:
         """None when the client has no mutation quota (Kafka's UnboundedControllerMutationQuota)."""
