@@ -23,9 +23,6 @@ are:``. A value that is not a number, or a refusal by the broker, is one error l
 """
 from __future__ import annotations
 
-import argparse
-import sys
-
 from hourglass.cli.wire import CliError, add_cli_options, cli_client, error_name
 
 QUOTA_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate",
