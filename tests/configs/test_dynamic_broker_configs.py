@@ -141,3 +141,20 @@ def _connects(bootstrap, md) -> bool:
         return False
     finally:
         c.close()
+
+
+def test_dynamic_message_max_bytes_reaches_topics(broker):
+    """message.max.bytes set at the cluster default bounds produce to a topic without its own
+    max.message.bytes (MESSAGE_TOO_LARGE), at once."""
+    p = ck.Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0, "message.max.bytes": 100_000})
+    p.produce("mm", b"x" * 5000)
+    p.flush(10)
+    assert alter(broker, "", {"message.max.bytes": 2048}) == {"ok": True}
+    errors = []
+    p.produce("mm", b"x" * 5000, on_delivery=lambda err, _m: errors.append(err))
+    p.flush(10)
+    assert errors and errors[0] is not None and errors[0].name() == "MSG_SIZE_TOO_LARGE"
+    topic_cfg = {l["name"]: l for l in run_java(["admin-describe-configs", "--bootstrap", broker.bootstrap,
+                                                 "--topic", "mm"])}
+    assert (topic_cfg["max.message.bytes"]["value"], topic_cfg["max.message.bytes"]["source"]) == (
+        "2048", "DYNAMIC_DEFAULT_BROKER_CONFIG")
