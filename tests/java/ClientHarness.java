@@ -81,8 +81,9 @@
 //   throttled-produce      --bootstrap B --topic T --seconds S [--warmup-seconds W] [--record-size N]
 //                          -> bytes acknowledged in S seconds after W: {"bytes","seconds","rate",
 //                             "throttleAvg","throttleMax"} (produce-throttle-time-*)
-//   throttled-consume      --bootstrap B --topic T --seconds S
-//                          -> {"bytes","seconds","rate","throttleAvg","throttleMax"} (fetch-throttle-time-*)
+//   throttled-consume      --bootstrap B --topic T --seconds S [--warmup-seconds W]
+//                          -> bytes received in S seconds after W: {"bytes","seconds","rate",
+//                             "throttleAvg","throttleMax"} (fetch-throttle-time-*)
 //
 // Every command also takes --props k=v,k=v (extra client properties), --props-file FILE (a
 // .properties file, for values with commas such as sasl.jaas.config) and --timeout-ms (default
@@ -954,20 +955,26 @@ public final class ClientHarness {
     private static int throttledConsume() throws Exception {
         String topic = req("topic");
         double seconds = Double.parseDouble(req("seconds"));
-        long bytes = 0;
+        double warmup = Double.parseDouble(opt("warmup-seconds", "0"));
+        long bytes = 0, bytesAtStart = 0;
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerProps(null))) {
             List<TopicPartition> parts = new ArrayList<>();
             for (PartitionInfo pi : consumer.partitionsFor(topic)) parts.add(new TopicPartition(topic, pi.partition()));
             consumer.assign(parts);
             consumer.seekToBeginning(parts);
             long t0 = System.nanoTime();
-            long end = t0 + (long) (seconds * 1e9);
+            long start = t0 + (long) (warmup * 1e9), end = start + (long) (seconds * 1e9);
+            boolean started = warmup <= 0;
             while (System.nanoTime() < end) {
+                if (!started && System.nanoTime() >= start) {
+                    started = true;
+                    bytesAtStart = bytes;
+                }
                 for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100)))
                     bytes += r.serializedValueSize() + Math.max(r.serializedKeySize(), 0);
             }
-            double s = (System.nanoTime() - t0) / 1e9;
-            emit(new Json().put("bytes", bytes).put("seconds", s).put("rate", bytes / s)
+            long measured = bytes - bytesAtStart;
+            emit(new Json().put("bytes", measured).put("seconds", seconds).put("rate", measured / seconds)
                     .put("throttleAvg", metricValue(consumer.metrics(), "consumer-fetch-manager-metrics", "fetch-throttle-time-avg"))
                     .put("throttleMax", metricValue(consumer.metrics(), "consumer-fetch-manager-metrics", "fetch-throttle-time-max")));
         }

@@ -1,5 +1,5 @@
 """Quotas enforced on real clients: confluent-kafka and Java producers held to
-producer_byte_rate, a confluent-kafka consumer to consumer_byte_rate, each within 20 % over
+producer_byte_rate, confluent-kafka and Java consumers to consumer_byte_rate, each within 20 % over
 ~10 s (all at once, on one broker), the throttle seen by confluent-kafka's throttle_cb and the
 Java producer's produce-throttle-time-avg; an unthrottled client on the same broker keeps its
 speed. Quotas are small (100 KB/s), so little data moves.
@@ -96,9 +96,9 @@ def consume_for(b, client_id, topic, seconds, throttles, warmup):
 
 def test_producers_and_a_consumer_held_to_their_quotas_a_free_client_is_not(broker_factory):
     """At once on one broker: a confluent-kafka producer (client-id quota), a Java producer
-    (quota on <default> user + its client id: PLAINTEXT clients are User:ANONYMOUS) and a
-    confluent-kafka consumer (consumer_byte_rate), each within 20 % of 100 KB/s over 10 s;
-    meanwhile a producer without a quota runs many times faster."""
+    (quota on <default> user + its client id: PLAINTEXT clients are User:ANONYMOUS), a
+    confluent-kafka and a Java consumer (consumer_byte_rate), each within 20 % of 100 KB/s
+    over 10 s; meanwhile a producer without a quota runs many times faster."""
     b = broker_factory(WINDOWS).bootstrap
     # small batches: a batch larger than the quota window holds (here 200 KB) could never be
     # fetched by a throttled consumer, in Kafka as here
@@ -110,6 +110,7 @@ def test_producers_and_a_consumer_held_to_their_quotas_a_free_client_is_not(brok
     set_quota(b, [("client-id", "slow")], "producer_byte_rate", QUOTA)
     set_quota(b, [("user", None), ("client-id", "java-slow")], "producer_byte_rate", QUOTA)
     set_quota(b, [("client-id", "slowc")], "consumer_byte_rate", QUOTA)
+    set_quota(b, [("client-id", "java-slowc")], "consumer_byte_rate", QUOTA)
     throttles: list = []
     consumer_throttles: list = []
     result: dict = {}
@@ -121,6 +122,10 @@ def test_producers_and_a_consumer_held_to_their_quotas_a_free_client_is_not(brok
         threading.Thread(target=lambda: result.setdefault("java", run_java(
             ["throttled-produce", "--bootstrap", b, "--topic", "jq", "--seconds", str(SECONDS),
              "--warmup-seconds", str(WARMUP), "--client-id", "java-slow"], timeout=120)[0])),
+        threading.Thread(target=lambda: result.setdefault("java_consumer", run_java(
+            ["throttled-consume", "--bootstrap", b, "--topic", "cq", "--seconds", str(SECONDS),
+             "--warmup-seconds", str(WARMUP), "--client-id", "java-slowc",
+             "--props", "max.partition.fetch.bytes=32768,fetch.max.bytes=32768"], timeout=120)[0])),
     ]
     for j in jobs:
         j.start()
@@ -133,6 +138,9 @@ def test_producers_and_a_consumer_held_to_their_quotas_a_free_client_is_not(brok
     java = result["java"]
     assert 0.8 * QUOTA <= java["rate"] <= 1.2 * QUOTA, java
     assert java["throttleAvg"] > 0 and java["throttleMax"] > 0, java  # produce-throttle-time-avg/max
+    jc = result["java_consumer"]
+    assert 0.8 * QUOTA <= jc["rate"] <= 1.2 * QUOTA, jc
+    assert jc["throttleMax"] > 0, jc  # fetch-throttle-time-max
     assert fast > 5 * QUOTA, fast
     assert throttles and all(e.throttle_time >= 0 for e in throttles)
     assert max(e.throttle_time for e in throttles) > 0 and throttles[0].broker_id == 1
