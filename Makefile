@@ -12,6 +12,9 @@ VENV_STAMP := $(VENV)/.hourglass-installed
 # Java client jars (kafka-clients 3.9.1 and its runtime deps), shared by every checkout.
 HOURGLASS_JARS ?= $(HOME)/.cache/hourglass/jars
 export HOURGLASS_JARS
+# The console's browser tests drive Debian's chromium (scripts/install_deps.sh); Playwright never
+# downloads a browser of its own.
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 JAR_NAMES := kafka-clients slf4j-api lz4-java snappy-java zstd-jni jackson-databind jackson-core jackson-annotations
 CLASSPATH_JARS := $(subst $(eval) ,:,$(foreach j,$(JAR_NAMES),$(HOURGLASS_JARS)/$(j).jar))
 
@@ -21,7 +24,7 @@ JAVA_STAMP := $(JAVA_CLASSES)/.stamp
 
 PYTEST_ARGS ?= -q -n 2
 
-.PHONY: venv deps jars java-harness run test crash-test fuzz bench soak load-limits
+.PHONY: venv deps jars java-harness confluent-kafka-versions run test crash-test fuzz bench soak load-limits
 
 venv: $(VENV_STAMP)
 
@@ -39,6 +42,10 @@ jars: $(VENV_STAMP)
 
 java-harness: jars $(JAVA_STAMP)
 
+# a second confluent-kafka (its own librdkafka) for the share-group tests, in ~/.cache/hourglass
+confluent-kafka-versions: $(VENV_STAMP)
+	@$(VPY) -m tests.helpers.librdkafka >/dev/null
+
 $(JAVA_STAMP): $(JAVA_SRC) | jars
 	@mkdir -p $(JAVA_CLASSES)
 	javac -nowarn -encoding UTF-8 --release 17 -cp '$(CLASSPATH_JARS)' -d $(JAVA_CLASSES) $(JAVA_SRC)
@@ -47,7 +54,7 @@ $(JAVA_STAMP): $(JAVA_SRC) | jars
 run: $(VENV_STAMP)
 	$(VPY) -m broker serve --config config/server.properties
 
-test: venv deps jars java-harness
+test: venv deps jars java-harness confluent-kafka-versions
 	$(VPY) -m pytest $(PYTEST_ARGS) tests
 
 # Reliability tools (short passes of both run inside `make test`, in tests/reliability).

@@ -27,8 +27,15 @@ Steps:
   4th to be taken in, and the longest consumption pause of the first 3 meanwhile; interleaved
   rounds, medians;
 - ``share``: share-group consumption (KIP-932, librdkafka ShareConsumer) with 1, 2 and 4
-  members on one partition vs a classic consumer on the same topic (bench/share_throughput.py);
+  members on one partition vs a classic consumer on the same topic, and on a sparse topic
+  (records on 3 of 5 partitions), then the records left locked at the end (must be 0)
+  (bench/share_throughput.py);
   records/s, medians of the rounds;
+- ``rest``: bench/rest_v3.py (Kafka REST v3 produce against the Kafka protocol's; the
+  records-from-time page of the console in a partition of 100k and 1M records, 10M with
+  ``--big``: it goes through the time index, so it stays flat);
+- ``console``: bench/console_pages.py (time to first byte of the console's topics page with
+  1000 topics, the filtered list, a later page, a topic's page, the overview; medians and p95);
 - ``tls``: one broker with PLAINTEXT, SSL and SASL_SSL (SCRAM-SHA-512) listeners: the Java
   consumer (kafka-clients) and the librdkafka producer (confluent-kafka) over SSL vs plaintext,
   interleaved rounds, medians and the ratios (issue 18's bar: >= 0.6); then 1000 clients
@@ -501,7 +508,10 @@ def step_share(hg: "Hourglass", rounds: int) -> None:
         for k, v in measure(hg.bootstrap).items():
             runs.setdefault(k, []).append(v)
     for k, vs in sorted(runs.items()):
-        emit(f"share.{k}", statistics.median(vs), "records/s")
+        if k == "locked_at_end":  # records left locked or unacknowledged after every run: must be 0
+            emit(f"share.{k}", max(vs), "records")
+        else:
+            emit(f"share.{k}", statistics.median(vs), "records/s")
 
 
 def step_tls(tmp: Path, rounds: int, quick: bool) -> None:
@@ -626,6 +636,31 @@ def _sasl_ssl_burst(sec, bootstrap: str, clients: int) -> tuple[int, float]:
     return asyncio.run(burst())
 
 
+def step_rest(quick: bool, big: bool, rounds: int) -> None:
+    """bench/rest_v3.py: REST v3 produce vs the Kafka protocol, and the records-from-time page
+    as one partition grows (100k, 1M; 10M with --big)."""
+    sizes = "100000,1000000" + (",10000000" if big else "")
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "rest_v3.py"), "--rounds", str(rounds),
+                        "--records", "5000" if quick else "20000", "--sizes", sizes,
+                        "--samples", "50" if quick else "200"], capture_output=True, text=True, timeout=3600)
+    if r.returncode != 0:
+        raise RuntimeError(f"bench/rest_v3.py failed: {r.stderr[-2000:]}")
+    for line in r.stdout.splitlines():
+        name, value, unit = line.split()
+        emit(name, float(value), unit)
+
+
+def step_console(quick: bool) -> None:
+    """bench/console_pages.py: the topics page's time to first byte with 1000 topics."""
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "console_pages.py"), "--topics", "1000",
+                        "--requests", "20" if quick else "100"], capture_output=True, text=True, timeout=1200)
+    if r.returncode != 0:
+        raise RuntimeError(f"bench/console_pages.py failed: {r.stderr[-2000:]}")
+    for line in r.stdout.splitlines():
+        name, value, unit = line.split()
+        emit(name, float(value), unit)
+
+
 def step_micro() -> None:
     for script in ("micro_records.py", "micro_codec.py", "micro_storage.py"):
         r = subprocess.run([sys.executable, str(ROOT / "bench" / script)], capture_output=True, text=True, cwd=ROOT)
@@ -704,7 +739,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--peer", action="store_true", help="also run the suite against Tansu, interleaved")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", default="suite,ofs,ingest,startup,lookup,micro,quota,txn,groups,share,tls")
+    ap.add_argument("--only", default="suite,ofs,ingest,startup,lookup,micro,quota,txn,groups,share,tls,rest,console")
     ap.add_argument("--big", action="store_true", help="add the 10M-record lookup")
     ap.add_argument("--noise", type=float, default=0.15)
     a = ap.parse_args(argv)
@@ -755,6 +790,10 @@ def main(argv=None) -> int:
                 hg.stop()
         if "tls" in steps:
             step_tls(tmp, 1 if a.quick else a.rounds, a.quick)
+        if "rest" in steps:
+            step_rest(a.quick, a.big, 1 if a.quick else a.rounds)
+        if "console" in steps:
+            step_console(a.quick)
         if "txn" in steps:
             hg = Hourglass(tmp / "txn")
             hg.start()

@@ -74,6 +74,10 @@ NO_EFFECT: dict[str, tuple[str, str]] = {
     "leader.imbalance.check.interval.seconds": ("long", _R),
     "leader.imbalance.per.broker.percentage": ("int", _R),
     "broker.rack": ("string", _R),
+    # KIP-392: which replica a rack-aware consumer fetches from; one node is every partition's
+    # only replica, so the leader is always the one selected (as Kafka's default, no selector)
+    "replica.selector.class": ("class", "one node is every partition's only replica: consumers always fetch "
+                                        "from it, as with Kafka's default (no replica selector)"),
     "controlled.shutdown.enable": ("boolean", _R),
     "controlled.shutdown.max.retries": ("int", _R),
     "controlled.shutdown.retry.backoff.ms": ("long", _R),

@@ -188,6 +188,8 @@ BROKER_KEYS: dict[str, BrokerKey] = {k.name: k for k in [
     _k("metrics.host", _str, "127.0.0.1", "Prometheus metrics HTTP host."),
     # HTTP services (web/): each is off while its listeners are empty
     _k("schema.registry.listeners", _http_listeners, "", "Hourglass: the Schema Registry (Confluent's API) on http://HOST:PORT or https://HOST:PORT (TLS from the broker's ssl.* keys), comma separated; empty: off. Basic auth checks the broker's PLAIN/SCRAM users when a Kafka listener has them."),
+    _k("kafkastore.topic", _str, "_schemas", "Schema Registry: the compacted topic holding schemas, configs, modes and deletes, in Confluent's record format (created on first start, 1 partition)."),
+    _k("schema.compatibility.level", _str, "backward", "Schema Registry: the compatibility level of subjects without their own (none, backward, backward_transitive, forward, forward_transitive, full, full_transitive), until PUT /config sets one.", lambda v: v.upper() in ("NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE"), "one of none, backward, forward, full and their _transitive forms"),
     _k("console.listeners", _http_listeners, "", "Hourglass: the web console and Kafka REST v3 (/v3) on http://HOST:PORT or https://HOST:PORT, comma separated; empty: off."),
     # security (broker.security): per listener, listener.name.<name>.<key> overrides any of these
     _k("ssl.keystore.type", _str, "JKS", "PEM or PKCS12 (JKS: a PKCS12 file is read as the JVM reads it; a real JKS file is refused with the keytool line that converts it)."),

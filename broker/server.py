@@ -61,6 +61,7 @@ class Broker:
         self.rejections_logged: dict = {}  # (client id, kind) -> (last logged, held back); see connection.py
         self.metrics_server = None
         self.http = None  # web.services.HttpServices (Schema Registry, console)
+        self.schema_registry = None  # schema_registry.store.SchemaStore while the registry serves
         self.servers: list[asyncio.base_events.Server] = []
         self.connections: set[Connection] = set()
         self.tasks: list[asyncio.Task] = []

@@ -4,6 +4,8 @@
 #                            security tests use it as is)
 #   java (runtime)        -> default-jre-headless
 #   javac (compiler)      -> default-jdk-headless
+#   chromium              -> chromium (the console's browser tests drive it with Playwright,
+#                            executable_path=/usr/bin/chromium; no browser download)
 # Runs `apt-get update` once, then `apt-get install -y`. Works as root (no sudo needed);
 # as another user it uses sudo when there is one.
 set -euo pipefail
@@ -12,6 +14,7 @@ missing=()
 command -v kcat  >/dev/null 2>&1 || missing+=(kcat)
 command -v java  >/dev/null 2>&1 || missing+=(default-jre-headless)
 command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
@@ -31,6 +34,6 @@ export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" apt-get update -q
 "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 
-for tool in kcat java javac; do
+for tool in kcat java javac chromium; do
   command -v "$tool" >/dev/null 2>&1 || { echo "install_deps: $tool still missing after install" >&2; exit 1; }
 done

@@ -113,6 +113,20 @@ class OneOf(NamedTuple):
         return "[" + ", ".join(self.values) + "]"
 
 
+class KnownClass(NamedTuple):
+    """A class-typed config naming one of ``values``; anything else is, as the JVM says when
+    it cannot load it, a class that could not be found."""
+
+    values: tuple[str, ...]
+
+    def check(self, name: str, value: Any, raw: str) -> None:
+        if value not in self.values:
+            raise InvalidConfigError(name, _msg(name, raw, f"Class {value} could not be found."))
+
+    def describe(self) -> str:
+        return "[" + ", ".join(self.values) + "]"
+
+
 class GzipLevel(NamedTuple):
     """gzip level: 1..9 or -1 (the codec default)."""
 
@@ -315,7 +329,33 @@ _TOPIC_DEFS: list[ConfigDef] = [
     ConfigDef("unclean.leader.election.enable", "boolean", False, None,
               "Allow an out-of-sync replica to become leader as a last resort.",
               _syn("unclean.leader.election.enable")),
+    # Confluent Server's broker-side schema ID validation (not in Apache Kafka): a produce whose
+    # key/value lacks the wire format's magic byte and schema id, or names an id not registered
+    # under the subject the strategy derives, is refused whole with INVALID_RECORD
+    ConfigDef("confluent.key.schema.validation", "boolean", False, None,
+              "Refuse records whose key does not carry a schema id registered in this broker's "
+              "Schema Registry under the key subject (Confluent Server's schema ID validation)."),
+    ConfigDef("confluent.value.schema.validation", "boolean", False, None,
+              "Refuse records whose value does not carry a schema id registered in this broker's "
+              "Schema Registry under the value subject (Confluent Server's schema ID validation)."),
+    ConfigDef("confluent.key.subject.name.strategy", "class", "io.confluent.kafka.serializers.subject.TopicNameStrategy",
+              None, "How the key subject is named for schema ID validation: TopicNameStrategy "
+              "(<topic>-key), RecordNameStrategy (the record's full name) or TopicRecordNameStrategy "
+              "(<topic>-<record name>), by Confluent's class names."),
+    ConfigDef("confluent.value.subject.name.strategy", "class",
+              "io.confluent.kafka.serializers.subject.TopicNameStrategy", None,
+              "How the value subject is named for schema ID validation: TopicNameStrategy "
+              "(<topic>-value), RecordNameStrategy or TopicRecordNameStrategy, by Confluent's class names."),
 ]
+
+#: Confluent's subject name strategies, by class name (the topic configs above take these).
+SUBJECT_NAME_STRATEGIES = tuple(f"io.confluent.kafka.serializers.subject.{n}" for n in (
+    "TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy"))
+for _d in list(_TOPIC_DEFS):
+    if _d.name.endswith(".subject.name.strategy"):
+        _TOPIC_DEFS[_TOPIC_DEFS.index(_d)] = _d._replace(validator=KnownClass(SUBJECT_NAME_STRATEGIES))
+#: The topic configs Confluent Server adds to Apache Kafka's.
+CONFLUENT_TOPIC_CONFIGS = frozenset(d.name for d in _TOPIC_DEFS if d.name.startswith("confluent."))
 
 #: Every topic config of Kafka 3.9, by name (sorted as Kafka's ``LogConfig.configNames``).
 TOPIC_CONFIGS: dict[str, ConfigDef] = {d.name: d for d in sorted(_TOPIC_DEFS, key=lambda d: d.name)}
@@ -608,6 +648,11 @@ class LogConfig:
     remote_storage_enable: bool = False
     remote_log_copy_disable: bool = False
     remote_log_delete_on_disable: bool = False
+    confluent_key_schema_validation: bool = False
+    confluent_value_schema_validation: bool = False
+    confluent_key_subject_name_strategy: str = "io.confluent.kafka.serializers.subject.TopicNameStrategy"
+    confluent_value_subject_name_strategy: str = "io.confluent.kafka.serializers.subject.TopicNameStrategy"
+    schema_id_validation: bool = False          # either of the two above: one check per produce
     overrides: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
     values: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
@@ -694,6 +739,8 @@ class LogConfig:
         after = values["message.timestamp.after.max.ms"]
         kwargs["timestamp_before_max_ms"] = before if before != LONG_MAX else diff
         kwargs["timestamp_after_max_ms"] = after if after != LONG_MAX else diff
+        kwargs["schema_id_validation"] = bool(values["confluent.key.schema.validation"]
+                                              or values["confluent.value.schema.validation"])
         kwargs["overrides"] = MappingProxyType({k: str(v) for k, v in overrides.items()})
         kwargs["values"] = MappingProxyType(dict(values))
         return cls(**kwargs)

@@ -24,12 +24,14 @@ class HttpError(Exception):
 
 
 def error_response(status: int, error_code: int, message: str, content_type: str, **headers) -> web.Response:
-    return web.Response(status=status, headers=headers, content_type=content_type,
-                        text=json.dumps({"error_code": error_code, "message": message}))
+    # the Content-Type exactly as given (aiohttp's text= would append "; charset=utf-8", which
+    # Confluent's services do not send); the body is UTF-8 JSON
+    return web.Response(status=status, headers={**headers, "Content-Type": content_type},
+                        body=json.dumps({"error_code": error_code, "message": message}).encode())
 
 
 def json_response(body, content_type: str, status: int = 200) -> web.Response:
-    return web.Response(status=status, content_type=content_type, text=json.dumps(body))
+    return web.Response(status=status, headers={"Content-Type": content_type}, body=json.dumps(body).encode())
 
 
 def middlewares(users: BrokerUsers, *, content_type: str, internal_error_code: int,

@@ -4,14 +4,14 @@ Needs ALTER on the cluster (every user answers CLUSTER_AUTHORIZATION_FAILED). Th
 messages are Kafka's ``ScramControlManager``: a user altered twice in one request
 (DUPLICATE_RESOURCE), an empty name (UNACCEPTABLE_CREDENTIAL), an unknown mechanism
 (UNSUPPORTED_SASL_MECHANISM), deleting a credential that does not exist (RESOURCE_NOT_FOUND),
-iterations outside 4096..16384 (UNACCEPTABLE_CREDENTIAL). Hourglass also refuses a salt under
-12 bytes (UNACCEPTABLE_CREDENTIAL): its SCRAM library (scramp) would refuse to authenticate
-with it; stock clients send 20 or more random bytes. The accepted changes are applied
+iterations outside 4096..16384 (UNACCEPTABLE_CREDENTIAL). Like Kafka, any salt length is taken
+(a 4-byte salt is common in client examples; ``scram.scramp_module`` lets the login path take
+it too). The accepted changes are applied
 together, with one durable write; the salted password becomes StoredKey/ServerKey and is not
 kept. Results: deletions, then upserts, then errors, each in request order.
 """
 from broker.registry import handles
-from broker.security.scram import MAX_ITERATIONS, MIN_ITERATIONS, MIN_SALT_BYTES, ScramMechanism, credential_from_salted_password
+from broker.security.scram import MAX_ITERATIONS, MIN_ITERATIONS, ScramMechanism, credential_from_salted_password
 from protocol.errors import ErrorCode as E
 from protocol.messages.alter_user_scram_credentials import AlterUserScramCredentialsResponse as R
 
@@ -63,8 +63,6 @@ async def handle(ctx, req):
             err = (E.UNACCEPTABLE_CREDENTIAL, "Too few iterations")
         elif err is None and u.iterations > MAX_ITERATIONS:
             err = (E.UNACCEPTABLE_CREDENTIAL, "Too many iterations")
-        elif err is None and len(u.salt) < MIN_SALT_BYTES:
-            err = (E.UNACCEPTABLE_CREDENTIAL, f"Salt must be at least {MIN_SALT_BYTES} bytes")
         if err is None:
             upserts[u.name] = (mech, credential_from_salted_password(mech, bytes(u.salt), bytes(u.salted_password),
                                                                      u.iterations))

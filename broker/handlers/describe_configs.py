@@ -13,8 +13,10 @@ when ``log.retention.hours`` is; ``segment.bytes`` shows ``log.segment.bytes``.
 The source is the first remaining synonym's source, DEFAULT_CONFIG when none remain; v0's
 ``is_default`` is ``source == DEFAULT_CONFIG``.
 
-Broker resource (type 4): resource name ``""`` is the cluster-wide dynamic default (what is set
-at that level, DYNAMIC_DEFAULT_BROKER_CONFIG); this node's id lists every broker key we accept
+Broker resource (type 4): resource name ``""`` is the cluster-wide dynamic default: what is set
+at that level (``broker.dynamic_config``) over what a Kafka 4.1+ cluster writes there itself
+(``cluster_level_configs``: ``min.insync.replicas``, KIP-966), DYNAMIC_DEFAULT_BROKER_CONFIG;
+this node's id lists every broker key we accept
 (``broker.config.BROKER_KEYS`` and ``storage.log_config.BROKER_LOG_DEFAULTS``, plus dynamic
 listener keys) with its source: DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG,
 STATIC_BROKER_CONFIG or DEFAULT_CONFIG (``broker.dynamic_config``); read-only unless Kafka
@@ -68,20 +70,41 @@ def kafka_topic_synonyms(name: str, synonyms) -> list:
     return topic_part + broker_part[i:]
 
 
+def cluster_level_configs(broker_defaults: dict) -> dict[str, str]:
+    """The dynamic cluster-level broker configs a Kafka 4.1+ cluster has without anyone setting
+    them: KIP-966 (eligible leader replicas, on in new 4.1 clusters) makes the controller
+    write a cluster-level ``min.insync.replicas`` record valued as the static setting (else
+    Kafka's default, 1), and refuse per-broker overrides and that record's removal. Every
+    topic without an override therefore reports ``min.insync.replicas`` with source
+    DYNAMIC_DEFAULT_BROKER_CONFIG, and the cluster-default broker resource (``""``) lists it."""
+    return {"min.insync.replicas": str(broker_defaults.get("min.insync.replicas", "1"))}
+
+
+def default_layer(b) -> dict[str, str]:
+    """The cluster-default layer as described: what was set there over the cluster-level configs."""
+    dyn = getattr(b, "dynamic_configs", None)
+    return {**cluster_level_configs(b.cfg.raw), **(dyn.default if dyn is not None else {})}
+
+
 def dynamic_log_layers(b) -> dict:
     """The dynamic broker layers of the topic defaults, as ``lc.describe`` keyword arguments."""
     dyn = getattr(b, "dynamic_configs", None)
-    if dyn is None:
-        return {}
     pick = lambda layer: {k: v for k, v in layer.items() if k in lc.BROKER_LOG_DEFAULTS}  # noqa: E731
-    return {"dynamic_default_broker": pick(dyn.default), "dynamic_broker": pick(dyn.broker)}
+    return {"dynamic_default_broker": pick(default_layer(b)),
+            "dynamic_broker": pick(dyn.broker) if dyn is not None else {}}
+
+
+def _layers(broker_defaults: dict, layers: dict | None) -> dict:
+    return layers if layers is not None else {"dynamic_default_broker": cluster_level_configs(broker_defaults)}
 
 
 def topic_config_entries(broker_defaults: dict, overrides: dict, names=None, layers=None):
     """[(name, value, source_name, read_only, sensitive, synonyms, type, documentation)] for
-    DescribeConfigs of a topic, sorted by name, with Kafka's synonym and source rules."""
+    DescribeConfigs of a topic, sorted by name, with Kafka's synonym and source rules.
+    ``layers``: the dynamic broker layers (``dynamic_log_layers``; default: the cluster-level
+    configs only)."""
     out = []
-    for d in lc.describe(broker_defaults, overrides, names=names, **(layers or {})):
+    for d in lc.describe(broker_defaults, overrides, names=names, **_layers(broker_defaults, layers)):
         syns = kafka_topic_synonyms(d.name, d.synonyms)
         source = syns[0].source if syns else lc.SOURCE_DEFAULT
         out.append((d.name, d.value, source, d.read_only, d.sensitive, syns, d.type, d.documentation))
@@ -93,7 +116,7 @@ def created_topic_configs(broker_defaults: dict, overrides: dict, layers=None):
     through its synonyms in order (``resolveEffectiveTopicConfigs``), without ConfigHelper's
     drop; so the source is simply the first synonym's (topic, static broker, default)."""
     return [(d.name, d.value, d.source, d.read_only, d.sensitive)
-            for d in lc.describe(broker_defaults, overrides, **(layers or {}))]
+            for d in lc.describe(broker_defaults, overrides, **_layers(broker_defaults, layers))]
 
 
 # ---- broker configs -------------------------------------------------------------------------
@@ -169,10 +192,14 @@ def default_broker_config_entries(default: dict, names=None):
     """The cluster-default resource ``""``: only what is set at that level (Kafka's
     ``currentDynamicDefaultConfigs``)."""
     from broker.dynamic_config import is_sensitive
+    table = _broker_key_table()
     wanted = sorted(default) if names is None else [n for n in names if n in default]
-    return [(n, default[n], lc.SOURCE_DYNAMIC_DEFAULT_BROKER, False, is_sensitive(n),
-             [lc.ConfigSynonymEntry(n, default[n], lc.SOURCE_DYNAMIC_DEFAULT_BROKER)], "string", None)
-            for n in wanted]
+    out = []
+    for n in wanted:
+        typ, _dflt, doc = table.get(n, ("password" if is_sensitive(n) else "string", None, None))
+        out.append((n, default[n], lc.SOURCE_DYNAMIC_DEFAULT_BROKER, False, is_sensitive(n),
+                    [lc.ConfigSynonymEntry(n, default[n], lc.SOURCE_DYNAMIC_DEFAULT_BROKER)], typ, doc))
+    return out
 
 
 def check_broker_resource(node_id: int, resource_name: str | None, *, allow_default: bool) -> bool:
@@ -224,9 +251,8 @@ def _entries_for(b, rtype: int, rname: str, names):
     if rtype == BROKER:
         dyn = getattr(b, "dynamic_configs", None)
         if not check_broker_resource(b.node_id, rname, allow_default=True):
-            return default_broker_config_entries(dyn.default if dyn is not None else {}, names)
-        return broker_config_entries(b.cfg.raw, names, dyn.default if dyn is not None else None,
-                                     dyn.broker if dyn is not None else None)
+            return default_broker_config_entries(default_layer(b), names)
+        return broker_config_entries(b.cfg.raw, names, default_layer(b), dyn.broker if dyn is not None else None)
     if rtype == BROKER_LOGGER:
         check_broker_resource(b.node_id, rname, allow_default=False)
         return logger_entries(names)

@@ -3,7 +3,10 @@
 INVALID_SHARE_SESSION_EPOCH: a session is opened by ShareFetch); -1 acknowledges, then
 closes the session and releases what the member still holds. Per partition:
 INVALID_RECORD_STATE for a record the member does not hold (never acquired, released, lock
-expired), UNKNOWN_TOPIC_ID, INVALID_REQUEST for a malformed batch."""
+expired), UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION (no share-partition there),
+INVALID_REQUEST for a malformed batch, an unknown acknowledge type (RENEW only from v2) or
+offsets past the in-flight records (``ShareCoordinator.acknowledge``). A member that left the
+group still acknowledges through its share session."""
 from broker.registry import handles
 from broker.handlers.share_fetch import denied_topic_ids, open_share_request
 from broker.share.coordinator import FINAL_EPOCH
@@ -29,7 +32,8 @@ async def handle(ctx, req):
             if t.topic_id in denied:
                 err, msg = ErrorCode.TOPIC_AUTHORIZATION_FAILED, None
             else:
-                err, msg = sc.acknowledge(gid, mid, t.topic_id, p.partition_index, p.acknowledgement_batches)
+                err, msg = sc.acknowledge(gid, mid, t.topic_id, p.partition_index, p.acknowledgement_batches,
+                                          renew=ctx.api_version >= 2)
             parts.append(PD(partition_index=p.partition_index, error_code=err, error_message=msg,
                             current_leader=PD.LeaderIdAndEpoch(leader_id=b.node_id, leader_epoch=0)))
         responses.append(R.ShareAcknowledgeTopicResponse(topic_id=t.topic_id, partitions=parts))

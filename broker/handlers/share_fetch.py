@@ -4,10 +4,18 @@
 Order as Kafka's KafkaApis.handleShareFetchRequest: the share session is checked (top-level
 SHARE_SESSION_NOT_FOUND / INVALID_SHARE_SESSION_EPOCH), then the acknowledgements are applied
 (per partition ``acknowledge_error_code``), then records are acquired from the session's
-partitions, up to ``max_records`` and ``max_bytes``, waiting up to ``max_wait_ms`` while none
+partitions, up to ``max_bytes`` and ``max_records``, waiting up to ``max_wait_ms`` while none
 can be acquired. A final request (epoch -1) only acknowledges: it closes the session and
-releases what the member still holds. v2's ``share_acquire_mode`` 1 (record-limit) is what
-every mode does here: never more than ``max_records`` records.
+releases what the member still holds.
+
+``max_records`` as Kafka 4.2's share acquire modes (KIP-1206): v1 knows only batch-optimized
+(a soft limit: the log batch holding the last record allowed is acquired whole); v2 carries
+``share_acquire_mode``: 1 record-limit (never more than ``max_records``), anything else
+batch-optimized (Kafka's default, ``share.acquire.mode=batch_optimized``).
+
+Every partition in the answer carries a record set, empty where nothing was acquired, never
+null: Kafka answers MemoryRecords.EMPTY there, and librdkafka drops a whole ShareFetch
+response on a null one ("invalid MessageSetSize -1"), records of other partitions included.
 """
 import time
 
@@ -18,6 +26,7 @@ from protocol.errors import ErrorCode
 from protocol.messages.share_fetch import ShareFetchResponse as R
 
 PD = R.ShareFetchableTopicResponse.PartitionData
+BATCH_OPTIMIZED, RECORD_LIMIT = 0, 1  # ShareAcquireMode (v2, KIP-1206)
 
 
 def open_share_request(ctx, req, R, *, fetch: bool):
@@ -41,11 +50,9 @@ def open_share_request(ctx, req, R, *, fetch: bool):
                                               if not p.acknowledgement_batches):
         return top(ErrorCode.INVALID_REQUEST, "The final share fetch request must not fetch records.")
     try:
-        session = sc.session_for(gid, mid, epoch, fetch=fetch)
+        session = sc.session_for(gid, mid, epoch, fetch=fetch, conn=ctx.conn)
     except ShareError as exc:
         return top(exc.code, exc.message)
-    if session is not None:
-        session.conn = ctx.conn
     return session, lock_ms, None
 
 
@@ -85,7 +92,8 @@ async def handle(ctx, req):
                 elif epoch == INITIAL_EPOCH:
                     r["ack"] = (ErrorCode.INVALID_REQUEST, "Acknowledgements are not allowed in the initial request.")
                 else:
-                    r["ack"] = sc.acknowledge(gid, mid, t.topic_id, p.partition_index, p.acknowledgement_batches)
+                    r["ack"] = sc.acknowledge(gid, mid, t.topic_id, p.partition_index, p.acknowledgement_batches,
+                                              renew=v >= 2)
             if epoch != FINAL_EPOCH:
                 session.partitions.add((t.topic_id, p.partition_index))
     for f in req.forgotten_topics_data:
@@ -96,6 +104,7 @@ async def handle(ctx, req):
             sc.close_session(session)
     else:
         max_records = req.max_records if v >= 1 and req.max_records > 0 else 500
+        batch_optimized = not (v >= 2 and req.share_acquire_mode == RECORD_LIMIT)
         deadline = time.monotonic() + max(req.max_wait_ms, 0) / 1000.0
         while True:
             remaining_records, remaining_bytes = max_records, req.max_bytes
@@ -110,7 +119,8 @@ async def handle(ctx, req):
                     keys.append((t.name, p))
                 if remaining_records <= 0 or remaining_bytes <= 0:
                     continue
-                out = sc.acquire(gid, mid, tid, p, remaining_records, remaining_bytes)
+                out = sc.acquire(gid, mid, tid, p, remaining_records, remaining_bytes,
+                                 batch_optimized=batch_optimized)
                 r = results.setdefault((tid, p), {})
                 if isinstance(out, int):
                     r["error"] = out
@@ -136,7 +146,7 @@ async def handle(ctx, req):
             partition_index=p, error_code=r.get("error", 0), acknowledge_error_code=ack_err,
             acknowledge_error_message=ack_msg,
             current_leader=PD.LeaderIdAndEpoch(leader_id=b.node_id, leader_epoch=0),
-            records=r.get("records") or None, acquired_records=acquired))
+            records=r.get("records") or b"", acquired_records=acquired))
     return R(throttle_time_ms=0, error_code=0, acquisition_lock_timeout_ms=lock_ms,
              responses=[R.ShareFetchableTopicResponse(topic_id=tid, partitions=ps) for tid, ps in by_topic.items()],
              node_endpoints=[])

@@ -72,8 +72,8 @@ def sasl_client(get: Lookup) -> SaslClient | None:
     if mech == "PLAIN":
         return SaslClient(mech, f"\0{opts.get('username', '')}\0{opts.get('password', '')}".encode())
     if mech in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
-        import scramp
-        c = scramp.ScramClient([mech], opts.get("username", ""), opts.get("password", ""))
+        from broker.security.scram import scramp_module
+        c = scramp_module().ScramClient([mech], opts.get("username", ""), opts.get("password", ""))
         state = {"n": 0}
 
         def step(server: bytes):

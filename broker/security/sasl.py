@@ -25,7 +25,7 @@ from broker.security import jaas
 from broker.security.oauth import (
     VALIDATOR_CALLBACK_HANDLERS, JwksValidator, TokenValidationError, UnsecuredJwsValidator,
 )
-from broker.security.scram import MIN_ITERATIONS, ScramCredentialStore, ScramMechanism
+from broker.security.scram import MIN_ITERATIONS, ScramCredentialStore, ScramMechanism, scramp_module
 
 PLAIN, SCRAM_SHA_256, SCRAM_SHA_512, OAUTHBEARER, GSSAPI = (
     "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI")
@@ -94,8 +94,7 @@ class PlainServer(SaslServer):
 class ScramServer(SaslServer):
     def __init__(self, mech: ScramMechanism, store: ScramCredentialStore):
         super().__init__()
-        import scramp
-        self._scramp = scramp
+        self._scramp = scramp_module()
         self.mechanism = mech.mechanism_name
         self._mech = mech
         self._store = store
@@ -164,8 +163,7 @@ def _saslname(s: str) -> str:
 
 class _LazyScramp(dict):
     def __missing__(self, name: str):
-        import scramp
-        self[name] = scramp.ScramMechanism(name)
+        self[name] = scramp_module().ScramMechanism(name)
         return self[name]
 
 

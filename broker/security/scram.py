@@ -29,7 +29,6 @@ from typing import NamedTuple
 
 MIN_ITERATIONS = 4096
 MAX_ITERATIONS = 16384
-MIN_SALT_BYTES = 12  # scramp refuses shorter salts; Kafka's clients send 20+ random bytes
 DEFAULT_ITERATIONS = 4096  # kafka-configs.sh / kafka-storage.sh when iterations= is not given
 
 
@@ -150,3 +149,14 @@ class ScramCredentialStore:
             atomic_write(self.path, json.dumps(doc, indent=1).encode())
         finally:
             os.umask(old)
+
+
+def scramp_module():
+    """``scramp``, made to take salts of any length. Kafka sets no minimum (its
+    ScramControlManager checks only the iterations; RFC 5802 names none either), and a 4-byte
+    salt is common in client examples; scramp's own floor of 12 bytes would otherwise refuse
+    to log in (server and client side) with a credential Kafka accepted."""
+    import scramp
+    import scramp.core
+    scramp.core.Salt.MIN_LENGTH = 0
+    return scramp

@@ -4,15 +4,27 @@ coordinator, in one object (``broker.share_groups``).
 
 Membership (ShareGroupHeartbeat): ``broker.share.group``; a member's session timeout is
 ``share.session.timeout.ms`` (group config, else ``group.share.session.timeout.ms``). A member
-leaving (epoch -1) or expiring is removed, the group epoch bumped, the assignment recomputed,
-its share session dropped and every record it held released.
+leaving (epoch -1) or expiring is removed, the group epoch bumped and the assignment
+recomputed -- and nothing else: its share session and the records it holds are not touched.
 
 Delivery (ShareFetch / ShareAcknowledge): share sessions keyed by (group id, member id):
-epoch 0 opens (replacing an old one), -1 closes (releasing the member's records), any other
-must be the session's next epoch (INVALID_SHARE_SESSION_EPOCH) of an existing session
-(SHARE_SESSION_NOT_FOUND); each success moves the epoch on by one. A session whose connection
-closes is removed and its member's records released at once (a consumer killed with -9);
-a member that stops without closing its connection keeps its records until their locks
+epoch 0 opens (replacing an old one, whose records stay with the member id), -1 closes, any
+other must be the session's next epoch (INVALID_SHARE_SESSION_EPOCH) of an existing session
+(SHARE_SESSION_NOT_FOUND); each success moves the epoch on by one.
+
+When a member's acquired records are released, as Kafka 4.2 (SharePartitionManager,
+ShareSessionCache): only when nothing can acknowledge them any more, that is when its share
+session ends --
+- a final-epoch ShareFetch/ShareAcknowledge: its acknowledgements are applied first, then the
+  session is removed and the rest released (``releaseSession``);
+- the connection that opened the session closes (Kafka's ConnectionDisconnectListener ->
+  ShareGroupListener.onMemberLeave -> ``releaseSession``; a consumer killed with -9);
+- or record by record, when its acquisition lock expires.
+Leaving the group is not among them: in Kafka the group coordinator never tells the share-
+partition manager about a ShareGroupHeartbeat leave. That order matters on close: a client
+sends its leave heartbeat and its final ShareAcknowledge together, on two connections, and
+the acknowledgement must find the session and the records still held wherever it lands.
+A member that stops without closing its connection keeps its records until their locks
 expire. A share-partition
 (``broker.share.partition.SharePartition``) is created on the first fetch of a group: from
 its persisted state, else at ``share.auto.offset.reset`` (latest: the high watermark;
@@ -34,7 +46,7 @@ from typing import Optional
 
 from broker.groups.timers import KeyedTimers
 from broker.share.group import ShareGroup, ShareMember
-from broker.share.partition import InvalidRecordState, InvalidRequest, SharePartition
+from broker.share.partition import InvalidRecordState, InvalidRequest, SharePartition, validate_batches
 from broker.share.state_log import ShareStateLog
 from protocol.errors import ErrorCode as E
 from protocol.records.batch import iter_batch_positions
@@ -59,7 +71,7 @@ class ShareSession:
     member_id: str
     epoch: int = 1  # the epoch the next request must carry
     partitions: set = field(default_factory=set)  # {(topic id, partition)}
-    conn: object = None  # the connection of its last request
+    conn: object = None  # the connection that opened it: its close ends the session
 
 
 def next_epoch(e: int) -> int:
@@ -195,12 +207,12 @@ class ShareCoordinator:
             self.remove_member(g, mid, "session expired")
 
     def remove_member(self, g: ShareGroup, mid: str, reason: str) -> None:
+        """The member leaves the group (its leave heartbeat, or its session timed out). Its
+        share session and acquired records stay: see the module docstring for why."""
         del g.members[mid]
         self._cancel_timer(("session", g.group_id, mid))
         g.group_epoch += 1
         g.compute_assignment(self._topics_of(g.subscribed_topic_names()))
-        self.sessions.pop((g.group_id, mid), None)
-        self._release_member(g.group_id, mid)
 
     def _release_member(self, gid: str, mid: str, only=None) -> None:
         for key, sp in list(self.partitions.items()):
@@ -304,10 +316,11 @@ class ShareCoordinator:
         return sp
 
     # ---- sessions --------------------------------------------------------------------------------
-    def session_for(self, gid: str, mid: str, epoch: int, *, fetch: bool) -> Optional[ShareSession]:
+    def session_for(self, gid: str, mid: str, epoch: int, *, fetch: bool, conn=None) -> Optional[ShareSession]:
         """Kafka's ShareSessionCache lookup; raises SHARE_SESSION_NOT_FOUND /
-        INVALID_SHARE_SESSION_EPOCH. Epoch 0 opens a session (ShareFetch only), -1 returns the
-        session to close (None when there is none)."""
+        INVALID_SHARE_SESSION_EPOCH. Epoch 0 opens a session (ShareFetch only) bound to
+        ``conn``, the connection whose close ends it (as Kafka's connectionIdToSessionMap, the
+        opening connection, not the last used); -1 returns the session to close."""
         key = (gid, mid)
         if epoch == INITIAL_EPOCH:
             if not fetch:
@@ -315,7 +328,7 @@ class ShareCoordinator:
                                  "Acknowledge request with initial session epoch is invalid.")
             if key not in self.sessions and len(self.sessions) >= self.cfg["group.share.max.share.sessions"]:
                 raise ShareError(E.SHARE_SESSION_LIMIT_REACHED, "The share session cache is full.")
-            s = self.sessions[key] = ShareSession(gid, mid)
+            s = self.sessions[key] = ShareSession(gid, mid, conn=conn)
             return s
         s = self.sessions.get(key)
         if s is None:
@@ -329,8 +342,8 @@ class ShareCoordinator:
         return s
 
     def on_connection_closed(self, conn) -> None:
-        """Kafka 4.2's ShareSessionCache disconnect listener: the share sessions last used on
-        a closed connection are removed and their members' records released at once (the
+        """Kafka 4.2's ShareSessionCache disconnect listener: the share sessions opened on a
+        closed connection are removed and their members' records released at once (the
         member stays in the group until its heartbeats stop)."""
         for s in [s for s in self.sessions.values() if s.conn is conn]:
             log.info("[GroupId %s] Share session of member %s closed with its connection.", s.group_id, s.member_id)
@@ -341,34 +354,43 @@ class ShareCoordinator:
         self._release_member(s.group_id, s.member_id, only=s.partitions)
 
     # ---- acknowledgements ------------------------------------------------------------------------
-    def acknowledge(self, gid: str, mid: str, tid: bytes, p: int, batches) -> tuple[int, Optional[str]]:
-        """Apply one partition's acknowledgement batches; returns (error, message)."""
+    def acknowledge(self, gid: str, mid: str, tid: bytes, p: int, batches, *, renew: bool = True
+                    ) -> tuple[int, Optional[str]]:
+        """Apply one partition's acknowledgement batches; returns (error, message). As Kafka
+        4.2: an unknown topic id is UNKNOWN_TOPIC_ID, malformed batches (``validate_batches``;
+        ``renew``: the request version knows RENEW) INVALID_REQUEST, a partition with no share-partition
+        UNKNOWN_TOPIC_OR_PARTITION, then ``SharePartition.acknowledge_all`` (all or nothing).
+        Membership is not checked: a member that left the group may still acknowledge what
+        it holds, through its share session."""
         key = (gid, tid, p)
+        triples = [(b.first_offset, b.last_offset, list(b.acknowledge_types)) for b in batches]
         t = self.topics.by_id(tid)
         if t is None:
             return E.UNKNOWN_TOPIC_ID, None
+        bad = validate_batches(triples, renew=renew)
+        if bad:
+            return E.INVALID_REQUEST, bad
         if not 0 <= p < t.partitions:
             return E.UNKNOWN_TOPIC_OR_PARTITION, None
         sp = self.partitions.get(key)
         if sp is None:
-            return E.INVALID_RECORD_STATE, "The record state is invalid. The acknowledgement of delivery could not be completed."
-        now = self.now()
+            return E.UNKNOWN_TOPIC_OR_PARTITION, None
         err, msg = 0, None
         try:
-            for b in batches:
-                sp.acknowledge(mid, b.first_offset, b.last_offset, list(b.acknowledge_types), now)
+            sp.acknowledge_all(mid, triples, self.now())
         except InvalidRecordState as exc:
-            err, msg = E.INVALID_RECORD_STATE, str(exc)
+            return E.INVALID_RECORD_STATE, str(exc)
         except InvalidRequest as exc:
-            err, msg = E.INVALID_REQUEST, str(exc)
+            return E.INVALID_REQUEST, str(exc)
         self._persist(key, sp)
         self._notify(key)
         return err, msg
 
     # ---- fetching --------------------------------------------------------------------------------
-    def acquire(self, gid: str, mid: str, tid: bytes, p: int, max_records: int, max_bytes: int):
+    def acquire(self, gid: str, mid: str, tid: bytes, p: int, max_records: int, max_bytes: int, *,
+                batch_optimized: bool = True):
         """Acquire records of one share-partition for ``mid``: (records bytes, [(first, last,
-        count)]) or an error code."""
+        count)]) or an error code. ``batch_optimized``: see ``SharePartition.acquire``."""
         t = self.topics.by_id(tid)
         if t is None:
             return E.UNKNOWN_TOPIC_ID
@@ -399,7 +421,7 @@ class ShareCoordinator:
                 spans.append((i, pos, h))
                 skip = h.is_control or (aborted and h.is_transactional and _aborted(h, aborted))
                 batches.append((h.base_offset, h.next_offset - 1, skip))
-        got = sp.acquire(mid, batches, now, max_records)
+        got = sp.acquire(mid, batches, now, max_records, batch_optimized=batch_optimized)
         if not got:
             return b"", []
         self._persist((gid, tid, p), sp)

@@ -100,17 +100,24 @@ class SharePartition:
         return out
 
     def acquire(self, member_id: str, batches: Iterable[tuple[int, int, bool]], now: int,
-                max_records: int) -> list[tuple[int, int, int]]:
+                max_records: int, *, batch_optimized: bool = False) -> list[tuple[int, int, int]]:
         """Acquire for ``member_id`` the records of ``batches`` [(first offset, last offset,
-        is control)] read from the log, up to ``max_records`` (batch-optimized mode may exceed
-        it to the end of a batch of new records, as Kafka does). Returns the acquired ranges
-        [(first, last, delivery count)] in offset order."""
+        is control)] read from the log. Returns the acquired ranges [(first, last, delivery
+        count)] in offset order.
+
+        ``max_records`` bounds them as Kafka 4.2's share acquire modes (KIP-1206) do:
+        record-limit (``batch_optimized`` False) never acquires more than ``max_records``;
+        batch-optimized (Kafka's default, and all a v1 ShareFetch knows) treats it as a soft
+        limit: the log batch holding the ``max_records``-th record is acquired whole, so a
+        batch is never split between members."""
         self.expire(now)
         got: list[int] = []
         deadline = now + self.lock_duration_ms
         for first, last, control in batches:
+            if batch_optimized and len(got) >= max_records:
+                break
             for off in range(max(first, self.start_offset), last + 1):
-                if len(got) >= max_records:
+                if not batch_optimized and len(got) >= max_records:
                     break
                 if off >= self.end_offset:
                     if self.end_offset - self.start_offset >= self.max_record_locks:
@@ -133,32 +140,64 @@ class SharePartition:
         return _ranges(got, self.records)
 
     def acknowledge(self, member_id: str, first: int, last: int, types: list[int], now: int) -> None:
-        """Apply one acknowledgement batch: ``types`` holds one type for the whole range or one
-        per offset. All-or-nothing: raises ``InvalidRecordState`` (nothing changed) when any
-        offset is not ACQUIRED by ``member_id`` (never acquired, released, or lock expired),
-        ``InvalidRequest`` when the batch is malformed."""
-        if first < 0 or last < first or not types or (len(types) != 1 and len(types) != last - first + 1):
-            raise InvalidRequest(f"Invalid acknowledgement batch [{first}, {last}] with {len(types)} type(s)")
-        if any(t not in (GAP, ACCEPT, RELEASE, REJECT, RENEW) for t in types):
-            raise InvalidRequest(f"Invalid acknowledge type in {types}")
+        """Apply one acknowledgement batch (``acknowledge_all`` with one batch)."""
+        self.acknowledge_all(member_id, [(first, last, types)], now)
+
+    def acknowledge_all(self, member_id: str, batches: list[tuple[int, int, list[int]]], now: int) -> None:
+        """Apply one partition's acknowledgement batches [(first, last, types)]: ``types`` holds
+        one type for the whole range or one per offset. All or nothing, as Kafka's
+        SharePartition.acknowledge rolls back every update of the request when one batch fails:
+
+        - ``InvalidRequest`` (INVALID_REQUEST) when a batch is malformed (``validate_batches``)
+          or reaches past the in-flight records (Kafka: "the last offset in request is past
+          acquired records");
+        - ``InvalidRecordState`` (INVALID_RECORD_STATE) when no in-flight record is there at
+          all (never acquired, or already done with and below the start offset), or an offset
+          is not ACQUIRED by ``member_id`` (another member's, released, its lock expired).
+
+        Offsets below the start offset inside a batch that reaches the in-flight records are
+        skipped, as Kafka does when the start offset moved inside a batch."""
+        err = validate_batches([(f, l, ts) for f, l, ts in batches], renew=True)
+        if err:
+            raise InvalidRequest(err)
         self.expire(now)
-        for off in range(first, last + 1):
-            r = self.records.get(off)
-            if r is None or r.state != ACQUIRED or r.member_id != member_id:
-                raise InvalidRecordState(f"The record state is invalid. The acknowledgement of delivery could "
-                                         f"not be completed for offset {off}.")
-        for i, off in enumerate(range(first, last + 1)):
-            t = types[0] if len(types) == 1 else types[i]
-            r = self.records[off]
-            if t == ACCEPT:
-                r.state, r.member_id = ACKNOWLEDGED, None
-            elif t in (REJECT, GAP):
-                r.state, r.member_id = ARCHIVED, None
-            elif t == RELEASE:
-                self._release(r)
-            else:  # RENEW (KIP-1222): a fresh lock
-                r.deadline = now + self.lock_duration_ms
+        undo: list[tuple[int, InFlight]] = []
+        try:
+            for first, last, types in batches:
+                self._check_ack(member_id, first, last)
+                for off in range(max(first, self.start_offset), last + 1):
+                    t = types[0] if len(types) == 1 else types[off - first]
+                    r = self.records[off]
+                    undo.append((off, InFlight(r.state, r.delivery_count, r.member_id, r.deadline)))
+                    if t == ACCEPT:
+                        r.state, r.member_id = ACKNOWLEDGED, None
+                    elif t in (REJECT, GAP):
+                        r.state, r.member_id = ARCHIVED, None
+                    elif t == RELEASE:
+                        self._release(r)
+                    else:  # RENEW (KIP-1222): a fresh lock
+                        r.deadline = now + self.lock_duration_ms
+        except (InvalidRecordState, InvalidRequest):
+            for off, saved in reversed(undo):
+                self.records[off] = saved
+            raise
         self._advance()
+
+    def _check_ack(self, member_id: str, first: int, last: int) -> None:
+        """Kafka's SharePartition checks of one acknowledgement batch against the in-flight
+        records [start_offset, end_offset)."""
+        if last < self.start_offset or (first >= self.end_offset and self.start_offset == self.end_offset):
+            raise InvalidRecordState("Batch record not found. The request batch offsets are not found in the cache.")
+        if first >= self.end_offset:
+            raise InvalidRequest("Batch record not found. The first offset in request is past acquired records.")
+        if last >= self.end_offset:
+            raise InvalidRequest("Batch record not found. The last offset in request is past acquired records.")
+        for off in range(max(first, self.start_offset), last + 1):
+            r = self.records.get(off)
+            if r is None or r.state != ACQUIRED:
+                raise InvalidRecordState("The batch cannot be acknowledged. The offset is not acquired.")
+            if r.member_id != member_id:
+                raise InvalidRecordState("Member is not the owner of offset")
 
     def release_member(self, member_id: str) -> list[int]:
         """Release every record ``member_id`` holds (it left, or its share session closed)."""
@@ -217,6 +256,28 @@ class SharePartition:
         for off in range(self.start_offset, self.end_offset):
             self.records.setdefault(off, InFlight(AVAILABLE))
         self._advance()
+
+
+def validate_batches(batches: list[tuple[int, int, list[int]]], *, renew: bool) -> Optional[str]:
+    """Kafka's KafkaApis.validateAcknowledgementBatches for one partition: the reason its
+    batches [(first, last, types)] are an INVALID_REQUEST, or None. Batches must be in offset
+    order, each first <= last, with one type or one per offset, each type a known one (RENEW,
+    4, only where the request version has it: ShareFetch/ShareAcknowledge v2, KIP-1222)."""
+    prev_end = -1
+    top = RENEW if renew else REJECT
+    for first, last, types in batches:
+        if first > last:
+            return f"Invalid acknowledgement batch: first offset {first} is after last offset {last}."
+        if first < prev_end:
+            return f"Invalid acknowledgement batch: offset {first} overlaps the previous batch."
+        if not types:
+            return "Invalid acknowledgement batch: no acknowledge type."
+        if len(types) > 1 and last - first != len(types) - 1:
+            return f"Invalid acknowledgement batch: {len(types)} types for {last - first + 1} offsets."
+        if any(t < 0 or t > top for t in types):
+            return f"Invalid acknowledge type in {list(types)}."
+        prev_end = last
+    return None
 
 
 def _ranges(offsets: list[int], records: dict) -> list[tuple[int, int, int]]:

@@ -191,7 +191,9 @@ def main(argv: list[str] | None = None) -> int:
     from hourglass.cli import acls, certs, client as cli_client, quotas, topics as admin_cli, users
     from hourglass.cli import groups as groups_cli
     from hourglass.cli import transactions as txn_cli
+    from hourglass.cli import schemas as schemas_cli
     admin_cli.add_parser(sub)
+    schemas_cli.add_parser(sub)
     groups_cli.add_parser(sub)
     acls.add_parser(sub)
     users.add_parser(sub)
@@ -207,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     pr = sub.add_parser("probe", help="exit 0 when a broker answers ApiVersions (health checks)")
     pr.add_argument("-b", "--bootstrap-server", default="localhost:9092")
     pr.add_argument("--timeout", type=float, default=3.0)
+    pr.add_argument("--ready-file", help="probe the listeners the broker bound, as its serve --ready-file lists them "
+                                         "(instead of --bootstrap-server)")
     from hourglass.cli import client_properties
     client_properties.add_option(pr)
     i = sub.add_parser("inspect", help="a topic's partitions and segments in time, read from a data dir")
@@ -228,9 +232,9 @@ def main(argv: list[str] | None = None) -> int:
             props = client_properties.of(args)
         except client_properties.ClientPropertiesError as exc:
             return _usage_error(str(exc))
-        return probe_main(args.bootstrap_server, args.timeout, props)
+        return probe_main(args.bootstrap_server, args.timeout, props, args.ready_file)
     rooms = {"topics": admin_cli, "transactions": txn_cli, "groups": groups_cli, "acls": acls, "users": users,
-             "certs": certs, "quotas": quotas, "configs": quotas}
+             "certs": certs, "schemas": schemas_cli, "quotas": quotas, "configs": quotas}
     if args.cmd in rooms:
         return rooms[args.cmd].run(args)
     if args.cmd in ("offsets", "produce", "consume", "inspect"):

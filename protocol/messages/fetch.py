@@ -83,7 +83,7 @@ API = api(1, "Fetch", valid="0-17", flexible="12+", request=[
                 F("first_offset", "int64", "4+"),
             ]),
             F("preferred_read_replica", "int32", "11+", default=-1),
-            F("records", "records", "0+", nullable="0+"),
+            F("records", "records", "0+", nullable="0+", default=b""),  # Kafka answers an empty set, never null
         ]),
     ]),
     F("node_endpoints", "[]NodeEndpoint", "16+", tag=0, tagged_versions="16+", fields=[

@@ -69,7 +69,7 @@ API = api(78, "ShareFetch", valid="1-2", flexible="0+", request=[
                 F("leader_id", "int32", "0+"),
                 F("leader_epoch", "int32", "0+"),
             ]),
-            F("records", "records", "0+", nullable="0+"),
+            F("records", "records", "0+", nullable="0+", default=b""),  # Kafka answers an empty set, never null
             F("acquired_records", "[]AcquiredRecords", "0+", fields=[
                 F("first_offset", "int64", "0+"),
                 F("last_offset", "int64", "0+"),

@@ -32,7 +32,7 @@ from protocol.messages.incremental_alter_configs import IncrementalAlterConfigsR
 from protocol.records.record import build_batch
 from protocol.schema import ZERO_UUID
 from storage.clock import ManualClock
-from storage.log_config import TOPIC_CONFIGS
+from storage.log_config import CONFLUENT_TOPIC_CONFIGS, TOPIC_CONFIGS
 
 KEY = {create_topics: 19, delete_topics: 20, delete_records: 21, describe_configs: 32, alter_configs: 33,
        create_partitions: 37, incremental_alter_configs: 44}
@@ -50,6 +50,8 @@ KAFKA_39_TOPIC_CONFIGS = {
     "retention.ms", "segment.bytes", "segment.index.bytes", "segment.jitter.ms", "segment.ms",
     "unclean.leader.election.enable",
 }
+# ... and Confluent Server's schema ID validation configs, which Hourglass serves too
+TOPIC_CONFIG_NAMES = KAFKA_39_TOPIC_CONFIGS | CONFLUENT_TOPIC_CONFIGS
 
 
 @pytest.fixture
@@ -113,7 +115,7 @@ def test_create_topic_echoes_id_partitions_and_every_config(broker):
     assert r.topic_id == t.topic_id != ZERO_UUID
     assert (r.num_partitions, r.replication_factor) == (3, 1)
     cfg = {c.name: c for c in r.configs}
-    assert set(cfg) == KAFKA_39_TOPIC_CONFIGS
+    assert set(cfg) == TOPIC_CONFIG_NAMES
     assert [c.name for c in r.configs] == sorted(cfg)
     assert (cfg["retention.ms"].value, cfg["retention.ms"].config_source) == ("3600000", 1)  # TOPIC_CONFIG
     assert (cfg["segment.bytes"].value, cfg["segment.bytes"].config_source) == ("1073741824", 5)
@@ -245,7 +247,7 @@ def test_describe_topic_lists_every_config_with_kafka_synonyms(make_broker):
     r = describe(b, 2, "t")
     assert r.error_code == 0
     cfg = by_name(r)
-    assert set(cfg) == KAFKA_39_TOPIC_CONFIGS
+    assert set(cfg) == TOPIC_CONFIG_NAMES
     mm = cfg["max.message.bytes"]
     assert (mm.value, mm.config_source, mm.read_only, mm.is_sensitive) == ("2000", 1, False, False)
     assert [(s.name, s.value, s.source) for s in mm.synonyms] == [
@@ -271,7 +273,7 @@ def test_describe_topic_key_filter_version_0_and_no_synonyms(broker):
     assert c["retention.ms"].is_default is False and c["segment.ms"].is_default is True
     r1 = describe(broker, 2, "t", version=1, synonyms=False)
     assert all(not c.synonyms for c in r1.configs)
-    assert len(describe(broker, 2, "t", keys=[]).configs) == len(KAFKA_39_TOPIC_CONFIGS)
+    assert len(describe(broker, 2, "t", keys=[]).configs) == len(TOPIC_CONFIG_NAMES)
 
 
 def test_describe_unknown_and_illegal_topics(broker):
@@ -292,7 +294,11 @@ def test_describe_broker_configs(make_broker):
     # read-only unless Kafka marks the key dynamic (log.retention.hours is not; log.retention.ms is)
     assert cfg["num.partitions"].read_only and cfg["log.retention.hours"].read_only
     assert not cfg["log.retention.ms"].read_only and not cfg["log.segment.bytes"].read_only
-    assert describe(b, 4, "").configs == []  # cluster-wide dynamic defaults: none set
+    # Kafka 4.1+ (KIP-966): the cluster-level min.insync.replicas record is the only cluster-wide
+    # dynamic default until one is set, valued as the static setting (here Kafka's default, 1)
+    assert [(c.name, c.value, c.config_source, [(s.name, s.value, s.source) for s in c.synonyms])
+            for c in describe(b, 4, "").configs] == [("min.insync.replicas", "1", 3, [("min.insync.replicas", "1", 3)])]
+    assert (cfg["min.insync.replicas"].value, cfg["min.insync.replicas"].config_source) == ("1", 3)
     r = describe(b, 4, "2")
     assert r.error_code == E.INVALID_REQUEST and "expected 1 or empty string" in r.error_message
     assert describe(b, 4, "x").error_code == E.INVALID_REQUEST
@@ -371,7 +377,7 @@ def test_apply_ops_is_pure_and_follows_kafka():
     assert apply_ops({}, [("x", DELETE, None)]) == {}
     with pytest.raises(ResourceError):
         apply_ops({}, [("segment.ms", SET, "1"), ("segment.ms", DELETE, None)])
-    assert set(TOPIC_CONFIGS) == KAFKA_39_TOPIC_CONFIGS
+    assert set(TOPIC_CONFIGS) == TOPIC_CONFIG_NAMES
 
 
 # ---- CreatePartitions -----------------------------------------------------------------------------
@@ -499,3 +505,22 @@ def test_configs_and_partition_counts_survive_reopen(tmp_path):
         assert by_name(describe(b2, 2, "t"))["retention.ms"].config_source == 1
     finally:
         b2.logs.shutdown()
+
+
+def test_min_insync_replicas_comes_from_the_cluster_level_record(make_broker):
+    """Kafka 4.1+ (KIP-966): a topic without an override reports min.insync.replicas from the
+    cluster-level dynamic record (DYNAMIC_DEFAULT_BROKER_CONFIG), valued as the static
+    setting; an override set with IncrementalAlterConfigs comes first, and deleting it goes back."""
+    b = make_broker(**{"min.insync.replicas": 2})
+    create(b, "t")
+
+    def mir():
+        c = by_name(describe(b, 2, "t"))["min.insync.replicas"]
+        return c.value, c.config_source, [(s.value, s.source) for s in c.synonyms]
+    assert mir() == ("2", 3, [("2", 3), ("2", 4), ("1", 5)])
+    assert ialter(b, "t", [("min.insync.replicas", SET, "3")]).error_code == 0
+    assert mir() == ("3", 1, [("3", 1), ("2", 3), ("2", 4), ("1", 5)])
+    assert ialter(b, "t", [("min.insync.replicas", DELETE, None)]).error_code == 0
+    assert mir() == ("2", 3, [("2", 3), ("2", 4), ("1", 5)])
+    r = ialter(b, "1", [("min.insync.replicas", SET, "1")], rtype=4)  # no per-broker override
+    assert r.error_code == E.INVALID_REQUEST

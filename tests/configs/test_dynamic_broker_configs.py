@@ -68,9 +68,9 @@ def test_dynamic_retention_default_reaches_topics_without_override_and_survives_
                                                  "--topic", "plain"])}
     assert (topic_cfg["retention.ms"]["value"], topic_cfg["retention.ms"]["source"]) == (
         str(HOUR_MS), "DYNAMIC_DEFAULT_BROKER_CONFIG")
-    # the cluster default resource lists what is set there
+    # the cluster default resource lists what is set there (and KIP-966's min.insync.replicas)
     assert {n: l["source"] for n, l in broker_configs(b, "").items()} == {
-        "log.retention.ms": "DYNAMIC_DEFAULT_BROKER_CONFIG"}
+        "log.retention.ms": "DYNAMIC_DEFAULT_BROKER_CONFIG", "min.insync.replicas": "DYNAMIC_DEFAULT_BROKER_CONFIG"}
     # a per-broker value wins over the cluster default
     assert alter(b, "1", {"log.retention.ms": 2 * HOUR_MS + HOUR_MS}) == {"ok": True}
     cfg = broker_configs(b)
@@ -105,11 +105,13 @@ def test_refusals_with_kafkas_messages(broker):
     r = alter(b, "", {"log.retention.ms": "soon"})
     assert r["error"] == "InvalidRequestException" and "Invalid value soon for configuration log.retention.ms" in \
         r["message"]
-    # nothing was stored; a good change in the legacy API replaces the whole set
-    assert broker_configs(b, "") == {}
+    # nothing was stored (the cluster-level min.insync.replicas of KIP-966 is always there);
+    # a good change in the legacy API replaces the whole set
+    assert list(broker_configs(b, "")) == ["min.insync.replicas"]
     assert alter(b, "", {"max.connections": 500, "message.max.bytes": 2048}, legacy=True) == {"ok": True}
     assert alter(b, "", {"message.max.bytes": 4096}, legacy=True) == {"ok": True}
-    assert {n: l["value"] for n, l in broker_configs(b, "").items()} == {"message.max.bytes": "4096"}
+    assert {n: l["value"] for n, l in broker_configs(b, "").items()} == {"message.max.bytes": "4096",
+                                                                         "min.insync.replicas": "1"}
 
 
 def test_connection_limits_apply_without_restart(broker):

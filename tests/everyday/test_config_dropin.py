@@ -57,6 +57,7 @@ def test_key_kinds():
     assert key_status("listeners") == HONOURED
     assert key_status("log.retention.hours") == TOPIC_DEFAULT
     assert key_status("zookeeper.connect") == NO_EFFECT_HERE
+    assert key_status("replica.selector.class") == NO_EFFECT_HERE  # KIP-392's, set for rack-aware fetching
     assert key_status("listener.name.client.ssl.keystore.location") == PER_LISTENER
     assert key_status("listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config") == PER_LISTENER
     assert key_status("listener.name.client.no.such.key") == UNKNOWN
@@ -75,8 +76,12 @@ def test_config_check_reports_values_sources_and_effects(tmp_path):
     assert "--override" in out and "Partitions of an auto-created topic" in out
     assert "s3cret" not in out and "[hidden]" in out
     assert "broker default of topic config `retention.ms`" in out
-    f.write_text("log.retention.hours=1\n")
-    assert hg("config", "check", f).returncode == 0
+    f.write_text("log.retention.hours=1\n"
+                 "replica.selector.class=org.apache.kafka.common.replica.RackAwareReplicaSelector\n")
+    r = hg("config", "check", f)
+    assert r.returncode == 0, r.stdout
+    line = next(l for l in r.stdout.splitlines() if "replica.selector.class" in l)
+    assert "[no effect here]" in line and "only replica" in line
 
 
 def test_config_check_names_invalid_values_and_whole_config_errors(tmp_path):

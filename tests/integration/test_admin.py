@@ -112,8 +112,9 @@ def test_create_with_configs_then_describe_back_full_set(broker):
     assert errs == {"cfgd": None}
     cfg = java_configs(broker, "cfgd")
     # the whole Kafka 3.9 default set, not only the overrides (librdkafka's 0081 and Kafka's
-    # kafka-configs --describe --all expect it)
-    assert len(cfg) == 36 and {"segment.bytes", "message.timestamp.type", "min.insync.replicas",
+    # kafka-configs --describe --all expect it), plus Confluent Server's four schema-validation
+    # configs (confluent.{key,value}.schema.validation, confluent.{key,value}.subject.name.strategy)
+    assert len(cfg) == 36 + 4 and {"segment.bytes", "message.timestamp.type", "min.insync.replicas",
                                "remote.storage.enable", "message.timestamp.after.max.ms"} <= set(cfg)
     r = cfg["retention.ms"]
     assert (r["value"], r["source"], r["isDefault"]) == ("3600000", "DYNAMIC_TOPIC_CONFIG", False)
@@ -128,7 +129,12 @@ def test_create_with_configs_then_describe_back_full_set(broker):
     # the same answer through librdkafka and kafka-python
     res = ConfigResource("topic", "cfgd")
     entries = admin(broker).describe_configs([res])[res].result(10)
-    assert len(entries) == 36 and entries["retention.ms"].value == "3600000"
+    assert len(entries) == 36 + 4 and entries["retention.ms"].value == "3600000"
+    # Kafka 4.1+ (KIP-966): from the cluster-level record, not a plain default
+    from confluent_kafka.admin import ConfigSource
+    mir = entries["min.insync.replicas"]
+    assert (mir.value, mir.source, mir.is_default) == ("1", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value, False)
+    assert cfg["min.insync.replicas"]["source"] == "DYNAMIC_DEFAULT_BROKER_CONFIG"
     kp = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
     try:
         res = KPConfigResource(ConfigResourceType.TOPIC, "cfgd")
@@ -136,7 +142,7 @@ def test_create_with_configs_then_describe_back_full_set(broker):
         modified = kp.describe_configs([res])["topic"]["cfgd"]
     finally:
         kp.close()
-    assert len(every) == 36 and every["segment.ms"]["config_source"] == "DEFAULT_CONFIG"
+    assert len(every) == 36 + 4 and every["segment.ms"]["config_source"] == "DEFAULT_CONFIG"
     assert set(modified) == {"retention.ms", "cleanup.policy", "max.message.bytes"}
 
 

@@ -71,3 +71,20 @@ def test_acls_with_the_fixture_user_as_super_user(hourglass_broker):
     for fut in f.values():
         fut.result(10)
     assert hourglass_broker.broker.security.authorizer is not None and len(hourglass_broker.broker.security.authorizer) == 1
+
+
+@pytest.mark.hourglass(security={"protocol": "SASL_PLAINTEXT", "mechanism": "SCRAM-SHA-512"})
+def test_a_scram_user_with_a_short_salt_is_created_and_logs_in(hourglass_broker):
+    """A 4-byte salt (common in client examples) is accepted by AlterUserScramCredentials, as
+    Kafka does, and the user logs in with it."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import (
+        AdminClient, ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion,
+    )
+    admin = AdminClient(hourglass_broker.client_config)
+    up = UserScramCredentialUpsertion("shorty", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096),
+                                      b"secret", b"salt")
+    admin.alter_user_scram_credentials([up])["shorty"].result()
+    p = Producer({**hourglass_broker.client_config, "sasl.username": "shorty", "sasl.password": "secret"})
+    p.produce("short-salt", b"in")
+    assert p.flush(10) == 0

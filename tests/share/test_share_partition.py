@@ -2,7 +2,7 @@
 from hypothesis import given, settings, strategies as st
 
 from broker.share.partition import (
-    ACCEPT, ACQUIRED, REJECT, RELEASE, RENEW, InvalidRecordState, SharePartition,
+    ACCEPT, ACQUIRED, REJECT, RELEASE, RENEW, InvalidRecordState, InvalidRequest, SharePartition,
 )
 
 LOCK, LIMIT = 100, 3
@@ -114,14 +114,21 @@ def test_matches_brute_force_model(script):
             _, member, first, n, t = op
             model_expire()
             last = first + n
-            ok = all(o in model and model[o][0] == member for o in range(first, last + 1))
+            sp.expire(now)
+            # offsets below the start offset inside a batch that reaches the in-flight ones are skipped
+            lo = max(first, sp.start_offset)
+            ok = last >= lo and all(o in model and model[o][0] == member for o in range(lo, last + 1))
             try:
                 sp.acknowledge(member, first, last, [t], now)
                 assert ok
-            except InvalidRecordState:
+            except (InvalidRecordState, InvalidRequest) as exc:
                 assert not ok
+                # past the in-flight records is a malformed request, anything else a state error
+                past = last >= sp.end_offset and first < sp.end_offset or (
+                    first >= sp.end_offset > sp.start_offset)
+                assert isinstance(exc, InvalidRequest) == past, (exc, first, last, sp.start_offset, sp.end_offset)
                 continue
-            for o in range(first, last + 1):
+            for o in range(lo, last + 1):
                 m = model[o]
                 if t == ACCEPT or t == REJECT:
                     m[0], m[3] = None, True
@@ -145,3 +152,50 @@ def test_matches_brute_force_model(script):
                 assert m[3]
             assert s.delivery_count == m[2] or o < sp.start_offset
         assert sp.end_offset - sp.start_offset <= 8
+
+
+# ---- acquire modes (KIP-1206) and Kafka's acknowledgement rules ----------------------------------
+
+def test_batch_optimized_acquires_the_whole_log_batch_record_limit_cuts():
+    log = [(0, 4, False), (5, 9, False), (10, 14, False)]
+    sp = SharePartition(0)
+    # the 7th record is in the batch 5..9: batch-optimized takes that batch whole, no further
+    assert sp.acquire("a", log, now=0, max_records=7, batch_optimized=True) == [(0, 9, 1)]
+    sp2 = SharePartition(0)
+    assert sp2.acquire("a", log, now=0, max_records=7) == [(0, 6, 1)]  # record-limit
+    # what record-limit left behind is available to the next fetch
+    assert sp2.acquire("b", log[1:], now=0, max_records=2) == [(7, 8, 1)]
+    # released records come back a whole log batch at a time too
+    sp.acknowledge("a", 0, 9, [RELEASE], now=0)
+    assert sp.acquire("b", log, now=0, max_records=1, batch_optimized=True) == [(0, 4, 2)]
+
+
+def test_acknowledgements_of_one_partition_are_all_or_nothing():
+    sp = SharePartition(0)
+    sp.acquire("a", [(0, 9, False)], now=0, max_records=10)
+    sp.acquire("b", [(10, 11, False)], now=0, max_records=10)
+    for batches, exc in (
+        ([(0, 1, [ACCEPT]), (10, 10, [ACCEPT])], InvalidRecordState),  # 10 is b's
+        ([(0, 1, [ACCEPT]), (5, 20, [ACCEPT])], InvalidRequest),  # past the in-flight records
+        ([(0, 1, [ACCEPT]), (1, 2, [ACCEPT])], InvalidRecordState),  # 1 twice: no longer acquired
+        ([(3, 4, [ACCEPT]), (0, 1, [ACCEPT])], InvalidRequest),  # out of order
+        ([(0, 1, [ACCEPT, 9])], InvalidRequest),  # no such type
+        ([(0, 2, [ACCEPT, REJECT])], InvalidRequest),  # two types for three offsets
+    ):
+        try:
+            sp.acknowledge_all("a", batches, now=1)
+            raise AssertionError(f"{batches} accepted")
+        except exc:
+            pass
+        assert [sp.state_of(o).state for o in range(10)] == [ACQUIRED] * 10, batches
+    sp.acknowledge_all("a", [(0, 1, [ACCEPT]), (2, 3, [REJECT, ACCEPT])], now=1)
+    assert sp.start_offset == 4
+    # below the start offset and nothing in flight there: a state error, not a malformed request
+    try:
+        sp.acknowledge_all("a", [(0, 1, [ACCEPT])], now=1)
+        raise AssertionError("acknowledged twice")
+    except InvalidRecordState:
+        pass
+    # a batch straddling the start offset acknowledges what is still in flight
+    sp.acknowledge_all("a", [(0, 5, [ACCEPT])], now=1)
+    assert sp.start_offset == 6

@@ -14,6 +14,7 @@ from storage.log_config import (
     CONFIG_SOURCE_IDS,
     CONFIG_TYPE_IDS,
     LONG_MAX,
+    CONFLUENT_TOPIC_CONFIGS,
     TOPIC_CONFIGS,
     LogConfig,
     describe,
@@ -35,10 +36,12 @@ KAFKA_39_TOPIC_CONFIGS = {
     "segment.bytes", "segment.index.bytes", "segment.jitter.ms", "segment.ms",
     "unclean.leader.election.enable",
 }
+# ... and Confluent Server's schema ID validation configs, which Hourglass serves too
+TOPIC_CONFIG_NAMES = KAFKA_39_TOPIC_CONFIGS | CONFLUENT_TOPIC_CONFIGS
 
 
 def test_topic_config_names_are_kafka_39s():
-    assert set(TOPIC_CONFIGS) == KAFKA_39_TOPIC_CONFIGS
+    assert set(TOPIC_CONFIGS) == TOPIC_CONFIG_NAMES
     assert list(TOPIC_CONFIGS) == sorted(TOPIC_CONFIGS)
     for d in TOPIC_CONFIGS.values():
         assert d.type in CONFIG_TYPE_IDS and d.documentation
@@ -244,7 +247,7 @@ def by_name(entries):
 
 def test_describe_defaults_lists_every_config():
     entries = describe({}, {})
-    assert [e.name for e in entries] == sorted(KAFKA_39_TOPIC_CONFIGS)
+    assert [e.name for e in entries] == sorted(TOPIC_CONFIG_NAMES)
     d = by_name(entries)
     for e in entries:
         assert e.source == "DEFAULT_CONFIG" and e.is_default and not e.read_only

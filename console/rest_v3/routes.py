@@ -1,0 +1,694 @@
+"""Kafka REST v3 (Confluent's paths and shapes) and Hourglass's additions, under ``/v3``.
+
+Thin: each route parses its input, calls ``console.model`` as the request's principal and
+shapes the answer with ``console.rest_v3.shapes``. Errors leave as Confluent's error JSON
+(``{"error_code", "message"}``): model errors through ``errors.http_error_for``, malformed
+input 400, unknown paths 404, and never a 500 for bad input.
+"""
+from __future__ import annotations
+
+import json
+
+from aiohttp import web
+
+from console import model, serde
+from console.rest_v3 import errors, shapes
+from console.rest_v3.produce import (ProduceInputError, encode_data, needs_registry, parse_headers,
+                                     parse_partition, parse_timestamp, split_stream)
+from web.http import HttpError, json_response, middlewares, read_json
+
+
+CT = "application/json"
+BROKER = web.AppKey("broker", object)
+RATE_HISTORY = web.AppKey("rate_history", model.RateHistory)
+LAG_HISTORY = web.AppKey("lag_history", model.LagHistory)
+MAX_BODY = 16 * 1024 * 1024
+
+
+def _raise_model(e: model.ModelError):
+    if isinstance(e, model.NotFound):
+        raise HttpError(404, 404, e.message)
+    if isinstance(e, model.BadRequest):
+        raise HttpError(400, errors.KAFKA_BAD_REQUEST, e.message)
+    if isinstance(e, model.Conflict):
+        raise HttpError(409, 409, e.message)
+    status, code = errors.http_error_for(e.code) if e.code is not None else (400, errors.KAFKA_BAD_REQUEST)
+    raise HttpError(status, code, e.message)
+
+
+@web.middleware
+async def model_errors(request: web.Request, handler):
+    try:
+        return await handler(request)
+    except model.ModelError as e:
+        _raise_model(e)
+
+
+def _kafka(request) -> model.Kafka:
+    return model.Kafka(request.app[BROKER], request["principal"], request.remote or "127.0.0.1",
+                       client_id="hourglass-rest-v3")
+
+
+def _links(request) -> shapes.Links:
+    b = request.app[BROKER]
+    cid = request.match_info.get("cluster_id")
+    if cid is not None and cid != b.cluster_id:
+        raise HttpError(404, 404, f"Cluster {cid} could not be found.")
+    return shapes.Links(f"{request.url.origin()}/v3", b.cluster_id, b.node_id)
+
+
+def _ok(body, status: int = 200) -> web.Response:
+    return json_response(body, CT, status)
+
+
+def _int(request, name: str, default: int | None = None, *, lo: int | None = None, hi: int | None = None) -> int | None:
+    v = request.query.get(name)
+    if v is None or v == "":
+        return default
+    try:
+        n = int(v)
+    except ValueError:
+        raise HttpError(400, 400, f"Query parameter {name} must be an integer, got {v!r}") from None
+    if (lo is not None and n < lo) or (hi is not None and n > hi):
+        raise HttpError(400, 400, f"Query parameter {name} must be between {lo} and {hi}")
+    return n
+
+
+def _path_int(request, name: str) -> int:
+    v = request.match_info[name]
+    try:
+        return int(v)
+    except ValueError:
+        raise HttpError(404, errors.KAFKA_UNKNOWN_TOPIC_PARTITION,
+                        f"{name.replace('_', ' ').capitalize()} {v!r} is not a number.") from None
+
+
+def parse_time(text: str) -> int:
+    """Epoch milliseconds from epoch ms digits or an ISO 8601 date-time (UTC unless zoned)."""
+    try:
+        return parse_timestamp(text)
+    except ProduceInputError:
+        raise HttpError(400, 400, f"Invalid time {text!r}: expected ISO 8601 or epoch milliseconds") from None
+
+
+def _obj(body, what: str) -> dict:
+    if not isinstance(body, dict):
+        raise HttpError(400, 400, f"Expected a JSON object for {what}")
+    return body
+
+
+def _field(body: dict, name: str, typ, *, required: bool = False, default=None):
+    v = body.get(name, default)
+    if v is None:
+        if required:
+            raise HttpError(400, 400, f"Missing required field {name}")
+        return default
+    if isinstance(v, bool) and typ is not bool or not isinstance(v, typ):
+        raise HttpError(400, 400, f"Field {name} has the wrong type")
+    return v
+
+
+# ---- clusters and brokers -------------------------------------------------------------------
+
+async def list_clusters(request):
+    L = _links(request)
+    c = await model.cluster(_kafka(request))
+    return _ok(shapes.resource_list("KafkaClusterList", f"{L.base}/clusters", [shapes.cluster(L, c)]))
+
+
+async def get_cluster(request):
+    L = _links(request)
+    return _ok(shapes.cluster(L, await model.cluster(_kafka(request))))
+
+
+async def list_brokers(request):
+    L = _links(request)
+    c = await model.cluster(_kafka(request))
+    return _ok(shapes.resource_list("KafkaBrokerList", L.url("brokers"), [shapes.broker(L, b) for b in c["brokers"]]))
+
+
+async def get_broker(request):
+    L = _links(request)
+    bid = _path_int(request, "broker_id")
+    c = await model.cluster(_kafka(request))
+    for b in c["brokers"]:
+        if b["broker_id"] == bid:
+            return _ok(shapes.broker(L, b))
+    raise HttpError(404, 404, f"Broker {bid} could not be found.")
+
+
+async def list_broker_configs(request):
+    L = _links(request)
+    bid = _path_int(request, "broker_id")
+    cs = await model.broker_configs(_kafka(request), bid)
+    return _ok(shapes.resource_list("KafkaBrokerConfigList", L.url("brokers", bid, "configs"),
+                                    [shapes.broker_config(L, bid, c) for c in cs]))
+
+
+async def get_broker_config(request):
+    L = _links(request)
+    bid, name = _path_int(request, "broker_id"), request.match_info["name"]
+    cs = await model.broker_configs(_kafka(request), bid, [name])
+    if not cs:
+        raise HttpError(404, 404, f"Config {name} could not be found for broker {bid}.")
+    return _ok(shapes.broker_config(L, bid, cs[0]))
+
+
+async def list_cluster_configs(request):
+    """Cluster-wide dynamic broker configs: none (every broker key is static here)."""
+    L = _links(request)
+    await model.broker_configs(_kafka(request), "")  # authorized as DescribeConfigs
+    return _ok(shapes.resource_list("KafkaClusterConfigList", L.url("broker-configs"), []))
+
+
+async def list_broker_replicas(request):
+    """Every partition replica on a broker (here: every partition the caller may describe)."""
+    L = _links(request)
+    bid = _path_int(request, "broker_id")
+    k = _kafka(request)
+    out = []
+    for t in await model.list_topics(k):
+        for p in t["partitions"]:
+            if bid in p["replicas"]:
+                out.append(shapes.replica(L, t["topic_name"], p["partition_id"], bid, p["leader"], p["isr"]))
+    return _ok(shapes.resource_list("KafkaReplicaList", L.url("brokers", bid, "partition-replicas"), out))
+
+
+async def _partition_row(request) -> dict:
+    t = await model.get_topic(_kafka(request), request.match_info["topic_name"])
+    pid = _path_int(request, "partition_id")
+    for p in t["partitions"]:
+        if p["partition_id"] == pid:
+            return p
+    raise model.KafkaError(model.error_message(3), 3)
+
+
+async def list_replicas(request):
+    L = _links(request)
+    t = request.match_info["topic_name"]
+    p = await _partition_row(request)
+    return _ok(shapes.resource_list("KafkaReplicaList", L.url("topics", t, "partitions", p["partition_id"], "replicas"),
+                                    [shapes.replica(L, t, p["partition_id"], b, p["leader"], p["isr"])
+                                     for b in p["replicas"]]))
+
+
+async def get_replica(request):
+    L = _links(request)
+    t = request.match_info["topic_name"]
+    p = await _partition_row(request)
+    bid = _path_int(request, "broker_id")
+    if bid not in p["replicas"]:
+        raise HttpError(404, 404, f"Replica {bid} could not be found for {t}-{p['partition_id']}.")
+    return _ok(shapes.replica(L, t, p["partition_id"], bid, p["leader"], p["isr"]))
+
+
+async def list_reassignments(request):
+    """Partition reassignments in progress: never any (one node, one replica)."""
+    L = _links(request)
+    if "topic_name" in request.match_info and request.match_info["topic_name"] != "-":
+        await model.get_topic(_kafka(request), request.match_info["topic_name"])
+    return _ok(shapes.resource_list("KafkaReassignmentList", L.base + request.path[len("/v3"):], []))
+
+
+async def get_reassignment(request):
+    await _partition_row(request)
+    raise HttpError(404, 404, "No reassignment is in progress for this partition.")
+
+
+# ---- topics ---------------------------------------------------------------------------------
+
+async def list_topics(request):
+    L = _links(request)
+    ts = await model.list_topics(_kafka(request))
+    return _ok(shapes.resource_list("KafkaTopicList", L.url("topics"), [shapes.topic(L, t) for t in ts]))
+
+
+async def get_topic(request):
+    L = _links(request)
+    return _ok(shapes.topic(L, await model.get_topic(_kafka(request), request.match_info["topic_name"])))
+
+
+async def create_topic(request):
+    L = _links(request)
+    body = _obj(await read_json(request), "a topic")
+    name = _field(body, "topic_name", str, required=True)
+    partitions = _field(body, "partitions_count", int, default=-1)
+    rf = _field(body, "replication_factor", int, default=-1)
+    validate_only = _field(body, "validate_only", bool, default=False)
+    configs = {}
+    for c in _field(body, "configs", list, default=[]):
+        if not isinstance(c, dict) or not isinstance(c.get("name"), str):
+            raise HttpError(400, 400, "Each config needs a string name")
+        v = c.get("value")
+        configs[c["name"]] = None if v is None else str(v)
+    t = await model.create_topic(_kafka(request), name, partitions, rf, configs, validate_only)
+    return _ok(shapes.topic(L, t), 201 if not validate_only else 200)
+
+
+async def delete_topic(request):
+    _links(request)
+    await model.delete_topic(_kafka(request), request.match_info["topic_name"])
+    return web.Response(status=204)
+
+
+async def list_partitions(request):
+    L = _links(request)
+    t = request.match_info["topic_name"]
+    ps = await model.partitions(_kafka(request), t)
+    return _ok(shapes.resource_list("KafkaPartitionList", L.url("topics", t, "partitions"),
+                                    [shapes.partition(L, p) for p in ps]))
+
+
+async def get_partition(request):
+    L = _links(request)
+    ps = await model.partitions(_kafka(request), request.match_info["topic_name"], _path_int(request, "partition_id"))
+    return _ok(shapes.partition(L, ps[0]))
+
+
+# ---- topic configs --------------------------------------------------------------------------
+
+async def list_topic_configs(request):
+    L = _links(request)
+    t = request.match_info["topic_name"]
+    cs = await model.topic_configs(_kafka(request), t)
+    return _ok(shapes.resource_list("KafkaTopicConfigList", L.url("topics", t, "configs"),
+                                    [shapes.topic_config(L, t, c) for c in cs]))
+
+
+async def get_topic_config(request):
+    L = _links(request)
+    t, name = request.match_info["topic_name"], request.match_info["name"]
+    return _ok(shapes.topic_config(L, t, await model.topic_config(_kafka(request), t, name)))
+
+
+async def update_topic_config(request):
+    _links(request)
+    body = _obj(await read_json(request), "a config update")
+    value = body.get("value")
+    if value is not None and not isinstance(value, (str, int, float, bool)):
+        raise HttpError(400, 400, "Field value must be a string")
+    if isinstance(value, bool):
+        value = "true" if value else "false"
+    await model.alter_topic_configs(_kafka(request), request.match_info["topic_name"],
+                                    [(request.match_info["name"], "SET", None if value is None else str(value))])
+    return web.Response(status=204)
+
+
+async def reset_topic_config(request):
+    _links(request)
+    await model.alter_topic_configs(_kafka(request), request.match_info["topic_name"],
+                                    [(request.match_info["name"], "DELETE", None)])
+    return web.Response(status=204)
+
+
+async def alter_topic_configs(request):
+    _links(request)
+    body = _obj(await read_json(request), "a batch config update")
+    data = _field(body, "data", list, required=True)
+    ops = []
+    for c in data:
+        if not isinstance(c, dict) or not isinstance(c.get("name"), str):
+            raise HttpError(400, 400, "Each entry of data needs a string name")
+        op = c.get("operation") or "SET"
+        if not isinstance(op, str):
+            raise HttpError(400, 400, "operation must be a string")
+        v = c.get("value")
+        ops.append((c["name"], op.upper(), None if v is None else str(v)))
+    await model.alter_topic_configs(_kafka(request), request.match_info["topic_name"], ops,
+                                    bool(body.get("validate_only", False)))
+    return web.Response(status=204)
+
+
+# ---- produce --------------------------------------------------------------------------------
+
+async def _parse_produce(request, topic: str, obj) -> tuple[dict, str | None, str | None]:
+    """One produce request -> (record for model.produce_many, key type, value type); raises
+    ProduceInputError (or SerdeError for keys/values through the Schema Registry)."""
+    if not isinstance(obj, dict):
+        raise ProduceInputError(400, 400, "Expected a JSON object for a produce request")
+    out = {}
+    types = {}
+    for field in ("key", "value"):
+        spec = obj.get(field)
+        if needs_registry(spec):
+            if spec.get("data") is None:
+                out[field], types[field] = None, spec.get("type")
+                continue
+            principal, host = request["principal"], request.remote or "127.0.0.1"
+            entry, parsed = await serde.resolve(request.app[BROKER], principal, host, topic, field == "key", spec)
+            out[field] = serde.encode(entry, parsed, spec["data"])
+            types[field] = "JSONSCHEMA" if entry.schema_type == "JSON" else entry.schema_type
+        else:
+            out[field], types[field] = encode_data(field, spec)
+    record = {"key": out["key"], "value": out["value"], "headers": parse_headers(obj.get("headers")),
+              "partition": parse_partition(obj.get("partition_id")), "timestamp": parse_timestamp(obj.get("timestamp"))}
+    return record, types["key"], types["value"]
+
+
+def _produce_answer(b, res: dict, record: dict, key_type, value_type) -> dict:
+    key, value = record["key"], record["value"]
+    return {"error_code": 200, "cluster_id": b.cluster_id, "topic_name": res["topic_name"],
+            "partition_id": res["partition_id"], "offset": res["offset"], "timestamp": shapes.iso(res["timestamp"]),
+            "key": {"type": key_type, "size": len(key)} if key is not None else None,
+            "value": {"type": value_type, "size": len(value)} if value is not None else None}
+
+
+def _error_line(e: model.ModelError) -> dict:
+    try:
+        _raise_model(e)
+    except HttpError as he:
+        return {"error_code": he.error_code, "message": he.message}
+
+
+async def produce_records(request):
+    _links(request)
+    b = request.app[BROKER]
+    topic = request.match_info["topic_name"]
+    try:
+        objs = split_stream(await request.read())
+        if len(objs) == 1:
+            record, kt, vt = await _parse_produce(request, topic, objs[0])
+    except (ProduceInputError, serde.SerdeError) as e:
+        raise HttpError(e.status, e.error_code, e.message) from None
+    if len(objs) == 1:
+        res = (await model.produce_many(_kafka(request), topic, [record]))[0]
+        if isinstance(res, model.ModelError):
+            raise res
+        return _ok(_produce_answer(b, res, record, kt, vt))
+    # streaming mode: one answer per request, in order; an error answers that record only. The
+    # records are appended as one Produce request (a batch per partition), as a producer would.
+    lines: list = []
+    parsed = []
+    for obj in objs:
+        try:
+            parsed.append((len(lines), *await _parse_produce(request, topic, obj)))
+            lines.append(None)
+        except (ProduceInputError, serde.SerdeError) as e:
+            lines.append({"error_code": e.error_code, "message": e.message})
+    results = await model.produce_many(_kafka(request), topic, [p[1] for p in parsed]) if parsed else []
+    for (i, record, kt, vt), res in zip(parsed, results):
+        lines[i] = _error_line(res) if isinstance(res, model.ModelError) else _produce_answer(b, res, record, kt, vt)
+    return web.Response(status=200, content_type=CT, text="\n".join(json.dumps(x) for x in lines))
+
+
+# ---- consumer groups ------------------------------------------------------------------------
+
+def _collection(request) -> str:
+    return "share-groups" if request.path.split("/")[4:5] == ["share-groups"] else "consumer-groups"
+
+
+async def _listed_group(request, gid: str) -> dict:
+    """The group (of this collection's types), NotFound otherwise."""
+    g = await model.describe_group(_kafka(request), gid)
+    share = _collection(request) == "share-groups"
+    if (g["type"] == "share") != share:
+        raise model.NotFound(f"Consumer group {gid} could not be found.")
+    return g
+
+
+async def list_groups(request):
+    L = _links(request)
+    coll = _collection(request)
+    k = _kafka(request)
+    out = []
+    for g in await model.list_groups(k):
+        if (g["type"] == "share") != (coll == "share-groups"):
+            continue
+        try:
+            out.append(shapes.consumer_group(L, await model.describe_group(k, g["group_id"]), coll))
+        except model.ModelError:  # gone or undescribable since it was listed
+            continue
+    kind = "KafkaShareGroupList" if coll == "share-groups" else "KafkaConsumerGroupList"
+    return _ok(shapes.resource_list(kind, L.url(coll), out))
+
+
+async def get_group(request):
+    L = _links(request)
+    return _ok(shapes.consumer_group(L, await _listed_group(request, request.match_info["group_id"]),
+                                     _collection(request)))
+
+
+async def list_consumers(request):
+    L = _links(request)
+    gid = request.match_info["group_id"]
+    coll = _collection(request)
+    g = await _listed_group(request, gid)
+    return _ok(shapes.resource_list("KafkaConsumerList", L.url(coll, gid, "consumers"),
+                                    [shapes.consumer(L, gid, m, coll) for m in g["members"]]))
+
+
+def _member(g: dict, cid: str) -> dict:
+    for m in g["members"]:
+        if m["consumer_id"] == cid:
+            return m
+    raise HttpError(404, 404, f"Consumer {cid} could not be found in consumer group {g['group_id']}.")
+
+
+async def get_consumer(request):
+    L = _links(request)
+    gid = request.match_info["group_id"]
+    g = await _listed_group(request, gid)
+    return _ok(shapes.consumer(L, gid, _member(g, request.match_info["consumer_id"]), _collection(request)))
+
+
+async def list_assignments(request):
+    L = _links(request)
+    gid, cid = request.match_info["group_id"], request.match_info["consumer_id"]
+    coll = _collection(request)
+    m = _member(await _listed_group(request, gid), cid)
+    return _ok(shapes.resource_list("KafkaConsumerAssignmentList", L.url(coll, gid, "consumers", cid, "assignments"),
+                                    [shapes.consumer_assignment(L, gid, cid, a, coll) for a in m["assignments"]]))
+
+
+async def get_assignment(request):
+    L = _links(request)
+    gid, cid, t = request.match_info["group_id"], request.match_info["consumer_id"], request.match_info["topic_name"]
+    p = _path_int(request, "partition_id")
+    m = _member(await _listed_group(request, gid), cid)
+    for a in m["assignments"]:
+        if a["topic_name"] == t and a["partition_id"] == p:
+            return _ok(shapes.consumer_assignment(L, gid, cid, a, _collection(request)))
+    raise HttpError(404, 404, f"Assignment {t}-{p} could not be found for consumer {cid}.")
+
+
+async def list_lags(request):
+    L = _links(request)
+    gid = request.match_info["group_id"]
+    coll = _collection(request)
+    g = await _listed_group(request, gid)
+    lags = await model.group_lags(_kafka(request), gid, g)
+    return _ok(shapes.resource_list("KafkaConsumerLagList", L.url(coll, gid, "lags"),
+                                    [shapes.consumer_lag(L, gid, r, coll) for r in lags]))
+
+
+async def get_lag(request):
+    L = _links(request)
+    gid, t = request.match_info["group_id"], request.match_info["topic_name"]
+    p = _path_int(request, "partition_id")
+    g = await _listed_group(request, gid)
+    for r in await model.group_lags(_kafka(request), gid, g):
+        if r["topic_name"] == t and r["partition_id"] == p:
+            return _ok(shapes.consumer_lag(L, gid, r, _collection(request)))
+    raise HttpError(404, 404, f"Consumer lag for {t}-{p} could not be found in consumer group {gid}.")
+
+
+async def lag_summary(request):
+    L = _links(request)
+    gid = request.match_info["group_id"]
+    g = await _listed_group(request, gid)
+    return _ok(shapes.lag_summary(L, gid, await model.group_lags(_kafka(request), gid, g), _collection(request)))
+
+
+# ---- acls -----------------------------------------------------------------------------------
+
+async def list_acls(request):
+    L = _links(request)
+    q = request.query
+    found = await model.acls(_kafka(request), resource_type=q.get("resource_type", "ANY"),
+                             resource_name=q.get("resource_name") or None, pattern_type=q.get("pattern_type", "ANY"),
+                             principal=q.get("principal") or None, host=q.get("host") or None,
+                             operation=q.get("operation", "ANY"), permission=q.get("permission", "ANY"))
+    self_url = L.url("acls") + (f"?{request.query_string}" if request.query_string else "")
+    return _ok(shapes.resource_list("KafkaAclList", self_url, [shapes.acl(L, a) for a in found]))
+
+
+# ---- Hourglass extensions -------------------------------------------------------------------
+
+def _visible_topic(k: model.Kafka):
+    cache: dict[str, bool] = {}
+
+    def visible(t: str) -> bool:
+        if t not in cache:
+            cache[t] = k.allowed(3, model.V_METADATA, "topic", t)
+        return cache[t]
+    return visible
+
+
+async def read_records(request):
+    """GET .../topics/{t}/partitions/{p}/records?from=|offset=|position= (Hourglass)."""
+    L = _links(request)
+    t = request.match_info["topic_name"]
+    p = _path_int(request, "partition_id")
+    q = request.query
+    starts = [n for n in ("from", "offset", "position") if q.get(n)]
+    if len(starts) > 1:
+        raise HttpError(400, 400, "Give only one of from, offset and position")
+    isolation = q.get("isolation", "read_uncommitted").lower()
+    if isolation not in ("read_uncommitted", "read_committed"):
+        raise HttpError(400, 400, "isolation must be read_uncommitted or read_committed")
+    page = await model.read_records(
+        _kafka(request), t, p,
+        timestamp=parse_time(q["from"]) if q.get("from") else None,
+        offset=_int(request, "offset", lo=0, hi=2 ** 63 - 1),
+        position=q.get("position") or (None if starts else "beginning"),
+        max_records=_int(request, "max_records", 100, lo=1, hi=model.MAX_PAGE_RECORDS),
+        max_bytes=_int(request, "max_bytes", 1024 * 1024, lo=1, hi=model.MAX_PAGE_BYTES),
+        contains=q.get("contains") or None, wait_ms=_int(request, "wait_ms", 0, lo=0, hi=30000),
+        isolation=model.READ_COMMITTED if isolation == "read_committed" else model.READ_UNCOMMITTED)
+    base = L.url("topics", t, "partitions", p, "records")
+    keep = "".join(f"&{n}={q[n]}" for n in ("max_records", "max_bytes", "contains", "isolation") if q.get(n))
+    nxt = f"{base}?offset={page['next_offset']}{keep}"
+    self_url = base + (f"?{request.query_string}" if request.query_string else "")
+    data = page.pop("records")
+    for r in data:
+        r["timestamp_iso"] = shapes.iso(r["timestamp"])
+    return _ok({"kind": "HourglassRecordPage", "metadata": {"self": self_url, "next": nxt},
+                "cluster_id": L.cid, **page, "data": data})
+
+
+async def get_segments(request):
+    L = _links(request)
+    t = request.match_info["topic_name"]
+    p = _path_int(request, "partition_id")
+    s = await model.segments(_kafka(request), t, p)
+    return _ok({"kind": "HourglassSegmentTimeline",
+                "metadata": shapes.meta(L.url("topics", t, "partitions", p, "segments"),
+                                        f"{L.crn}/topic={t}/partition={p}/segments"),
+                "cluster_id": L.cid, **s})
+
+
+async def topic_summaries(request):
+    L = _links(request)
+    data = await model.topic_summaries(_kafka(request))
+    return _ok(shapes.resource_list("HourglassTopicSummaryList", L.url("topic-summaries"),
+                                    [dict(shapes.topic(L, t), kind="HourglassTopicSummary",
+                                          size_bytes=t["size_bytes"], offsets=t["offsets"],
+                                          oldest_timestamp=t["oldest_timestamp"], newest_timestamp=t["newest_timestamp"],
+                                          cleanup_policy=t["cleanup_policy"], retention_ms=t["retention_ms"],
+                                          retention_bytes=t["retention_bytes"]) for t in data]))
+
+
+async def lag_history(request):
+    L = _links(request)
+    gid = request.match_info["group_id"]
+    k = _kafka(request)
+    await _listed_group(request, gid)  # exists and the caller may describe it
+    if not k.allowed(9, model.V_OFFSET_FETCH, "group", gid):
+        raise HttpError(403, errors.KAFKA_AUTHORIZATION, model.error_message(30))
+    seconds = _int(request, "seconds", 3600, lo=1, hi=3600)
+    hist = request.app[LAG_HISTORY]
+    return _ok({"kind": "HourglassConsumerLagHistory",
+                "metadata": shapes.meta(L.url(_collection(request), gid, "lag-history"),
+                                        f"{L.crn}/consumer-group={gid}/lag-history"),
+                "cluster_id": L.cid, "consumer_group_id": gid, "interval_seconds": hist.interval,
+                "data": hist.history(gid, _visible_topic(k), seconds)})
+
+
+async def reset_group_offsets(request):
+    """POST .../consumer-groups/{g}/offsets:reset {"timestamp"|"position", "topics", "dry_run"}"""
+    L = _links(request)
+    gid = request.match_info["group_id"]
+    body = _obj(await read_json(request), "an offsets reset")
+    ts = body.get("timestamp")
+    if ts is not None:
+        if isinstance(ts, bool) or not isinstance(ts, (int, str)):
+            raise HttpError(400, 400, "timestamp must be epoch milliseconds or an ISO 8601 string")
+        ts = ts if isinstance(ts, int) else parse_time(ts)
+    position = _field(body, "position", str)
+    topics = _field(body, "topics", list)
+    if topics is not None and not all(isinstance(t, str) for t in topics):
+        raise HttpError(400, 400, "topics must be a list of topic names")
+    dry_run = _field(body, "dry_run", bool, default=True)
+    rows = await model.reset_offsets(_kafka(request), gid, timestamp=ts, position=position, topics=topics,
+                                     execute=not dry_run)
+    return _ok({"kind": "HourglassConsumerGroupOffsetsReset",
+                "metadata": shapes.meta(L.url("consumer-groups", gid, "offsets:reset"), None),
+                "cluster_id": L.cid, "consumer_group_id": gid, "dry_run": dry_run, "data": rows})
+
+
+async def rates(request):
+    L = _links(request)
+    seconds = _int(request, "seconds", 600, lo=1, hi=3600)
+    hist = request.app[RATE_HISTORY]
+    return _ok({"kind": "HourglassRates", "metadata": shapes.meta(L.url("rates"), None), "cluster_id": L.cid,
+                "interval_seconds": hist.interval, "data": hist.rates(_visible_topic(_kafka(request)), seconds)})
+
+
+async def list_transactions(request):
+    L = _links(request)
+    txns = await model.transactions(_kafka(request))
+    for t in txns:
+        t["start_time"] = shapes.iso(t["start_time_ms"])
+    return _ok(shapes.resource_list("HourglassTransactionList", L.url("transactions"),
+                                    [dict(t, kind="HourglassTransaction") for t in txns]))
+
+
+async def list_users(request):
+    L = _links(request)
+    users = await model.scram_users(_kafka(request))
+    return _ok(shapes.resource_list("HourglassScramUserList", L.url("scram-users"),
+                                    [dict(u, kind="HourglassScramUser") for u in users]))
+
+
+def routes() -> list:
+    """(method, path, handler) under /v3."""
+    c = "/clusters/{cluster_id}"
+    t = c + "/topics/{topic_name}"
+    tp = t + "/partitions/{partition_id}"
+    out = [
+        ("GET", "/clusters", list_clusters), ("GET", c, get_cluster),
+        ("GET", c + "/brokers", list_brokers), ("GET", c + "/brokers/{broker_id}", get_broker),
+        ("GET", c + "/brokers/{broker_id}/configs", list_broker_configs),
+        ("GET", c + "/brokers/{broker_id}/configs/{name}", get_broker_config),
+        ("GET", c + "/brokers/{broker_id}/partition-replicas", list_broker_replicas),
+        ("GET", c + "/broker-configs", list_cluster_configs),
+        ("GET", c + "/topics/-/partitions/-/reassignment", list_reassignments),
+        ("GET", t + "/partitions/-/reassignment", list_reassignments),
+        ("GET", tp + "/reassignment", get_reassignment),
+        ("GET", tp + "/replicas", list_replicas), ("GET", tp + "/replicas/{broker_id}", get_replica),
+        ("GET", c + "/topics", list_topics), ("POST", c + "/topics", create_topic),
+        ("GET", t, get_topic), ("DELETE", t, delete_topic),
+        ("GET", t + "/partitions", list_partitions), ("GET", tp, get_partition),
+        ("GET", t + "/configs", list_topic_configs), ("POST", t + "/configs:alter", alter_topic_configs),
+        ("GET", t + "/configs/{name}", get_topic_config), ("PUT", t + "/configs/{name}", update_topic_config),
+        ("DELETE", t + "/configs/{name}", reset_topic_config),
+        ("POST", t + "/records", produce_records),
+        ("GET", c + "/acls", list_acls),
+        # Hourglass
+        ("GET", tp + "/records", read_records), ("GET", tp + "/segments", get_segments),
+        ("GET", c + "/topic-summaries", topic_summaries), ("GET", c + "/rates", rates),
+        ("GET", c + "/transactions", list_transactions), ("GET", c + "/scram-users", list_users),
+        ("POST", c + "/consumer-groups/{group_id}/offsets:reset", reset_group_offsets),
+    ]
+    for coll in ("consumer-groups", "share-groups"):
+        g = c + f"/{coll}/{{group_id}}"
+        out += [
+            ("GET", c + f"/{coll}", list_groups), ("GET", g, get_group),
+            ("GET", g + "/consumers", list_consumers), ("GET", g + "/consumers/{consumer_id}", get_consumer),
+            ("GET", g + "/consumers/{consumer_id}/assignments", list_assignments),
+            ("GET", g + "/consumers/{consumer_id}/assignments/{topic_name}/partitions/{partition_id}", get_assignment),
+            ("GET", g + "/lags", list_lags), ("GET", g + "/lags/{topic_name}/partitions/{partition_id}", get_lag),
+            ("GET", g + "/lag-summary", lag_summary), ("GET", g + "/lag-history", lag_history),
+        ]
+    return out
+
+
+def create_v3_app(broker, users, *, rate_history, lag_history) -> web.Application:
+    """The ``/v3`` sub-application: Confluent's error JSON, basic auth against the broker's users."""
+    app = web.Application(client_max_size=MAX_BODY,
+                          middlewares=[*middlewares(users, content_type=CT, internal_error_code=500,
+                                                    realm="hourglass"), model_errors])
+    app[BROKER], app[RATE_HISTORY], app[LAG_HISTORY] = broker, rate_history, lag_history
+    for method, path, handler in routes():
+        app.router.add_route(method, path, handler)
+    return app

@@ -1,0 +1,462 @@
+"""The Schema Registry's HTTP routes: Confluent's REST API as a thin layer over the store.
+
+Every answer is ``application/vnd.schemaregistry.v1+json``; every error Confluent's
+``{"error_code", "message"}`` with its codes (``schema_registry.errors``). A request waits
+until the store has replayed ``_schemas``, then first catches up with the log.
+
+Extension: ``asOf`` (ISO-8601 time or epoch milliseconds) on ``GET /subjects/{s}/versions``
+and ``GET /subjects/{s}/versions/latest`` answers the version that was latest at that moment,
+by the timestamps of the ``_schemas`` records.
+"""
+from __future__ import annotations
+
+import collections
+import datetime as _dt
+import json
+
+from aiohttp import web
+
+from schema_registry import errors as E
+from schema_registry.store import MODES, SchemaStore
+from web.auth import BrokerUsers
+from web.http import HttpError, middlewares, read_json
+
+CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
+ACCEPTED_BODY_TYPES = {"application/vnd.schemaregistry.v1+json", "application/vnd.schemaregistry+json",
+                       "application/json", "application/octet-stream", ""}
+MAX_BODY = 16 << 20  # bytes; a larger body is answered 413
+SCHEMA_TYPES = ["JSON", "PROTOBUF", "AVRO"]
+STORE_KEY = web.AppKey("store", SchemaStore)
+STATS_KEY = web.AppKey("stats", collections.Counter)
+MAY_READ = web.RequestKey("may_read", object)  # subject -> bool, set when the broker's ACLs are on
+_MAX_VERSION = 2**31 - 1
+
+
+def _ok(body, status: int = 200) -> web.Response:
+    return _raw(json.dumps(body, separators=(",", ":")), status)
+
+
+def _raw(text: str, status: int = 200) -> web.Response:
+    # Confluent's exact Content-Type (aiohttp's text= would add "; charset=utf-8")
+    return web.Response(status=status, headers={"Content-Type": CONTENT_TYPE}, body=text.encode())
+
+
+def _flag(request: web.Request, name: str) -> bool:
+    return request.query.get(name, "false").lower() == "true"
+
+
+def _version(raw: str) -> str | int:
+    """``latest``/-1 or an int in [1, 2^31-1]; else 42202 as Confluent."""
+    if raw == "latest":
+        return "latest"
+    try:
+        v = int(raw)
+    except ValueError:
+        raise E.invalid_version(raw) from None
+    if v == -1:
+        return "latest"
+    if not 1 <= v <= _MAX_VERSION:
+        raise E.invalid_version(raw)
+    return v
+
+
+def _schema_id(raw: str) -> int:
+    try:
+        return int(raw)
+    except ValueError:
+        raise HttpError(404, 404, "HTTP 404 Not Found") from None
+
+
+def parse_as_of(raw: str) -> int:
+    """Epoch milliseconds from ``asOf`` (an integer, or an ISO-8601 time; naive means UTC)."""
+    raw = raw.strip()
+    if raw.lstrip("-").isdigit():
+        return int(raw)
+    try:
+        t = _dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        raise HttpError(400, 400, f"asOf must be an ISO-8601 time or epoch milliseconds, not {raw!r}") from None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=_dt.timezone.utc)
+    return int(t.timestamp() * 1000)
+
+
+async def _body(request: web.Request) -> dict:
+    ctype = request.content_type if request.body_exists else ""
+    if ctype not in ACCEPTED_BODY_TYPES:
+        raise HttpError(415, 415, "HTTP 415 Unsupported Media Type")
+    body = await read_json(request)
+    if not isinstance(body, dict):
+        raise HttpError(422, 422, "Unrecognized request body: a JSON object was expected")
+    return body
+
+
+def create_routes(store: SchemaStore) -> web.RouteTableDef:
+    routes = web.RouteTableDef()
+
+    @routes.get("/")
+    async def root(request):
+        return _ok({})
+
+    @routes.get("/v1/metadata/id")
+    async def metadata_id(request):
+        return _ok({"scope": {"path": [], "clusters": {"kafka-cluster": store.broker.cluster_id,
+                                                        "schema-registry-cluster": "schema-registry"}}})
+
+    @routes.get("/contexts")
+    async def contexts(request):
+        return _ok(["."])
+
+    @routes.get("/schemas/types")
+    async def schema_types(request):
+        return _ok(SCHEMA_TYPES)
+
+    @routes.get("/schemas")
+    async def schemas(request):
+        prefix = request.query.get("subjectPrefix", "")
+        deleted, latest_only = _flag(request, "deleted"), _flag(request, "latestOnly")
+        out = []
+        may_read = request.get(MAY_READ, lambda s: True)
+        for s in filter(may_read, store.subjects(deleted=deleted, prefix=prefix)):
+            versions = store.versions(s, deleted=deleted)
+            out.extend(e.as_json() for e in (versions[-1:] if latest_only else versions))
+        return _ok(out)
+
+    def _by_id(request):
+        e = store.schema_by_id(_schema_id(request.match_info["id"]))
+        if e is None:
+            raise E.schema_not_found(request.match_info["id"])
+        return e
+
+    def _formatted(request, e, d: dict) -> dict:
+        fmt = request.query.get("format")
+        if fmt:
+            text = store.parsed_entry(e).formatted(fmt)
+            if text is not None:
+                d["schema"] = text
+        return d
+
+    @routes.get("/schemas/ids/{id}")
+    async def schema_by_id(request):
+        e = _by_id(request)
+        d = e.as_json(with_subject=False)
+        d.pop("id")
+        return _ok(_formatted(request, e, d))
+
+    @routes.get("/schemas/guids/{guid}")
+    async def schema_by_guid(request):
+        e = store.schema_by_guid(request.match_info["guid"])
+        if e is None:
+            raise E.schema_not_found(request.match_info["guid"])
+        d = e.as_json(with_subject=False)
+        d.pop("id")
+        return _ok(_formatted(request, e, d))
+
+    @routes.get("/schemas/ids/{id}/schema")
+    async def schema_text_by_id(request):
+        return _raw(_by_id(request).schema)
+
+    @routes.get("/schemas/ids/{id}/subjects")
+    async def subjects_by_id(request):
+        sid = _schema_id(request.match_info["id"])
+        holders = store.state.ids.get(sid) or {}
+        deleted = _flag(request, "deleted")
+        subjects = sorted({s for (s, _), e in holders.items() if deleted or not e.deleted})
+        if not holders:
+            raise E.schema_not_found(sid)
+        return _ok(subjects)
+
+    @routes.get("/schemas/ids/{id}/versions")
+    async def versions_by_id(request):
+        sid = _schema_id(request.match_info["id"])
+        holders = store.state.ids.get(sid) or {}
+        if not holders:
+            raise E.schema_not_found(sid)
+        deleted = _flag(request, "deleted")
+        return _ok([{"subject": s, "version": v} for (s, v), e in sorted(holders.items())
+                    if deleted or not e.deleted])
+
+    @routes.get("/subjects")
+    async def subjects(request):
+        may_read = request.get(MAY_READ, lambda s: True)  # only what the caller may read (ACLs on)
+        return _ok([s for s in store.subjects(deleted=_flag(request, "deleted"),
+                                              prefix=request.query.get("subjectPrefix", "")) if may_read(s)])
+
+    @routes.get("/subjects/{subject}/versions")
+    async def list_versions(request):
+        subject = request.match_info["subject"]
+        if "asOf" in request.query:
+            return _ok(store.version_as_of(subject, parse_as_of(request.query["asOf"])).as_json())
+        return _ok([e.version for e in store.versions(subject, deleted=_flag(request, "deleted"))])
+
+    @routes.post("/subjects/{subject}/versions")
+    async def register(request):
+        body = await _body(request)
+        e = store.register(request.match_info["subject"], body, normalize=_flag(request, "normalize"))
+        # Confluent's RegisterSchemaResponse (its 7.x answered the id alone; clients read both)
+        d = e.as_json()
+        del d["subject"]
+        # PROTOBUF: the schema in the form the client sent it. confluent-kafka caches this answer's
+        # text as the id's schema, and its deserializer then expects the base64 form it registered.
+        if d.get("schemaType") == "PROTOBUF" and isinstance(body.get("schema"), str):
+            d["schema"] = body["schema"]
+        return _ok({"id": d.pop("id"), "version": d.pop("version"), **d})  # Confluent's field order
+
+    def _get_version(request):
+        subject = request.match_info["subject"]
+        version = _version(request.match_info["version"])
+        if "asOf" in request.query and version == "latest":
+            return store.version_as_of(subject, parse_as_of(request.query["asOf"]))
+        return store.get_version(subject, version, deleted=_flag(request, "deleted"))
+
+    @routes.get("/subjects/{subject}/versions/{version}")
+    async def get_version(request):
+        e = _get_version(request)
+        return _ok(_formatted(request, e, e.as_json()))
+
+    @routes.get("/subjects/{subject}/versions/{version}/schema")
+    async def get_version_schema(request):
+        return _raw(_get_version(request).schema)
+
+    @routes.get("/subjects/{subject}/versions/{version}/referencedby")
+    async def referenced_by(request):
+        e = _get_version(request)
+        return _ok(store.referenced_by(e.subject, e.version, deleted=_flag(request, "deleted")))
+
+    @routes.delete("/subjects/{subject}/versions/{version}")
+    async def delete_version(request):
+        version = _version(request.match_info["version"])
+        return _ok(store.delete_version(request.match_info["subject"], version,
+                                        permanent=_flag(request, "permanent")))
+
+    @routes.get("/subjects/{subject}/metadata")
+    async def latest_with_metadata(request):
+        subject = request.match_info["subject"]
+        wanted = list(zip(request.query.getall("key", []), request.query.getall("value", [])))
+        for e in reversed(store.versions(subject, deleted=_flag(request, "deleted"))):
+            props = (e.metadata or {}).get("properties") or {}
+            if all(props.get(k) == v for k, v in wanted):
+                return _ok(e.as_json())
+        raise E.version_not_found("with the given metadata")
+
+    @routes.post("/subjects/{subject}")
+    async def lookup(request):
+        body = await _body(request)
+        if not isinstance(body.get("schema"), str):
+            raise E.invalid_schema("Empty schema")
+        e = store.lookup(request.match_info["subject"], body, normalize=_flag(request, "normalize"),
+                         deleted=_flag(request, "deleted"))
+        return _ok(e.as_json())
+
+    @routes.delete("/subjects/{subject}")
+    async def delete_subject(request):
+        return _ok(store.delete_subject(request.match_info["subject"], permanent=_flag(request, "permanent")))
+
+    # ---- compatibility --------------------------------------------------------------------------
+    async def _compat(request, versions):
+        from schema_registry.compatibility import check
+        subject = request.match_info["subject"]
+        body = await _body(request)
+        if not isinstance(body.get("schema"), str):
+            raise E.invalid_schema("Empty schema")
+        parsed, *_ = store.prepare(subject, body, _flag(request, "normalize"))
+        level = store.level(subject)
+        previous = [store.parsed_entry(e) for e in versions]
+        if len(versions) == 1:
+            errors = []
+            from schema_registry.compatibility import directions
+            for d in directions(level):
+                errors.extend(parsed.compatibility_errors(previous[0], d))
+        else:
+            errors = check(parsed, previous, level)
+        out = {"is_compatible": not errors}
+        if _flag(request, "verbose"):
+            out["messages"] = errors
+        return _ok(out)
+
+    @routes.post("/compatibility/subjects/{subject}/versions/{version}")
+    async def compat_version(request):
+        subject = request.match_info["subject"]
+        version = _version(request.match_info["version"])
+        try:
+            e = store.get_version(subject, version)
+        except E.RegistryError as err:
+            if err.error_code == 40401 and version == "latest":
+                await _body(request)
+                return _ok({"is_compatible": True, **({"messages": []} if _flag(request, "verbose") else {})})
+            raise
+        return await _compat(request, [e])
+
+    @routes.post("/compatibility/subjects/{subject}/versions")
+    async def compat_all(request):
+        subject = request.match_info["subject"]
+        versions = store.state.subjects.get(subject) or {}
+        live = [e for _, e in sorted(versions.items()) if not e.deleted]
+        return await _compat(request, live)
+
+    # ---- config and mode ------------------------------------------------------------------------
+    def _config_answer(cfg: dict) -> dict:
+        return {k: v for k, v in cfg.items() if v is not None}
+
+    @routes.get("/config")
+    async def get_global_config(request):
+        cfg = dict(store.config(None) or {})
+        cfg.setdefault("compatibilityLevel", store.default_level)
+        return _ok(_config_answer(cfg))
+
+    @routes.get("/config/{subject}")
+    async def get_config(request):
+        subject = request.match_info["subject"]
+        cfg = store.config(subject)
+        if cfg is None or not cfg:
+            if not _flag(request, "defaultToGlobal"):
+                raise E.subject_config_not_found(subject)
+            cfg = dict(store.config(None) or {})
+            cfg.setdefault("compatibilityLevel", store.default_level)
+        return _ok(_config_answer(cfg))
+
+    async def _put_config(request, subject):
+        body = await _body(request)
+        cfg = store.set_config(subject, body)
+        answer = {k: v for k, v in body.items() if k != "compatibilityLevel"}
+        if "compatibilityLevel" in cfg:
+            answer["compatibility"] = cfg["compatibilityLevel"]
+        return _ok(answer)
+
+    @routes.put("/config")
+    async def put_global_config(request):
+        return await _put_config(request, None)
+
+    @routes.put("/config/{subject}")
+    async def put_config(request):
+        return await _put_config(request, request.match_info["subject"])
+
+    @routes.delete("/config")
+    async def delete_global_config(request):
+        old = store.delete_config(None)
+        return _ok(_config_answer({"compatibilityLevel": store.default_level, **old}))
+
+    @routes.delete("/config/{subject}")
+    async def delete_config(request):
+        subject = request.match_info["subject"]
+        if store.config(subject) is None:
+            raise E.subject_config_not_found(subject)
+        return _ok(_config_answer(store.delete_config(subject)))
+
+    async def _put_mode(request, subject):
+        body = await _body(request)
+        mode = body.get("mode")
+        if not isinstance(mode, str) or mode.upper() not in MODES:
+            raise E.invalid_mode()
+        return _ok({"mode": store.set_mode(subject, mode.upper(), force=_flag(request, "force"))})
+
+    @routes.get("/mode")
+    async def get_global_mode(request):
+        return _ok({"mode": store.mode(None)})
+
+    @routes.put("/mode")
+    async def put_global_mode(request):
+        return await _put_mode(request, None)
+
+    @routes.get("/mode/{subject}")
+    async def get_mode(request):
+        subject = request.match_info["subject"]
+        if subject not in store.state.modes and not _flag(request, "defaultToGlobal"):
+            raise E.subject_mode_not_found(subject)
+        return _ok({"mode": store.mode(subject)})
+
+    @routes.put("/mode/{subject}")
+    async def put_mode(request):
+        return await _put_mode(request, request.match_info["subject"])
+
+    @routes.delete("/mode/{subject}")
+    async def delete_mode(request):
+        subject = request.match_info["subject"]
+        if subject not in store.state.modes:
+            raise E.subject_mode_not_found(subject)
+        return _ok({"mode": store.delete_mode(subject)})
+
+    return routes
+
+
+def _authz_middleware(store: SchemaStore):
+    """Confluent's Topic ACL authorizer over the broker's ACLs (``schema_registry.authz``)."""
+    from schema_registry import authz
+
+    @web.middleware
+    async def authorize(request: web.Request, handler):
+        security = store.broker.security
+        authorizer = security.authorizer if security is not None else None
+        if authorizer is None:
+            return await handler(request)
+        info = request.match_info
+        if info.http_exception is not None or info.route.resource is None:
+            return await handler(request)  # no such route: 404/405 as without ACLs
+        route = info.route.resource.canonical
+        need = authz.need(request.method, route)
+        principal, host = request["principal"], request.remote or ""
+        request[MAY_READ] = lambda subject: authz.may(authorizer, principal, host, authz.Op.READ, subject)
+        if need.kind == authz.SUBJECT:
+            subject = info["subject"]
+            if not authz.may(authorizer, principal, host, need.op, subject):
+                raise HttpError(403, 40301, f"User is denied operation {need.operation} on Subject: {subject}")
+        elif need.kind == authz.SCHEMA:
+            ref = info.get("id") or info.get("guid")
+            if "guid" in info:
+                e = store.schema_by_guid(ref)
+                holders = store.state.ids.get(e.id) or {} if e is not None else {}
+            else:
+                holders = store.state.ids.get(int(ref)) or {} if ref.lstrip("-").isdigit() else {}
+            if holders and not any(authz.may(authorizer, principal, host, need.op, s) for s, _ in holders):
+                raise HttpError(403, 40301, f"User is denied operation SCHEMA_READ on Schema: {ref}")
+        elif need.kind == authz.GLOBAL and principal not in authorizer.super_users:
+            raise HttpError(403, 40301, f"User is denied operation {need.operation} on Global")
+        return await handler(request)
+
+    return authorize
+
+
+def _ready_middleware(store: SchemaStore, stats: collections.Counter):
+    @web.middleware
+    async def ready(request: web.Request, handler):
+        if not store.ready.is_set():
+            await store.ready.wait()
+        if store.load_error is not None:
+            raise E.store_error(f"Error while loading the schema registry from {store.topic}: {store.load_error}")
+        store.catch_up()
+        return await handler(request)
+
+    @web.middleware
+    async def count(request: web.Request, handler):
+        resp = await handler(request)
+        stats[resp.status] += 1
+        return resp
+
+    return count, ready
+
+
+async def create_app(broker, users: BrokerUsers) -> web.Application:
+    cfg = broker.cfg
+    store = SchemaStore(broker, topic=cfg["kafkastore.topic"], default_level=cfg["schema.compatibility.level"].upper())
+    stats: collections.Counter = collections.Counter()
+    count, ready = _ready_middleware(store, stats)
+    app = web.Application(client_max_size=MAX_BODY, middlewares=[
+        count, *middlewares(users, content_type=CONTENT_TYPE, internal_error_code=50001,
+                            realm="SchemaRegistry"), ready, _authz_middleware(store)])
+    app[STORE_KEY] = store
+    app[STATS_KEY] = stats
+    app.add_routes(create_routes(store))
+    broker.schema_registry = store
+    store.request_stats = stats
+    import asyncio
+    store.load_task = asyncio.get_running_loop().create_task(store.load(), name="schema-registry-load")
+
+    async def stop(_app):
+        if not store.load_task.done():
+            store.load_task.cancel()
+            await asyncio.gather(store.load_task, return_exceptions=True)
+        if broker.schema_registry is store:
+            broker.schema_registry = None
+
+    app.on_cleanup.append(stop)
+    return app

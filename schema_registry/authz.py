@@ -1,0 +1,83 @@
+"""Who may do what: Confluent's Topic ACL authorizer over the broker's own Kafka ACLs (pure).
+
+When the broker has an authorizer (``authorizer.class.name``), each route needs what
+Confluent's ``SimpleTopicAclAuthorizer`` asks for, checked against the broker's ACLs for the
+topic a subject names (``<topic>-key``/``<topic>-value``, TopicNameStrategy; any other subject
+is taken as the topic name itself):
+
+    SUBJECT_READ                 TOPIC READ    GET /subjects/{s}/versions[/...], POST /subjects/{s}, GET /subjects/{s}/metadata
+    SUBJECT_WRITE                TOPIC WRITE   POST /subjects/{s}/versions, POST /compatibility/subjects/{s}/...
+    SUBJECT_DELETE               TOPIC WRITE   DELETE /subjects/{s}[/versions/{v}]
+    SUBJECT_COMPATIBILITY_READ   TOPIC READ    GET /config/{s}, GET /mode/{s}
+    SUBJECT_COMPATIBILITY_WRITE  TOPIC WRITE   PUT|DELETE /config/{s}, PUT|DELETE /mode/{s}
+    SCHEMA_READ                  TOPIC READ on a topic of one of the id's subjects    GET /schemas/ids/{id}[/...]
+    GLOBAL_*                     super user    /config, /mode (global)
+
+Listings (``GET /subjects``, ``GET /schemas``) answer only the subjects the caller may read, as
+the broker leaves out topics a client may not describe (Confluent's plugin asks a super user
+there). ``/``, ``/schemas/types``, ``/contexts`` and ``/v1/metadata/id`` need only
+authentication. A denial is 403 with error code 40301.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from broker.security.acl import AclOperation as Op, ResourceType as RT
+
+PUBLIC, SUBJECT, SCHEMA, GLOBAL, LISTING = "public", "subject", "schema", "global", "listing"
+
+
+class Need(NamedTuple):
+    kind: str  # PUBLIC, SUBJECT, SCHEMA, GLOBAL or LISTING
+    op: Op | None = None
+    operation: str = ""  # Confluent's operation name, for the denial message
+
+
+_SUBJECT_RULES = {
+    ("GET", "/subjects/{subject}/versions"): (Op.READ, "SUBJECT_READ"),
+    ("GET", "/subjects/{subject}/versions/{version}"): (Op.READ, "SUBJECT_READ"),
+    ("GET", "/subjects/{subject}/versions/{version}/schema"): (Op.READ, "SUBJECT_READ"),
+    ("GET", "/subjects/{subject}/versions/{version}/referencedby"): (Op.READ, "SUBJECT_READ"),
+    ("GET", "/subjects/{subject}/metadata"): (Op.READ, "SUBJECT_READ"),
+    ("POST", "/subjects/{subject}"): (Op.READ, "SUBJECT_READ"),
+    ("POST", "/subjects/{subject}/versions"): (Op.WRITE, "SUBJECT_WRITE"),
+    ("POST", "/compatibility/subjects/{subject}/versions"): (Op.WRITE, "SUBJECT_WRITE"),
+    ("POST", "/compatibility/subjects/{subject}/versions/{version}"): (Op.WRITE, "SUBJECT_WRITE"),
+    ("DELETE", "/subjects/{subject}"): (Op.WRITE, "SUBJECT_DELETE"),
+    ("DELETE", "/subjects/{subject}/versions/{version}"): (Op.WRITE, "SUBJECT_DELETE"),
+    ("GET", "/config/{subject}"): (Op.READ, "SUBJECT_COMPATIBILITY_READ"),
+    ("GET", "/mode/{subject}"): (Op.READ, "SUBJECT_COMPATIBILITY_READ"),
+    ("PUT", "/config/{subject}"): (Op.WRITE, "SUBJECT_COMPATIBILITY_WRITE"),
+    ("DELETE", "/config/{subject}"): (Op.WRITE, "SUBJECT_COMPATIBILITY_WRITE"),
+    ("PUT", "/mode/{subject}"): (Op.WRITE, "SUBJECT_COMPATIBILITY_WRITE"),
+    ("DELETE", "/mode/{subject}"): (Op.WRITE, "SUBJECT_COMPATIBILITY_WRITE"),
+}
+_PUBLIC = {"/", "/schemas/types", "/contexts", "/v1/metadata/id"}
+_LISTINGS = {"/subjects", "/schemas"}
+
+
+def need(method: str, route: str) -> Need:
+    """What the route (aiohttp's canonical path, e.g. ``/subjects/{subject}/versions``) needs."""
+    if route in _PUBLIC:
+        return Need(PUBLIC)
+    if method == "GET" and route in _LISTINGS:
+        return Need(LISTING, Op.READ, "GLOBAL_SUBJECTS_READ")
+    rule = _SUBJECT_RULES.get((method, route))
+    if rule is not None:
+        return Need(SUBJECT, *rule)
+    if route.startswith("/schemas/ids/{id}") or route == "/schemas/guids/{guid}":
+        return Need(SCHEMA, Op.READ, "SCHEMA_READ")
+    read = method in ("GET", "HEAD")
+    return Need(GLOBAL, None, "GLOBAL_COMPATIBILITY_READ" if read else "GLOBAL_COMPATIBILITY_WRITE")
+
+
+def topic_of(subject: str) -> str:
+    """The topic a subject names under TopicNameStrategy (the subject itself otherwise)."""
+    for suffix in ("-key", "-value"):
+        if subject.endswith(suffix) and len(subject) > len(suffix):
+            return subject[: -len(suffix)]
+    return subject
+
+
+def may(authorizer, principal: str, host: str, op: Op, subject: str) -> bool:
+    return authorizer.authorize(principal, host, op, RT.TOPIC, topic_of(subject))

@@ -1,0 +1,97 @@
+"""AVRO schemas through Apache Avro's own Python library (the ``avro`` package).
+
+Parsing, name resolution and the reader/writer resolution rules are Avro's
+(``avro.schema``, ``avro.compatibility.ReaderWriterCompatibilityChecker``); nothing here
+restates them.
+
+- ``canonical()``: Avro's own re-serialization of the parsed schema (``to_json``, compact),
+  as Confluent keeps Avro Java's ``Schema.toString()``: the same schema sent with other
+  spacing, key order or ``{"type":"int"}`` for ``"int"`` finds its id, while schemas that
+  differ in defaults, docs, aliases or custom properties stay apart. Referenced named types
+  stay references.
+- ``normalized()`` (``normalize=true``): the same with keys sorted.
+- References: each reference's schema is parsed first into the same ``Names``, so the main
+  schema may use the referenced named types by name (as Confluent's AvroSchema does).
+"""
+from __future__ import annotations
+
+import json
+
+import avro.errors
+import avro.schema
+from avro.compatibility import ReaderWriterCompatibilityChecker, SchemaCompatibilityType
+from avro.name import Names
+
+from schema_registry.formats import BACKWARD, ParsedSchema, SchemaError
+
+
+def _loads(text: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SchemaError(f"Invalid schema {text!r}: {exc}") from None
+
+
+class AvroSchema(ParsedSchema):
+    schema_type = "AVRO"
+
+    def __init__(self, schema: avro.schema.Schema, json_data, ref_names: frozenset[str]):
+        self.schema = schema
+        self.json_data = json_data
+        self.ref_names = ref_names
+        self._canonical = json.dumps(self._to_json(), separators=(",", ":"), ensure_ascii=False)
+
+    def _to_json(self):
+        names = Names()
+        # referenced types render as their names, as in the schema that was sent
+        names.names = {n: None for n in self.ref_names}  # only membership is tested by to_json
+        return self.schema.to_json(names)
+
+    def canonical(self) -> str:
+        return self._canonical
+
+    def normalized(self) -> str:
+        return json.dumps(self._to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+    def compatibility_errors(self, previous: ParsedSchema, direction: str) -> list[str]:
+        if not isinstance(previous, AvroSchema):
+            return [f"Incompatible schema type: {previous.schema_type} vs AVRO"]
+        reader, writer = (self, previous) if direction == BACKWARD else (previous, self)
+        result = ReaderWriterCompatibilityChecker().get_compatibility(reader.schema, writer.schema)
+        if result.compatibility is SchemaCompatibilityType.compatible:
+            return []
+        kinds = [k.name.upper() for k in result.incompatibilities] or ["INCOMPATIBLE"]
+        messages = sorted(result.messages) or [""]
+        locations = sorted(result.locations) or ["/"]
+        reader_name = "new" if reader is self else "old"
+        writer_name = "old" if reader is self else "new"
+        return [f"{{errorType:'{kinds[min(i, len(kinds) - 1)]}', description:'{m}' "
+                f"(reader: {reader_name} schema, writer: {writer_name} schema), "
+                f"additionalInfo:'{locations[min(i, len(locations) - 1)]}'}}"
+                for i, m in enumerate(messages)]
+
+
+def parse(text: str, references: dict[str, str]) -> AvroSchema:
+    names = Names()
+    pending = list(references.items())
+    # a reference may use another reference: parse in passes until nothing more resolves
+    while pending:
+        failed = []
+        for ref_name, ref_text in pending:
+            try:
+                avro.schema.make_avsc_object(_loads(ref_text), names)
+            except (avro.errors.AvroException, TypeError, ValueError) as exc:
+                failed.append((ref_name, ref_text, exc))
+        if len(failed) == len(pending):
+            name, _, exc = failed[0]
+            raise SchemaError(f"Invalid schema reference {name}: {exc}")
+        pending = [(n, t) for n, t, _ in failed]
+    ref_names = frozenset(names.names)
+    data = _loads(text)
+    try:
+        schema = avro.schema.make_avsc_object(data, names)
+    except avro.errors.AvroException as exc:
+        raise SchemaError(f"Invalid schema {text}: {exc}") from None
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:
+        raise SchemaError(f"Invalid schema {text}: {type(exc).__name__}: {exc}") from None
+    return AvroSchema(schema, data, ref_names)

@@ -1,0 +1,635 @@
+"""The registry's state, kept in the compacted ``_schemas`` topic (``kafkastore.topic``).
+
+The log is the only truth: every change is one batch of Confluent's records
+(``schema_registry.records``) built with ``protocol.records.build_batch`` and appended through
+the topic's ``PartitionLog`` (the path a produce takes); the in-memory state is then brought
+up to the log end by the same ``apply`` that replays the topic at start. Records that other
+writers append (a plain producer, a data dir written by Confluent's registry) are picked up by
+``catch_up()`` before every request, exactly like Confluent's reader thread.
+
+Replay (``load``) runs in the background when the service starts; requests wait for it
+(``ready``). It pages through the log and yields to the event loop between chunks.
+
+Ids: global, the highest id ever seen in the topic plus one (Confluent's incremental id
+generator). A permanent delete also writes a NOOP record carrying ``{"maxId": N}`` (Confluent's
+reader skips NOOP records), so an id stays spent after compaction has dropped the deleted
+schema's record, across restarts and kill -9 (appends reach the segment file before the
+request is answered).
+
+Every mutating method checks, then appends, with no ``await`` in between: on the broker's one
+event loop that makes each registration atomic.
+
+``asOf`` reads each version's registration time from the timestamp of its first live record
+and its deletion time from the soft delete's record. Once compaction has replaced a
+soft-deleted version's registration record, only its deletion time is known and ``asOf`` no
+longer answers it (live versions keep their registration record).
+"""
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import json
+import uuid
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from protocol.records.record import build_batch
+from schema_registry import records as R
+from schema_registry.compatibility import DEFAULT_LEVEL, LEVELS, check
+from schema_registry.errors import (
+    RegistryError, incompatible, invalid_schema, not_permitted, reference_exists, schema_not_found,
+    subject_not_found, subject_not_soft_deleted, subject_soft_deleted, version_not_found,
+    version_not_soft_deleted, version_soft_deleted,
+)
+from schema_registry.formats import ParsedSchema, SchemaError, parse_schema
+
+log = logging.getLogger(__name__)
+
+MODES = ("READWRITE", "READONLY", "IMPORT")
+CONTEXT = "."  # the default context, as Confluent names it in messages
+_READ_CHUNK = 1 << 20
+
+
+@dataclass
+class VersionEntry:
+    """One (subject, version): the content of its latest SCHEMA record plus the record times
+    that ``asOf`` reads (registered: first live record; deleted: the soft delete)."""
+    subject: str
+    version: int
+    id: int
+    schema_type: str
+    schema: str
+    references: list[dict]
+    metadata: Any = None
+    rule_set: Any = None
+    deleted: bool = False
+    registered_ts: int | None = None
+    deleted_ts: int | None = None
+
+    def content_key(self) -> tuple:
+        return content_key(self.schema_type, self.schema, self.references, self.metadata, self.rule_set)
+
+    @functools.cached_property
+    def guid(self) -> str:
+        return schema_guid(self.schema, self.references, self.metadata, self.rule_set)
+
+    def as_json(self, *, with_subject: bool = True) -> dict:
+        d: dict[str, Any] = {}
+        if with_subject:
+            d["subject"] = self.subject
+            d["version"] = self.version
+        d["id"] = self.id
+        d["guid"] = self.guid
+        if self.schema_type != "AVRO":
+            d["schemaType"] = self.schema_type
+        if self.references:
+            d["references"] = self.references
+        if self.metadata:
+            d["metadata"] = self.metadata
+        if self.rule_set:
+            d["ruleSet"] = self.rule_set
+        d["schema"] = self.schema
+        return d
+
+
+def schema_guid(schema: str, references, metadata=None, rule_set=None) -> str:
+    """Confluent's schema GUID: the MD5 of the schema text (UTF-8) and each reference's name,
+    subject and big-endian version, as a UUID (``Schema.updateHash``). Metadata and rule sets
+    are hashed here as a marker byte and their sorted JSON, an approximation of Confluent's
+    field-by-field hash: a schema carrying them may get another GUID than Confluent gives it."""
+    md = hashlib.md5(schema.encode("utf-8"))
+    for r in references or ():
+        for k in ("name", "subject"):
+            if r.get(k) is not None:
+                md.update(str(r[k]).encode("utf-8"))
+        if r.get("version") is not None:
+            md.update(int(r["version"]).to_bytes(4, "big", signed=True))
+    for extra in (metadata, rule_set):
+        if extra is not None:
+            md.update(b"\x01" + json.dumps(extra, sort_keys=True, separators=(",", ":")).encode("utf-8"))
+    return str(uuid.UUID(bytes=md.digest()))
+
+
+def content_key(schema_type, schema, references, metadata, rule_set) -> tuple:
+    refs = tuple((r.get("name"), r.get("subject"), r.get("version")) for r in references or ())
+    return (schema_type or "AVRO", schema, refs,
+            json.dumps(metadata, sort_keys=True) if metadata else None,
+            json.dumps(rule_set, sort_keys=True) if rule_set else None)
+
+
+@dataclass
+class RegistryState:
+    """What the records say, replayed in log order (``apply``). Plain data."""
+    subjects: dict[str, dict[int, VersionEntry]] = field(default_factory=dict)
+    ids: dict[int, dict[tuple[str, int], VersionEntry]] = field(default_factory=dict)
+    by_content: dict[tuple, int] = field(default_factory=dict)
+    configs: dict[str | None, dict] = field(default_factory=dict)  # None: global
+    modes: dict[str | None, str] = field(default_factory=dict)
+    max_id: int = 0
+    records: int = 0
+
+    def apply(self, key: bytes | None, value: bytes | None, ts: int) -> None:
+        if key is None:
+            return
+        try:
+            k = R.decode_key(key)
+            v = R.decode_value(value)
+        except (ValueError, UnicodeDecodeError) as exc:
+            log.error("skipping an undecodable _schemas record: %s", exc)
+            return
+        self.records += 1
+        if k.keytype == R.SCHEMA:
+            self._apply_schema(k.subject, k.version, v, ts)
+        elif k.keytype == R.CONFIG:
+            if v is None:
+                self.configs.pop(k.subject, None)
+            else:
+                self.configs[k.subject] = {f: v[f] for f in R.CONFIG_FIELDS if f in v}
+        elif k.keytype == R.MODE:
+            if v is None:
+                self.modes.pop(k.subject, None)
+            else:
+                self.modes[k.subject] = v.get("mode", "READWRITE")
+        elif k.keytype == R.DELETE_SUBJECT and v is not None:
+            upto = v.get("version") or 0
+            for e in self.subjects.get(k.subject, {}).values():
+                if e.version <= upto and not e.deleted:
+                    e.deleted, e.deleted_ts = True, ts
+        elif k.keytype == R.CLEAR_SUBJECT and v is not None:
+            for e in list(self.subjects.get(k.subject, {}).values()):
+                if e.deleted:
+                    self._remove(e)
+        elif k.keytype == R.NOOP and isinstance(v, dict):
+            self.max_id = max(self.max_id, int(v.get("maxId") or 0))
+
+    def _apply_schema(self, subject: str, version: int, v: dict | None, ts: int) -> None:
+        versions = self.subjects.setdefault(subject, {})
+        old = versions.get(version)
+        if v is None:  # permanent delete
+            if old is not None:
+                self._remove(old)
+            if not versions:
+                self.subjects.pop(subject, None)
+            return
+        sid = int(v["id"])
+        self.max_id = max(self.max_id, sid)
+        e = VersionEntry(subject, version, sid, v.get("schemaType") or "AVRO", v["schema"],
+                         list(v.get("references") or []), v.get("metadata"), v.get("ruleSet"),
+                         bool(v.get("deleted")))
+        if old is not None:
+            e.registered_ts = old.registered_ts
+            e.deleted_ts = old.deleted_ts
+            if old.id != sid or old.content_key() != e.content_key():
+                self._remove(old)
+                versions[version] = e
+        if e.deleted:
+            e.deleted_ts = e.deleted_ts if old is not None and old.deleted else ts
+        else:
+            e.deleted_ts = None
+            if e.registered_ts is None:
+                e.registered_ts = ts
+        versions[version] = e
+        self.ids.setdefault(sid, {})[(subject, version)] = e
+        self.by_content.setdefault(e.content_key(), sid)
+
+    def _remove(self, e: VersionEntry) -> None:
+        self.subjects.get(e.subject, {}).pop(e.version, None)
+        holders = self.ids.get(e.id)
+        if holders is not None:
+            holders.pop((e.subject, e.version), None)
+            if not holders:
+                del self.ids[e.id]
+                self.by_content = {k: i for k, i in self.by_content.items() if i != e.id}
+
+
+class SchemaStore:
+    """The registry over ``_schemas``: reads answer from memory, writes append to the log."""
+
+    def __init__(self, broker, topic: str = "_schemas", default_level: str = DEFAULT_LEVEL):
+        self.broker = broker
+        self.topic = topic
+        self.default_level = default_level
+        self.state = RegistryState()
+        self.next_offset = 0
+        self.ready = asyncio.Event()
+        self.load_error: BaseException | None = None
+        self._parsed: dict[tuple, ParsedSchema] = {}
+
+    # ---- the log ------------------------------------------------------------------------------
+    def _plog(self):
+        topics = self.broker.topics
+        if topics.get(self.topic) is None:
+            topics.create_topic(self.topic, 1, 1, {"cleanup.policy": "compact"})
+            log.info("created %s (compacted, 1 partition)", self.topic)
+        plog = topics.log(self.topic, 0)
+        if plog is None:
+            raise RuntimeError(f"{self.topic}-0 is not open")
+        return plog
+
+    def _read_from(self, plog, upto: int | None = None):
+        """(timestamp, key, value) of the records from ``next_offset`` on, advancing it."""
+        if self.next_offset < plog.log_start_offset:
+            self.next_offset = plog.log_start_offset
+        end = plog.log_end_offset if upto is None else upto
+        if self.next_offset >= end:
+            return
+        for h, recs in _read_batches_from(plog, self.next_offset, end):
+            self.next_offset = h.next_offset
+            if h.is_control:
+                continue
+            for r in recs:
+                yield r.timestamp, r.key, r.value
+
+    def catch_up(self) -> None:
+        """Apply what was appended since the last look (normally nothing)."""
+        plog = self._plog()
+        for ts, k, v in self._read_from(plog):
+            self.state.apply(k, v, ts)
+
+    async def load(self) -> None:
+        """Replay the whole topic, yielding to the loop between chunks; then ``ready``."""
+        try:
+            plog = self._plog()
+            end = plog.log_end_offset
+            n = 0
+            for ts, k, v in self._read_from(plog, end):
+                self.state.apply(k, v, ts)
+                n += 1
+                if n % 500 == 0:
+                    await asyncio.sleep(0)
+            self.catch_up()
+            log.info("schema registry loaded %d record(s) from %s: %d subject(s), %d schema id(s)",
+                     n, self.topic, len(self.state.subjects), len(self.state.ids))
+        except Exception as exc:  # answered 50001 by every request
+            self.load_error = exc
+            log.exception("schema registry failed to load %s", self.topic)
+        finally:
+            self.ready.set()
+
+    def _append(self, recs: list[tuple[bytes, bytes | None]]) -> None:
+        plog = self._plog()
+        self.catch_up()
+        now = self.broker.clock.now_ms()
+        plog.append(build_batch([(k, v, now) for k, v in recs]), from_client=False)
+        self.catch_up()
+
+    # ---- reads used by produce validation (the contract) -------------------------------------
+    def registered_ids(self, subject: str) -> set[int]:
+        """Ids of the subject's live (not deleted) versions."""
+        return {e.id for e in self.state.subjects.get(subject, {}).values() if not e.deleted}
+
+    def schema_by_guid(self, guid: str) -> VersionEntry | None:
+        for holders in self.state.ids.values():
+            for e in holders.values():
+                if e.guid == guid:
+                    return e
+        return None
+
+    def schema_by_id(self, schema_id: int) -> VersionEntry | None:
+        holders = self.state.ids.get(schema_id)
+        if not holders:
+            return None
+        return min(holders.values(), key=lambda e: (e.deleted, e.subject, e.version))
+
+    # ---- reads --------------------------------------------------------------------------------
+    def subjects(self, *, deleted: bool = False, prefix: str = "") -> list[str]:
+        out = []
+        for s, versions in self.state.subjects.items():
+            if not s.startswith(prefix):
+                continue
+            if any(deleted or not e.deleted for e in versions.values()):
+                out.append(s)
+        return sorted(out)
+
+    def _versions(self, subject: str) -> dict[int, VersionEntry]:
+        versions = self.state.subjects.get(subject)
+        if not versions:
+            raise subject_not_found(subject)
+        return versions
+
+    def versions(self, subject: str, *, deleted: bool = False) -> list[VersionEntry]:
+        versions = self._versions(subject)
+        out = [e for v, e in sorted(versions.items()) if deleted or not e.deleted]
+        if not out:
+            raise subject_not_found(subject)
+        return out
+
+    def version_as_of(self, subject: str, at_ms: int) -> VersionEntry:
+        """The version that was latest at ``at_ms`` by the records' own timestamps: registered
+        at or before it and not yet deleted then."""
+        versions = self._versions(subject)
+        live = [e for e in versions.values() if e.registered_ts is not None and e.registered_ts <= at_ms
+                and (e.deleted_ts is None or e.deleted_ts > at_ms)]
+        if not live:
+            raise version_not_found(f"latest as of {at_ms}")
+        return max(live, key=lambda e: e.version)
+
+    def get_version(self, subject: str, version: str | int, *, deleted: bool = False) -> VersionEntry:
+        versions = self._versions(subject)
+        if version == "latest" or version == -1:
+            live = [e for e in versions.values() if deleted or not e.deleted]
+            if not live:
+                raise subject_not_found(subject)
+            return max(live, key=lambda e: e.version)
+        e = versions.get(int(version))
+        if e is None or (e.deleted and not deleted):
+            raise version_not_found(version)
+        return e
+
+    def referenced_by(self, subject: str, version: int, *, deleted: bool = False) -> list[int]:
+        ids = set()
+        for versions in self.state.subjects.values():
+            for e in versions.values():
+                if (deleted or not e.deleted) and any(
+                        r.get("subject") == subject and r.get("version") == version for r in e.references):
+                    ids.add(e.id)
+        return sorted(ids)
+
+    def config(self, subject: str | None) -> dict | None:
+        return self.state.configs.get(subject)
+
+    def level(self, subject: str | None) -> str:
+        for scope in (subject, None):
+            c = self.state.configs.get(scope)
+            if c and c.get("compatibilityLevel"):
+                return c["compatibilityLevel"]
+        return self.default_level
+
+    def mode(self, subject: str | None) -> str:
+        if subject is not None and subject in self.state.modes:
+            return self.state.modes[subject]
+        return self.state.modes.get(None, "READWRITE")
+
+    # ---- parsing ------------------------------------------------------------------------------
+    def resolve_references(self, references: list[dict]) -> dict[str, str]:
+        """name -> schema text for every reference, dependencies first (transitively)."""
+        out: dict[str, str] = {}
+
+        def visit(refs, depth):
+            if depth > 32:
+                raise invalid_schema("Too many levels of schema references")
+            for r in refs or ():
+                if not isinstance(r, dict) or not r.get("name") or not r.get("subject"):
+                    raise invalid_schema(f"Invalid schema reference {r!r}")
+                try:
+                    e = self.get_version(r["subject"], r.get("version", -1) if r.get("version") != -1 else "latest")
+                except RegistryError:
+                    raise invalid_schema(f"Invalid schema reference {r['name']}: subject {r['subject']} "
+                                         f"version {r.get('version')} not found") from None
+                visit(e.references, depth + 1)
+                out.setdefault(r["name"], e.schema)
+
+        visit(references, 0)
+        return out
+
+    def parse(self, schema_type: str, text: str, references: list[dict]) -> ParsedSchema:
+        key = (schema_type, text, tuple((r.get("name"), r.get("subject"), r.get("version"))
+                                        for r in references or ()))
+        parsed = self._parsed.get(key)
+        if parsed is None:
+            try:
+                parsed = parse_schema(schema_type, text, self.resolve_references(references))
+            except SchemaError as exc:
+                raise invalid_schema(str(exc)) from None
+            if len(self._parsed) > 10000:
+                self._parsed.clear()
+            self._parsed[key] = parsed
+        return parsed
+
+    def parsed_entry(self, e: VersionEntry) -> ParsedSchema:
+        return self.parse(e.schema_type, e.schema, e.references)
+
+    # ---- lookup -------------------------------------------------------------------------------
+    def prepare(self, subject: str, body: dict, normalize: bool) -> tuple[ParsedSchema, str, str, list]:
+        check_request(body)
+        schema_type = (body.get("schemaType") or "AVRO").upper()
+        references = body.get("references") or []
+        parsed = self.parse(schema_type, body.get("schema"), references)
+        configured = next((c["normalize"] for c in (self.state.configs.get(subject), self.state.configs.get(None))
+                           if c and c.get("normalize") is not None), False)
+        if normalize or configured:
+            text = parsed.normalized()
+        else:
+            text = parsed.canonical()
+        return parsed, schema_type, text, references
+
+    def lookup(self, subject: str, body: dict, *, normalize: bool = False, deleted: bool = False) -> VersionEntry:
+        versions = self._versions(subject)
+        if not deleted and all(e.deleted for e in versions.values()):
+            raise subject_not_found(subject)
+        _, schema_type, text, refs = self.prepare(subject, body, normalize)
+        key = content_key(schema_type, text, refs, body.get("metadata"), body.get("ruleSet"))
+        matches = [e for e in versions.values() if (deleted or not e.deleted) and e.content_key()[:3] == key[:3]]
+        if not matches:
+            raise schema_not_found()
+        return max(matches, key=lambda e: e.version)
+
+    # ---- writes -------------------------------------------------------------------------------
+    def register(self, subject: str, body: dict, *, normalize: bool = False) -> VersionEntry:
+        check_request(body)
+        self.catch_up()
+        req_id = body.get("id")
+        req_id = -1 if req_id is None else int(req_id)
+        req_version = int(body.get("version") or 0)
+        mode = self.mode(subject)
+        if mode == "READONLY":
+            raise not_permitted(f"Subject {subject} in context {CONTEXT} is in read-only mode")
+        if req_id >= 0 and mode != "IMPORT":
+            raise not_permitted(f"Subject {subject} in context {CONTEXT} is not in import mode")
+        if req_id < 0 and mode != "READWRITE":
+            raise not_permitted(f"Subject {subject} in context {CONTEXT} is not in read-write mode")
+        parsed, schema_type, text, refs = self.prepare(subject, body, normalize)
+        metadata, rule_set = body.get("metadata"), body.get("ruleSet")
+        key = content_key(schema_type, text, refs, metadata, rule_set)
+        versions = self.state.subjects.get(subject, {})
+        live = [e for _, e in sorted(versions.items()) if not e.deleted]
+        for e in reversed(live):
+            if e.content_key() == key and (req_id < 0 or req_id == e.id):
+                return e
+        schema_id = self.state.by_content.get(key, -1)
+        if req_id >= 0:
+            holders = self.state.ids.get(req_id)
+            if holders and schema_id != req_id:
+                raise not_permitted(f"Overwrite new schema with id {req_id} in context {CONTEXT} is not permitted.")
+            schema_id = req_id
+        if mode != "IMPORT":
+            errors = check(parsed, [self.parsed_entry(e) for e in live], self.level(subject))
+            if errors:
+                raise incompatible(subject, errors, live[-1] if live else None, self.level(subject))
+        version = max(versions, default=0) + 1
+        if req_version > 0:
+            if mode != "IMPORT" and req_version != version:
+                raise invalid_schema("Version is not one more than previous version")
+            if req_version in versions and not versions[req_version].deleted:
+                raise not_permitted(f"Overwrite new schema with version {req_version} is not permitted.")
+            version = req_version
+        if schema_id < 0:
+            schema_id = self.state.max_id + 1
+        self._append([(R.schema_key(subject, version),
+                       R.schema_value(subject, version, schema_id, schema_type, text, refs, metadata, rule_set))])
+        return self.state.subjects[subject][version]
+
+    def _check_writable(self, subject: str | None) -> None:
+        if self.mode(subject) == "READONLY":
+            raise not_permitted(f"Subject {subject} in context {CONTEXT} is in read-only mode")
+
+    def delete_version(self, subject: str, version: str, *, permanent: bool = False) -> int:
+        self.catch_up()
+        self._check_writable(subject)
+        versions = self._versions(subject)
+        if version == "latest":
+            live = [e for e in versions.values() if not e.deleted]
+            if not live:
+                raise subject_not_found(subject) if not permanent else version_not_found(version)
+            e = max(live, key=lambda x: x.version)
+        else:
+            e = versions.get(int(version))
+            if e is None:
+                raise version_not_found(version)
+        if not permanent and e.deleted:
+            raise version_soft_deleted(subject, e.version)
+        if permanent and not e.deleted:
+            raise version_not_soft_deleted(subject, e.version)
+        if self.referenced_by(subject, e.version, deleted=permanent):
+            raise reference_exists(subject, e.version)
+        if permanent:
+            recs = [(R.schema_key(subject, e.version), None), (R.noop_key(), R.noop_value(self.state.max_id))]
+            if len(versions) == 1:  # the subject's last version: its config and mode go too
+                if subject in self.state.configs:
+                    recs.append((R.subject_key(R.CONFIG, subject), None))
+                if subject in self.state.modes:
+                    recs.append((R.subject_key(R.MODE, subject), None))
+            self._append(recs)
+        else:
+            self._append([(R.schema_key(subject, e.version),
+                           R.schema_value(subject, e.version, e.id, e.schema_type, e.schema, e.references,
+                                          e.metadata, e.rule_set, deleted=True))])
+        return e.version
+
+    def delete_subject(self, subject: str, *, permanent: bool = False) -> list[int]:
+        self.catch_up()
+        self._check_writable(subject)
+        versions = self._versions(subject)
+        live = [e for _, e in sorted(versions.items()) if not e.deleted]
+        if not permanent and not live:
+            raise subject_soft_deleted(subject)
+        targets = [e for _, e in sorted(versions.items())] if permanent else live
+        for e in targets:
+            refs = [i for i in self.referenced_by(subject, e.version, deleted=permanent)
+                    if not any(x.subject == subject for x in self.state.ids.get(i, {}).values())]
+            if refs:
+                raise reference_exists(subject, e.version)
+            if permanent and not e.deleted:
+                raise subject_not_soft_deleted(subject)
+        if permanent:
+            recs = [(R.schema_key(subject, e.version), None) for e in reversed(targets)]
+            recs.append((R.noop_key(), R.noop_value(self.state.max_id)))
+            if subject in self.state.configs:
+                recs.append((R.subject_key(R.CONFIG, subject), None))
+            if subject in self.state.modes:
+                recs.append((R.subject_key(R.MODE, subject), None))
+            self._append(recs)
+        else:
+            self._append([(R.subject_key(R.DELETE_SUBJECT, subject),
+                           R.delete_subject_value(subject, targets[-1].version))])
+        return [e.version for e in targets]
+
+    def set_config(self, subject: str | None, update: dict) -> dict:
+        self.catch_up()
+        level = update.get("compatibility", update.get("compatibilityLevel"))
+        if level is not None and (not isinstance(level, str) or level.upper() not in LEVELS):
+            from schema_registry.errors import invalid_compatibility
+            raise invalid_compatibility()
+        cfg = dict(self.state.configs.get(subject) or {})
+        for k in R.CONFIG_FIELDS:
+            if k in update and k != "compatibilityLevel":
+                cfg[k] = update[k]
+        if level is not None:
+            cfg["compatibilityLevel"] = level.upper()
+        self._append([(R.subject_key(R.CONFIG, subject), R.config_value(subject, cfg))])
+        return cfg
+
+    def delete_config(self, subject: str | None) -> dict:
+        self.catch_up()
+        old = self.state.configs.get(subject) or {}
+        self._append([(R.subject_key(R.CONFIG, subject), None)])
+        return old
+
+    def set_mode(self, subject: str | None, mode: str, *, force: bool = False) -> str:
+        self.catch_up()
+        if mode == "IMPORT" and not force:
+            has = self.subjects() if subject is None else (
+                [subject] if any(not e.deleted for e in self.state.subjects.get(subject, {}).values()) else [])
+            if has and self.mode(subject) != "IMPORT":
+                raise not_permitted("Cannot import since found existing subjects")
+        self._append([(R.subject_key(R.MODE, subject), R.mode_value(subject, mode))])
+        return mode
+
+    def delete_mode(self, subject: str) -> str:
+        self.catch_up()
+        old = self.state.modes.get(subject, "READWRITE")
+        self._append([(R.subject_key(R.MODE, subject), None)])
+        return old
+
+    # ---- metrics ------------------------------------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        return {"schemas": len(self.state.ids), "subjects": len(self.subjects()),
+                "versions": sum(1 for v in self.state.subjects.values() for e in v.values() if not e.deleted)}
+
+
+def _unprocessable(message: str) -> RegistryError:
+    # what Confluent's REST layer answers for a body of the wrong shape (Jackson mapping errors)
+    return RegistryError(422, 422, message)
+
+
+def check_request(body) -> None:
+    """A register/lookup body of the right shape, or 422 (an empty or missing schema: 42201)."""
+    if not isinstance(body, dict):
+        raise _unprocessable("Unrecognized request body: a JSON object was expected")
+    if not isinstance(body.get("schema"), str) or not body["schema"].strip():
+        raise invalid_schema("Empty schema")
+    if body.get("schemaType") is not None and not isinstance(body["schemaType"], str):
+        raise _unprocessable("schemaType must be a string")
+    for k in ("id", "version"):
+        v = body.get(k)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool)):
+            raise _unprocessable(f"{k} must be an integer")
+    refs = body.get("references")
+    if refs is not None:
+        if not isinstance(refs, list):
+            raise _unprocessable("references must be a list")
+        for r in refs:
+            if not (isinstance(r, dict) and isinstance(r.get("name"), str) and isinstance(r.get("subject"), str)
+                    and isinstance(r.get("version", -1), int) and not isinstance(r.get("version", -1), bool)):
+                raise _unprocessable(f"Invalid schema reference {r!r}: name, subject and an integer version")
+    for k in ("metadata", "ruleSet"):
+        if body.get(k) is not None and not isinstance(body[k], dict):
+            raise _unprocessable(f"{k} must be an object")
+
+
+def _read_batches_from(plog, start: int, end: int):
+    """``(header, records)`` of the batches holding offsets ``start..end-1``, in order."""
+    from protocol.errors import CorruptRecordError
+    from protocol.records.batch import iter_batch_positions
+    from protocol.records.record import decode_batch
+    offset = start
+    while offset < end:
+        data = plog.read(offset, _READ_CHUNK, min_one=True, max_offset=end).data
+        if not data:
+            break
+        progressed = False
+        for pos, h in iter_batch_positions(data):
+            if h.next_offset <= offset:
+                continue
+            progressed = True
+            offset = h.next_offset
+            try:
+                _, recs = decode_batch(data, pos)
+            except CorruptRecordError as exc:
+                log.error("skipping a corrupt batch at offset %d of %s: %s", h.base_offset, plog.topic, exc)
+                continue
+            yield h, [r for r in recs if r.offset >= start]
+        if not progressed:
+            break
