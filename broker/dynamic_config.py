@@ -18,7 +18,8 @@ Refusals are Kafka's (``ConfigAdminManager`` answers INVALID_REQUEST, KAFKA-1360
   updated only per-listener using the listener prefix: Set(ssl.keystore.location)``;
 - a per-broker key (listener security) at the cluster default: ``Cannot update these configs
   at default cluster level, broker id must be specified: Set(...)``;
-- a bad value: ``Invalid value X for configuration K: <reason>``.
+- a bad value: ``Invalid value X for configuration K: <reason>``;
+- ``min.insync.replicas`` per broker (Kafka 4.1+, KIP-966: it is a cluster-level config).
 
 Applied at once: the log defaults, the connection limits (``max.connections``, per IP, per
 listener), ``producer.id.expiration.ms``, ``transaction.partition.verification.enable``,
@@ -149,6 +150,9 @@ def validate(props: dict[str, str], per_broker: bool) -> None:
                                  f"listener prefix: {_scala_set(unprefixed)}")
     for k, v in props.items():
         check_value(k, v)
+    if per_broker and "min.insync.replicas" in props:
+        # Kafka 4.1+ (KIP-966, ELR on): min.insync.replicas lives at the cluster level only
+        raise DynamicConfigError("Broker-level min.insync.replicas cannot be altered while ELR is enabled.")
     if not per_broker:
         per = [k for k in props if is_listener_key(k) and base_name(k) not in CLUSTER_LEVEL_LISTENER_KEYS]
         if per:
