@@ -79,7 +79,7 @@ def consume_for(b, client_id, topic, seconds, throttles, warmup):
     throttles, about half its quota (in Kafka too)."""
     c = ck.Consumer({"bootstrap.servers": b, "client.id": client_id, "group.id": "g", "auto.offset.reset": "earliest",
                      "enable.auto.commit": False, "throttle_cb": throttles.append,
-                     "max.partition.fetch.bytes": 32768, "fetch.max.bytes": 32768, "message.max.bytes": 32768})
+                     "max.partition.fetch.bytes": 16384, "fetch.max.bytes": 16384, "message.max.bytes": 16384})
     c.assign([ck.TopicPartition(topic, 0, 0)])
     got = 0
     t0 = time.monotonic()
@@ -133,6 +133,7 @@ def test_producers_and_a_consumer_held_to_their_quotas_a_free_client_is_not(brok
     fast = produce_for(b, "fast", "q2", 3.0)
     for j in jobs:
         j.join()
+    print("rates:", {k: (v if isinstance(v, float) else v["rate"]) for k, v in result.items()}, "fast:", fast)
     assert 0.8 * QUOTA <= result["slow"] <= 1.2 * QUOTA, result
     assert 0.8 * QUOTA <= result["consumer"] <= 1.2 * QUOTA, result
     java = result["java"]
