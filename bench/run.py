@@ -674,6 +674,20 @@ def step_micro() -> None:
             emit(f"micro.{name}", float(value), unit)
 
 
+def step_quota_overhead(rounds: int) -> None:
+    """Produce/fetch cost of client-quota accounting with no quota set, A/B against /work/main
+    (or $HOURGLASS_BENCH_BASE) when that checkout exists; goal <= 3 %."""
+    base = os.environ.get("HOURGLASS_BENCH_BASE", "/work/main")
+    if not Path(base, "broker").is_dir():
+        log(f"quota overhead: no base checkout at {base}, skipped")
+        return
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "quota_overhead.py"), "--base", base,
+                        "--rounds", str(rounds)], capture_output=True, text=True, cwd=ROOT)
+    for line in r.stdout.splitlines():
+        name, value, unit = line.split(maxsplit=2)
+        emit(name, float(value), unit)
+
+
 # ---------------------------------------------------------------------------------- results
 LOWER_IS_BETTER = ("lat", "latency", "startup", "rss", "cpu", "lookup", "_us", "e2e", "micro.produce", "micro.metadata",
                    "micro.peek")
@@ -746,7 +760,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--peer", action="store_true", help="also run the suite against Tansu, interleaved")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", default="suite,ofs,ingest,startup,lookup,micro,txn,groups,share,tls,rest,console,first_run",
+    ap.add_argument("--only", default="suite,ofs,ingest,startup,lookup,micro,quota,txn,groups,share,tls,rest,console,first_run",
                     help="comma list of steps; `container` is opt-in")
     ap.add_argument("--big", action="store_true", help="add the 10M-record lookup")
     ap.add_argument("--noise", type=float, default=0.15)
@@ -779,6 +793,8 @@ def main(argv=None) -> int:
             step_lookup(tmp, a.big)
         if "micro" in steps:
             step_micro()
+        if "quota" in steps:
+            step_quota_overhead(3 if a.quick else 7)
         if "groups" in steps:
             hg = Hourglass(tmp / "groups", "group.consumer.heartbeat.interval.ms=500",
                            "group.consumer.min.heartbeat.interval.ms=100")

@@ -22,7 +22,8 @@ SHARE_GROUPS = "share groups (KIP-932) are always served, as Kafka 4.2 does once
 NEW_COORDINATOR = ("the group coordinator is always the new one, serving classic and KIP-848 consumer groups "
                    "(Kafka 4.0 removed this key)")
 METRICS = "Kafka's metrics reporters are Java plugins: Hourglass exports Prometheus metrics on metrics.port"
-QUOTAS = "client quotas are not enforced"
+QUOTAS = "custom quota callbacks (Java classes) are not loaded: the built-in user/client-id precedence applies"
+CONN_RATE = "the broker-wide connection creation rate is not enforced (per-IP connection_creation_rate quotas are)"
 PURGATORY = "no request purgatories to purge: waiting requests are woken directly"
 OFFSETS_LOG = "the internal offsets log is sized and written by Hourglass itself"
 PLUGINS = "Java plugin classes cannot be loaded"
@@ -136,10 +137,8 @@ NO_EFFECT: dict[str, tuple[str, str]] = {
     "auto.include.jmx.reporter": ("boolean", METRICS),
     "kafka.metrics.reporters": ("list", METRICS),
     "kafka.metrics.polling.interval.secs": ("int", METRICS),
-    "quota.window.num": ("int", QUOTAS),
-    "quota.window.size.seconds": ("int", QUOTAS),
     "client.quota.callback.class": ("class", QUOTAS),
-    "max.connection.creation.rate": ("int", QUOTAS),
+    "max.connection.creation.rate": ("int", CONN_RATE),
     "fetch.purgatory.purge.interval.requests": ("int", PURGATORY),
     "producer.purgatory.purge.interval.requests": ("int", PURGATORY),
     "delete.records.purgatory.purge.interval.requests": ("int", PURGATORY),

@@ -179,6 +179,11 @@ BROKER_KEYS: dict[str, BrokerKey] = {k.name: k for k in [
     _k("log.cleaner.dedupe.buffer.size", _long, "134217728", "Memory for the cleaner's offset map.", *_pos),
     _k("log.cleaner.io.buffer.size", _int, "524288", "Cleaner read/write buffer size.", *_pos),
     _k("log.cleaner.io.max.bytes.per.second", _float, "1.7976931348623157E308", "Cleaner I/O throttle."),
+    # client quotas (Kafka's QuotaConfig): rates are measured over quota.window.num samples
+    _k("quota.window.num", _int, "11", "Samples kept of each client quota rate (produce/fetch byte rates, request time).", *_pos),
+    _k("quota.window.size.seconds", _int, "1", "Time span of each client quota sample.", *_pos),
+    _k("controller.quota.window.num", _int, "11", "Samples of the controller_mutation_rate quota: its token bucket holds this many windows of tokens.", *_pos),
+    _k("controller.quota.window.size.seconds", _int, "1", "Time span of each controller mutation quota sample.", *_pos),
     _k("metrics.port", _int, "-1", "Prometheus metrics HTTP port (-1: off; 0: a free port)."),
     _k("metrics.host", _str, "127.0.0.1", "Prometheus metrics HTTP host."),
     # HTTP services (web/): each is off while its listeners are empty

@@ -16,6 +16,7 @@ import struct
 import time
 from typing import TYPE_CHECKING, Any
 
+from broker.quotas.manager import user_of
 from broker.security.api_acls import RequestAuthz
 from broker.security.authenticator import SASL_AUTHENTICATE, SASL_HANDSHAKE, SaslAuthenticator, State
 from broker.security.principal import ANONYMOUS
@@ -38,7 +39,8 @@ class RequestContext:
     """What a handler knows about the request beyond its body. ``authz`` is the request's view
     of the authorizer (``broker.security.api_acls.RequestAuthz``): who asks, from where, and
     what this API checks."""
-    __slots__ = ("broker", "conn", "api_key", "api_version", "correlation_id", "client_id", "header", "authz")
+    __slots__ = ("broker", "conn", "api_key", "api_version", "correlation_id", "client_id", "header", "authz",
+                 "waited_s", "started", "request_time_recorded")
 
     @property
     def listener(self) -> str | None:
@@ -54,6 +56,9 @@ class RequestContext:
         self.client_id = client_id
         self.header = header
         self.authz = None
+        self.waited_s = 0.0  # time the handler spent parked (long-poll): not request-handling time
+        self.started = 0.0  # perf_counter() when the handler was called
+        self.request_time_recorded = False  # the handler recorded its request time itself (Fetch)
 
 
 def _now_ms() -> int:
@@ -101,6 +106,9 @@ class Connection:
         self.closed = False
         self.busy = False  # a request is being handled (shutdown waits for it)
         self.max_request = broker.cfg["socket.request.max.bytes"]
+        # KIP-219: after answering a throttled request at once, read nothing more from this
+        # connection for this long (ms); the client holds back for the same time.
+        self.throttle_ms = 0
 
     def close(self, reason: str | None = None, kind: str = "malformed_request") -> None:
         if self.closed:
@@ -172,6 +180,9 @@ class Connection:
                     self.writer.writelines(parts)
                     # back-pressure: a client that stops reading stops us, not our memory
                     await self.writer.drain()
+                if self.throttle_ms:  # muted: the next request waits in the socket
+                    await asyncio.sleep(self.throttle_ms / 1000.0)
+                    self.throttle_ms = 0
                 self.last_active = time.monotonic()
         except (ConnectionError, asyncio.CancelledError):
             pass
@@ -217,7 +228,7 @@ class Connection:
         ctx = RequestContext(self.broker, self, api_key, api_version, correlation_id, header.client_id, header)
         ctx.authz = RequestAuthz(self.broker.security.authorizer, self.principal, self.host, api_key, api_version)
         self.broker.metrics.request_started(api_key, api_version)
-        t0 = time.perf_counter()
+        t0 = ctx.started = time.perf_counter()
         try:
             response = await handler.fn(ctx, request)
         except CloseConnection:
@@ -228,12 +239,27 @@ class Connection:
             raise CloseConnection(f"internal error handling {spec.name} v{api_version}: {exc!r}",
                                   "internal_error") from None
         finally:
-            self.broker.metrics.request_done(api_key, api_version, time.perf_counter() - t0)
+            elapsed = time.perf_counter() - t0
+            self.broker.metrics.request_done(api_key, api_version, elapsed)
+        quotas = self.broker.quotas
+        if quotas is not None and quotas.active:
+            self._account(quotas, ctx, len(frame), elapsed, response)
         if auth is not None and api_key == API_VERSIONS:
             auth.api_versions_answered()
         if response is None:
             return None
         return self.encode_response(spec, api_version, correlation_id, response)
+
+    def _account(self, quotas, ctx, size: int, elapsed: float, response) -> None:
+        """Client quotas: record this request and, over a quota, put the throttle time in the
+        response and mute the connection for it (Kafka's maxThrottleTimeMs, KIP-219)."""
+        prior = getattr(response, "throttle_time_ms", 0) or 0
+        throttle = quotas.after_request(user_of(self.principal), ctx.client_id or "", ctx.api_key, size,
+                                        max(elapsed - ctx.waited_s, 0.0), prior, ctx.request_time_recorded)
+        if throttle > 0:
+            self.throttle_ms = max(self.throttle_ms, throttle)
+            if response is not None and hasattr(response, "throttle_time_ms"):
+                response.throttle_time_ms = throttle
 
     async def _sasl_step(self, step, spec, api_version: int, correlation_id: int) -> list | None:
         """Answer one step of the SASL exchange: after the failure delay when it failed, then

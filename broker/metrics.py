@@ -50,6 +50,31 @@ class Metrics:
         self.errors[(api_key, code)] += 1
 
 
+def quota_families(broker, Gauge, Counter):
+    """Per-client quota metrics (Kafka's byte-rate / request-time and throttle-time sensors),
+    labelled by quota type and the (user, client-id) the client's usage is counted under."""
+    q = broker.quotas
+    rate = Gauge("hourglass_client_quota_rate", "Measured rate over the quota window (bytes/s; request: "
+                 "percent of one thread)", labels=["quota", "user", "client_id"])
+    bound = Gauge("hourglass_client_quota_limit", "The quota that applies", labels=["quota", "user", "client_id"])
+    ttot = Counter("hourglass_client_quota_throttle_time_ms", "Throttle time given, ms",
+                   labels=["quota", "user", "client_id"])
+    tcnt = Counter("hourglass_client_quota_throttled", "Responses throttled", labels=["quota", "user", "client_id"])
+    if q is not None:
+        import time
+        now = int(time.time() * 1000)
+        for m in q.managers:
+            for (user, client), s in sorted(m.sensors.items()):
+                labels = [m.name, user, client]
+                if hasattr(s.rate, "window_ms"):  # a Rate (the mutation quota's bucket has no rate)
+                    rate.add_metric(labels, s.rate.measure(now))
+                if s.bound is not None:
+                    bound.add_metric(labels, s.bound)
+                ttot.add_metric(labels, s.throttle_total_ms)
+                tcnt.add_metric(labels, s.throttle_count)
+    return rate, bound, ttot, tcnt
+
+
 class BrokerCollector:
     """A prometheus_client collector over one broker (its own registry: several embedded
     brokers in one process do not share metrics)."""
@@ -121,6 +146,7 @@ class BrokerCollector:
             rolled += plog.segments_rolled
             deleted += plog.segments_deleted
         yield from (start, end, size, nseg)
+        yield from quota_families(b, GaugeMetricFamily, CounterMetricFamily)
         yield CounterMetricFamily("hourglass_segments_rolled", "Segments rolled (open logs)", value=rolled)
         yield CounterMetricFamily("hourglass_segments_deleted", "Segments deleted by retention (open logs)",
                                   value=deleted)

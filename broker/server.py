@@ -79,6 +79,8 @@ class Broker:
         self.txn = None  # broker.transactions.coordinator.TransactionCoordinator
         self.share_groups = None  # broker.share.coordinator.ShareCoordinator
         self.producer_ids: ProducerIds | None = None
+        self.quotas = None  # broker.quotas.manager.ClientQuotas
+        self.dynamic_configs = None  # broker.dynamic_config.DynamicBrokerConfigs
 
     # ---- identity --------------------------------------------------------------------------
     @property
@@ -125,9 +127,18 @@ class Broker:
         from broker.security.state import BrokerSecurity, security_dir
         self.per_ip_limits = per_ip_limits(cfg["max.connections.per.ip.overrides"])
         self.security = BrokerSecurity.from_config(cfg.raw.get, security_dir(cfg.log_dirs))
+        from broker.quotas.manager import ClientQuotas
+        from broker.quotas.store import QuotaStore
+        self.quotas = ClientQuotas(QuotaStore(security_dir(cfg.log_dirs)), samples=cfg["quota.window.num"],
+                                   window_s=cfg["quota.window.size.seconds"],
+                                   controller_samples=cfg["controller.quota.window.num"],
+                                   controller_window_s=cfg["controller.quota.window.size.seconds"])
         for lst in cfg.listeners:  # a bad keystore or SASL setting refuses to start here
             self.listener_security[lst.name] = ListenerSecurity.build(
                 lst.name, lst.security_protocol, lst.overrides, cfg.raw, self.security.scram)
+        from broker import dynamic_config
+        self.dynamic_configs = dynamic_config.DynamicBrokerConfigs(security_dir(cfg.log_dirs))
+        dynamic_config.apply(self)
         log.info("opened %d partition log(s) in %.0f ms", len(self.logs.all_logs()),
                  (time.monotonic() - t0) * 1000)
 
@@ -204,6 +215,14 @@ class Broker:
             return
         peer = writer.get_extra_info("peername")
         ip = peer[0] if isinstance(peer, tuple) else None
+        if ip is not None and self.quotas is not None and self.quotas.connections.enabled:
+            throttle = self.quotas.connections.record(ip, int(time.time() * 1000))
+            if throttle > 0:  # Kafka closes a throttled connection after the throttle time
+                log.debug("connection from %s over its connection_creation_rate: closed in %d ms", ip, throttle)
+                self.metrics.rejected["connection_rate"] += 1
+                await asyncio.sleep(throttle / 1000)
+                writer.close()
+                return
         per_ip = self.per_ip_limits.get(ip, self.cfg["max.connections.per.ip"])
         if ip is not None and per_ip < 2**31 - 1:
             if sum(1 for c in self.connections if c.host == ip) >= per_ip:
@@ -260,6 +279,8 @@ class Broker:
 
     def _housekeeping(self) -> None:
         self.logs.flush_dirty()
+        if self.quotas is not None and self.quotas.active:
+            self.quotas.expire(self.clock.now_ms())
         self.logs.run_pending_deletes(self.clock.now_ms())
 
     def _checkpoint(self) -> None:

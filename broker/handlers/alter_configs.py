@@ -5,8 +5,9 @@ keys not listed go back to their defaults), as Kafka's ControllerApis.handleLega
 - an unknown resource type: UNSUPPORTED_VERSION "Unknown resource type N." (Kafka's answer);
 - topic: unknown -> UNKNOWN_TOPIC_OR_PARTITION "The topic 'T' does not exist."; a null value,
   an unknown key or a bad value -> INVALID_CONFIG naming the key; nothing is changed then;
-- broker / broker-logger resources: dynamic broker configs are not supported, answered with
-  INVALID_REQUEST and a message saying to set the key in server.properties;
+- broker resources (this node's id, or ``""`` for the cluster default): the resource's whole
+  set of dynamic broker configs is replaced (``alter_broker_configs``; keys Kafka does not
+  mark dynamic are refused with its message); broker-logger resources are refused;
 - ``validate_only``: every check, nothing changed.
 
 A change is validated, persisted (the topic's metadata file) and applied to the open logs at
@@ -31,17 +32,34 @@ from protocol.messages.alter_configs import AlterConfigsResponse as R
 log = logging.getLogger(__name__)
 
 
-def refuse_broker_change(b, rtype: int, rname: str, keys) -> None:
-    """Broker resources: raise ResourceError (dynamic broker configs are not supported)."""
-    check_broker_resource(b.node_id, rname, allow_default=rtype == BROKER)
+def alter_broker_configs(b, rtype: int, rname: str, new_layer, validate_only: bool) -> None:
+    """A BROKER resource (this node's id, or ``""``: the cluster default): ``new_layer(current)``
+    gives the layer's new key set; it is validated as Kafka's ConfigAdminManager does
+    (INVALID_REQUEST, ``broker.dynamic_config``), then kept durably and applied at once.
+    BROKER_LOGGER resources are refused (log levels are set at start)."""
+    from broker import dynamic_config as dc
+    per_broker = check_broker_resource(b.node_id, rname, allow_default=rtype == BROKER)
     if rtype == BROKER_LOGGER:
         raise ResourceError(ErrorCode.INVALID_REQUEST,
                             "Changing broker logger levels at runtime is not supported by Hourglass; "
                             "use --log-level when starting the broker.")
-    listed = ", ".join(sorted(keys)) or "(none)"
-    raise ResourceError(ErrorCode.INVALID_REQUEST,
-                        f"Dynamic broker configs are not supported by Hourglass: set {listed} in "
-                        "server.properties (or --override) and restart the broker.")
+    dyn = b.dynamic_configs
+    current = dict(dyn.layer(per_broker))
+    new = new_layer(dict(current))
+    changed = {k for k in set(current) | set(new) if current.get(k) != new.get(k)}
+    try:
+        dc.validate(new, per_broker)
+        merged = dc.effective(b.cfg.raw, dyn.default if per_broker else new, new if per_broker else dyn.broker)
+        dc.check_listener_keystores(b, merged, {k: new[k] for k in changed if k in new})
+    except dc.DynamicConfigError as exc:
+        raise ResourceError(ErrorCode.INVALID_REQUEST, str(exc)) from None
+    if validate_only or not changed:
+        return
+    dyn.replace(per_broker, new)
+    dc.apply(b, changed)
+    log.info("dynamic %s configs changed: %s", f"broker {rname}" if per_broker else "cluster-default",
+             ", ".join(f"{k}={'(sensitive)' if dc.is_sensitive(k) else new.get(k, '(deleted)')}"
+                       for k in sorted(changed)))
 
 
 def apply_topic_configs(b, name: str, new_overrides: dict, validate_only: bool) -> None:
@@ -56,13 +74,12 @@ def apply_topic_configs(b, name: str, new_overrides: dict, validate_only: bool) 
         log.info("configs of topic %s are now %s", name, new_overrides or "{} (all defaults)")
 
 
-def answer_resources(b, resources, alter_topic, broker_keys, alter_group=None, az=None) -> list[tuple]:
+def answer_resources(b, resources, alter_topic, alter_broker, alter_group=None, az=None) -> list[tuple]:
     """The per-resource loop AlterConfigs and IncrementalAlterConfigs share, as Kafka answers:
     a resource named twice gets one INVALID_REQUEST; with ACLs on, ALTER_CONFIGS on the topic
     (TOPIC_AUTHORIZATION_FAILED), the group (GROUP_AUTHORIZATION_FAILED) or the cluster for
     broker resources (CLUSTER_AUTHORIZATION_FAILED); a topic goes to ``alter_topic(res)``;
-    broker and broker-logger resources are refused by ``refuse_broker_change`` with
-    ``broker_keys(res)``; other types are refused. Returns (error, message, type, name)."""
+    broker and broker-logger resources go to ``alter_broker(res)``; other types are refused. Returns (error, message, type, name)."""
     out = []
     for res, duplicated in once_per_key(resources, lambda r: (r.resource_type, r.resource_name)):
         code, message = 0, None
@@ -80,7 +97,7 @@ def answer_resources(b, resources, alter_topic, broker_keys, alter_group=None, a
             elif res.resource_type == GROUP and alter_group is not None:
                 alter_group(res)
             elif res.resource_type in (BROKER, BROKER_LOGGER):
-                refuse_broker_change(b, res.resource_type, res.resource_name, broker_keys(res))
+                alter_broker(res)
             elif res.resource_type in RESOURCE_TYPE_NAMES and res.resource_type != 0:
                 raise ResourceError(ErrorCode.INVALID_REQUEST,
                                     f"Unexpected resource type {RESOURCE_TYPE_NAMES[res.resource_type]}.")
@@ -103,8 +120,15 @@ async def handle(ctx, req):
                                 "Null value not supported for topic configs: " + ",".join(nulls))
         apply_topic_configs(b, res.resource_name, {c.name: c.value for c in res.configs}, req.validate_only)
 
-    results = answer_resources(b, req.resources, alter_topic, lambda res: [c.name for c in res.configs],
-                               az=active(ctx))
+    def alter_broker(res):
+        nulls = [c.name for c in res.configs if c.value is None]
+        if nulls:
+            raise ResourceError(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ",".join(nulls))
+        # the legacy API replaces the resource's whole dynamic set
+        alter_broker_configs(b, res.resource_type, res.resource_name, lambda _cur: {c.name: c.value for c in res.configs},
+                             req.validate_only)
+
+    results = answer_resources(b, req.resources, alter_topic, alter_broker, az=active(ctx))
     return R(throttle_time_ms=0, responses=[
         R.AlterConfigsResourceResponse(error_code=code, error_message=msg, resource_type=rtype, resource_name=name)
         for code, msg, rtype, name in results])

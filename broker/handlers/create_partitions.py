@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 
 from broker.handlers import once_per_key
+from broker.quotas.manager import ThrottlingQuotaExceeded
 from broker.registry import handles
 from broker.security.api_acls import active
 from broker.topics import TopicError
@@ -26,7 +27,7 @@ from protocol.messages.create_partitions import CreatePartitionsResponse as R
 log = logging.getLogger(__name__)
 
 
-def _grow(b, ct, validate_only: bool):
+def _grow(b, ct, validate_only: bool, quota=None):
     """Returns (error code, message) for one topic."""
     t = b.topics.get(ct.name)
     if t is None:
@@ -58,6 +59,12 @@ def _grow(b, ct, validate_only: bool):
                         f"The manual partition assignment includes a partition with {len(ids)} replica(s), "
                         "but this is inconsistent with previous partitions, which have 1 replica(s).")
     try:
+        if quota is not None:
+            b.topics.add_partitions(ct.name, ct.count, validate_only=True)
+            try:
+                quota.record(additional)
+            except ThrottlingQuotaExceeded as exc:
+                return ErrorCode.THROTTLING_QUOTA_EXCEEDED, str(exc)
         b.topics.add_partitions(ct.name, ct.count, validate_only=validate_only)
     except TopicError as exc:
         return exc.code, exc.message
@@ -71,6 +78,7 @@ async def handle(ctx, req):
     b = ctx.broker
     results = []
     az = active(ctx)
+    quota = b.quotas.mutation_quota(ctx, strict=ctx.api_version >= 3) if getattr(b, "quotas", None) is not None else None
     for ct, duplicated in once_per_key(req.topics, lambda ct: ct.name):
         if duplicated:
             results.append(R.CreatePartitionsTopicResult(name=ct.name, error_code=ErrorCode.INVALID_REQUEST,
@@ -80,6 +88,6 @@ async def handle(ctx, req):
             results.append(R.CreatePartitionsTopicResult(name=ct.name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
                                                          error_message="Topic authorization failed."))
             continue
-        code, message = _grow(b, ct, req.validate_only)
+        code, message = _grow(b, ct, req.validate_only, quota)
         results.append(R.CreatePartitionsTopicResult(name=ct.name, error_code=code, error_message=message))
-    return R(throttle_time_ms=0, results=results)
+    return R(throttle_time_ms=0 if quota is None else quota.throttle_time_ms(), results=results)

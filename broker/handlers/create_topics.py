@@ -25,12 +25,13 @@ from __future__ import annotations
 import logging
 
 from broker.cluster import validate_topic_name
-from broker.handlers.describe_configs import created_topic_configs
+from broker.handlers.describe_configs import dynamic_log_layers, created_topic_configs
 from broker.handlers import once_per_key
 from broker.registry import handles
 from broker.security.api_acls import active
 from broker.topics import TopicError
 from protocol.errors import ErrorCode
+from broker.quotas.manager import ThrottlingQuotaExceeded
 from protocol.messages.create_topics import CreateTopicsResponse as R
 from storage.log_config import CONFIG_SOURCE_IDS
 
@@ -85,7 +86,7 @@ def _check_assignments(node_id: int, assignments) -> int:
     return len(seen)
 
 
-def create_one(b, ct, validate_only: bool):
+def create_one(b, ct, validate_only: bool, quota=None):
     """Create (or just validate) one topic; returns its TopicInfo or raises _Refused."""
     topics = b.topics
     name = ct.name
@@ -129,6 +130,15 @@ def create_one(b, ct, validate_only: bool):
         if replication == -1:
             replication = b.cfg["default.replication.factor"]
     try:
+        if quota is not None:
+            # valid first, then the controller mutation quota (Kafka takes it for validate_only too)
+            t = topics.create_topic(name, partitions, replication, configs, validate_only=True)
+            try:
+                quota.record(partitions)
+            except ThrottlingQuotaExceeded as exc:
+                raise _Refused(ErrorCode.THROTTLING_QUOTA_EXCEEDED, str(exc)) from None
+            if validate_only:
+                return t
         return topics.create_topic(name, partitions, replication, configs, validate_only=validate_only)
     except TopicError as exc:
         raise _Refused(exc.code, exc.message) from None
@@ -143,6 +153,7 @@ async def handle(ctx, req):
     az = active(ctx)
     # ACLs on: CREATE on the cluster allows every topic, else CREATE on each topic decides
     may_create_all = az is None or az.allowed("create_cluster")
+    quota = b.quotas.mutation_quota(ctx, strict=v >= 6) if getattr(b, "quotas", None) is not None else None
     for ct, duplicated in once_per_key(req.topics, lambda ct: ct.name):
         if duplicated:
             results.append(R.CreatableTopicResult(name=ct.name, error_code=ErrorCode.INVALID_REQUEST,
@@ -153,7 +164,7 @@ async def handle(ctx, req):
                                                   error_message="Authorization failed."))
             continue
         try:
-            t = create_one(b, ct, validate_only)
+            t = create_one(b, ct, validate_only, quota)
         except _Refused as exc:
             log.info("CreateTopics %s refused: %s (%s)", ct.name, exc.code.name, exc.message)
             results.append(R.CreatableTopicResult(name=ct.name, error_code=exc.code,
@@ -171,6 +182,6 @@ async def handle(ctx, req):
                 continue
             res.configs = [R.CreatableTopicConfigs(name=n, value=None if sens else val, read_only=ro,
                                                    config_source=CONFIG_SOURCE_IDS[src], is_sensitive=sens)
-                           for n, val, src, ro, sens in created_topic_configs(b.cfg.topic_defaults, t.configs)]
+                           for n, val, src, ro, sens in created_topic_configs(b.cfg.topic_defaults, t.configs, dynamic_log_layers(b))]
         results.append(res)
-    return R(throttle_time_ms=0, topics=results)
+    return R(throttle_time_ms=0 if quota is None else quota.throttle_time_ms(), topics=results)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 
 from broker.handlers import once_per_key
+from broker.quotas.manager import ThrottlingQuotaExceeded
 from broker.registry import handles
 from broker.security.api_acls import active
 from broker.topics import TopicError
@@ -54,6 +55,7 @@ async def handle(ctx, req):
     v = ctx.api_version
     out: list = []
     az = active(ctx)
+    quota = b.quotas.mutation_quota(ctx, strict=v >= 5) if getattr(b, "quotas", None) is not None else None
 
     def answer(name, tid, code=0, message=None):
         out.append(R.DeletableTopicResult(name=name, topic_id=tid, error_code=code, error_message=message))
@@ -96,6 +98,12 @@ async def handle(ctx, req):
             code = ErrorCode.TOPIC_DELETION_DISABLED if v >= 3 else ErrorCode.INVALID_REQUEST
             answer(n, i or ZERO_UUID, code, "Topic deletion is disabled.")
             continue
+        if quota is not None and b.topics.get(n) is not None:
+            try:
+                quota.record(b.topics.get(n).partitions)
+            except ThrottlingQuotaExceeded as exc:
+                answer(n, i or ZERO_UUID, ErrorCode.THROTTLING_QUOTA_EXCEEDED, str(exc))
+                continue
         try:
             t = delete_topic(b, n)
         except TopicError as exc:
@@ -104,4 +112,4 @@ async def handle(ctx, req):
             continue
         log.info("DeleteTopics: deleted %s (%d partition(s)) for client %r", n, t.partitions, ctx.client_id)
         answer(t.name, t.topic_id)
-    return R(throttle_time_ms=0, responses=out)
+    return R(throttle_time_ms=0 if quota is None else quota.throttle_time_ms(), responses=out)

@@ -13,13 +13,14 @@ when ``log.retention.hours`` is; ``segment.bytes`` shows ``log.segment.bytes``.
 The source is the first remaining synonym's source, DEFAULT_CONFIG when none remain; v0's
 ``is_default`` is ``source == DEFAULT_CONFIG``.
 
-Broker resource (type 4): resource name ``""`` is the cluster-wide dynamic default: only what a
-Kafka 4.1+ cluster writes there itself (``cluster_level_configs``: ``min.insync.replicas``,
-KIP-966); this node's id lists every broker key we accept (``broker.config.BROKER_KEYS``
-and ``storage.log_config.BROKER_LOG_DEFAULTS``) with DYNAMIC_DEFAULT_BROKER_CONFIG for those,
-STATIC_BROKER_CONFIG when set in the config file/overrides, else DEFAULT_CONFIG; all read-only
-(dynamic broker configs cannot be changed). Another
-id or a non-integer name: INVALID_REQUEST with Kafka's message.
+Broker resource (type 4): resource name ``""`` is the cluster-wide dynamic default: what is set
+at that level (``broker.dynamic_config``) over what a Kafka 4.1+ cluster writes there itself
+(``cluster_level_configs``: ``min.insync.replicas``, KIP-966), DYNAMIC_DEFAULT_BROKER_CONFIG;
+this node's id lists every broker key we accept
+(``broker.config.BROKER_KEYS`` and ``storage.log_config.BROKER_LOG_DEFAULTS``, plus dynamic
+listener keys) with its source: DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG,
+STATIC_BROKER_CONFIG or DEFAULT_CONFIG (``broker.dynamic_config``); read-only unless Kafka
+marks the key dynamic. Another id or a non-integer name: INVALID_REQUEST with Kafka's message.
 
 Broker-logger resource (type 8): the Python loggers of this process and their levels
 (source DYNAMIC_BROKER_LOGGER_CONFIG), as Kafka lists its log4j loggers.
@@ -79,25 +80,43 @@ def cluster_level_configs(broker_defaults: dict) -> dict[str, str]:
     return {"min.insync.replicas": str(broker_defaults.get("min.insync.replicas", "1"))}
 
 
-def topic_config_entries(broker_defaults: dict, overrides: dict, names=None):
+def default_layer(b) -> dict[str, str]:
+    """The cluster-default layer as described: what was set there over the cluster-level configs."""
+    dyn = getattr(b, "dynamic_configs", None)
+    return {**cluster_level_configs(b.cfg.raw), **(dyn.default if dyn is not None else {})}
+
+
+def dynamic_log_layers(b) -> dict:
+    """The dynamic broker layers of the topic defaults, as ``lc.describe`` keyword arguments."""
+    dyn = getattr(b, "dynamic_configs", None)
+    pick = lambda layer: {k: v for k, v in layer.items() if k in lc.BROKER_LOG_DEFAULTS}  # noqa: E731
+    return {"dynamic_default_broker": pick(default_layer(b)),
+            "dynamic_broker": pick(dyn.broker) if dyn is not None else {}}
+
+
+def _layers(broker_defaults: dict, layers: dict | None) -> dict:
+    return layers if layers is not None else {"dynamic_default_broker": cluster_level_configs(broker_defaults)}
+
+
+def topic_config_entries(broker_defaults: dict, overrides: dict, names=None, layers=None):
     """[(name, value, source_name, read_only, sensitive, synonyms, type, documentation)] for
-    DescribeConfigs of a topic, sorted by name, with Kafka's synonym and source rules."""
+    DescribeConfigs of a topic, sorted by name, with Kafka's synonym and source rules.
+    ``layers``: the dynamic broker layers (``dynamic_log_layers``; default: the cluster-level
+    configs only)."""
     out = []
-    for d in lc.describe(broker_defaults, overrides, names=names,
-                         dynamic_default_broker=cluster_level_configs(broker_defaults)):
+    for d in lc.describe(broker_defaults, overrides, names=names, **_layers(broker_defaults, layers)):
         syns = kafka_topic_synonyms(d.name, d.synonyms)
         source = syns[0].source if syns else lc.SOURCE_DEFAULT
         out.append((d.name, d.value, source, d.read_only, d.sensitive, syns, d.type, d.documentation))
     return out
 
 
-def created_topic_configs(broker_defaults: dict, overrides: dict):
+def created_topic_configs(broker_defaults: dict, overrides: dict, layers=None):
     """Config entries echoed by CreateTopics v5+: Kafka's controller resolves each topic config
     through its synonyms in order (``resolveEffectiveTopicConfigs``), without ConfigHelper's
     drop; so the source is simply the first synonym's (topic, static broker, default)."""
     return [(d.name, d.value, d.source, d.read_only, d.sensitive)
-            for d in lc.describe(broker_defaults, overrides,
-                                 dynamic_default_broker=cluster_level_configs(broker_defaults))]
+            for d in lc.describe(broker_defaults, overrides, **_layers(broker_defaults, layers))]
 
 
 # ---- broker configs -------------------------------------------------------------------------
@@ -135,33 +154,51 @@ def _broker_key_table() -> dict[str, tuple[str, str | None, str]]:
     return table
 
 
-def broker_config_entries(raw: dict[str, str], names=None, *, cluster_default: bool = False):
-    """[(name, value, source_name, read_only, sensitive, synonyms, type, documentation)] for this
-    node's broker resource: value = the cluster-level dynamic config if any
-    (``cluster_level_configs``), else the static setting, else the default. ``cluster_default``:
-    the cluster-default resource ``""`` instead, which lists only the cluster-level configs."""
+def broker_config_entries(raw: dict[str, str], names=None, default: dict | None = None,
+                          broker: dict | None = None):
+    """[(name, value, source_name, read_only, sensitive, synonyms, type, documentation)] for
+    this node's broker resource: per key the dynamic per-broker value, else the dynamic
+    cluster default, else the static setting, else the default; read-only unless Kafka marks
+    the key dynamic. Dynamic keys outside the table (listener-prefixed) are listed too."""
+    from broker.dynamic_config import is_dynamic, is_sensitive
+    default, broker = default or {}, broker or {}
     table = _broker_key_table()
-    dynamic = cluster_level_configs(raw)
-    keys = sorted(dynamic) if cluster_default else sorted(table)
-    wanted = keys if names is None else [n for n in names if n in keys]
+    extra = sorted((set(default) | set(broker)) - set(table))
+    every = sorted(set(table) | set(extra))
+    wanted = every if names is None else [n for n in names if n in table or n in extra]
     out = []
     for name in wanted:
-        typ, default, doc = table[name]
+        typ, dflt, doc = table.get(name, ("password" if is_sensitive(name) else "string", None, None))
         syns = []
         group = _broker_synonym_names(name)
-        if name in dynamic:
-            syns.append(lc.ConfigSynonymEntry(name, dynamic[name], lc.SOURCE_DYNAMIC_DEFAULT_BROKER))
-        for s in group if not cluster_default else ():
-            if s in raw:
-                syns.append(lc.ConfigSynonymEntry(s, raw[s], lc.SOURCE_STATIC_BROKER))
-        for s in group if not cluster_default else ():
+        for source, layer in ((lc.SOURCE_DYNAMIC_BROKER, broker), (lc.SOURCE_DYNAMIC_DEFAULT_BROKER, default),
+                              (lc.SOURCE_STATIC_BROKER, raw)):
+            for s in group:
+                if s in layer:
+                    syns.append(lc.ConfigSynonymEntry(s, layer[s], source))
+        for s in group:
             if s in table and table[s][1] is not None:
                 syns.append(lc.ConfigSynonymEntry(s, table[s][1], lc.SOURCE_DEFAULT))
         while syns and syns[0].name != name:  # Kafka's dropWhile(_.name != name)
             syns.pop(0)
-        value = dynamic[name] if name in dynamic else raw[name] if name in raw else default
+        value = syns[0].value if syns else dflt
         source = syns[0].source if syns else lc.SOURCE_DEFAULT
-        out.append((name, value, source, True, typ == "password", syns, typ, doc))
+        sensitive = typ == "password" or is_sensitive(name)
+        out.append((name, value, source, not is_dynamic(name), sensitive, syns, typ, doc))
+    return out
+
+
+def default_broker_config_entries(default: dict, names=None):
+    """The cluster-default resource ``""``: only what is set at that level (Kafka's
+    ``currentDynamicDefaultConfigs``)."""
+    from broker.dynamic_config import is_sensitive
+    table = _broker_key_table()
+    wanted = sorted(default) if names is None else [n for n in names if n in default]
+    out = []
+    for n in wanted:
+        typ, _dflt, doc = table.get(n, ("password" if is_sensitive(n) else "string", None, None))
+        out.append((n, default[n], lc.SOURCE_DYNAMIC_DEFAULT_BROKER, False, is_sensitive(n),
+                    [lc.ConfigSynonymEntry(n, default[n], lc.SOURCE_DYNAMIC_DEFAULT_BROKER)], typ, doc))
     return out
 
 
@@ -210,11 +247,12 @@ def _entries_for(b, rtype: int, rname: str, names):
         t = b.topics.get(rname)
         if t is None:
             raise ResourceError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
-        return topic_config_entries(b.cfg.topic_defaults, t.configs, names)
+        return topic_config_entries(b.cfg.topic_defaults, t.configs, names, dynamic_log_layers(b))
     if rtype == BROKER:
+        dyn = getattr(b, "dynamic_configs", None)
         if not check_broker_resource(b.node_id, rname, allow_default=True):
-            return broker_config_entries(b.cfg.raw, names, cluster_default=True)
-        return broker_config_entries(b.cfg.raw, names)
+            return default_broker_config_entries(default_layer(b), names)
+        return broker_config_entries(b.cfg.raw, names, default_layer(b), dyn.broker if dyn is not None else None)
     if rtype == BROKER_LOGGER:
         check_broker_resource(b.node_id, rname, allow_default=False)
         return logger_entries(names)

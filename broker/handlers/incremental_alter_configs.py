@@ -9,11 +9,12 @@ An APPEND or SUBTRACT on any other key: INVALID_CONFIG "Can't APPEND to key K be
 type is not LIST."; an unknown operation: INVALID_REQUEST; a null value for anything but
 DELETE or the same key twice: INVALID_REQUEST. The resulting override set is validated as a
 whole (INVALID_CONFIG naming the key), persisted and applied live, or left untouched with
-``validate_only``. Resource-level rules are those of AlterConfigs.
+``validate_only``. Resource-level rules are those of AlterConfigs; BROKER resources change the
+dynamic broker configs of this node or of the cluster default (``broker.dynamic_config``).
 """
 from __future__ import annotations
 
-from broker.handlers.alter_configs import answer_resources, apply_topic_configs
+from broker.handlers.alter_configs import alter_broker_configs, answer_resources, apply_topic_configs
 from broker.handlers.describe_configs import ResourceError
 from broker.registry import handles
 from broker.security.api_acls import active
@@ -25,15 +26,21 @@ SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
 
 
+def _broker_list_key(key: str):
+    from storage.log_config import BROKER_LOG_DEFAULTS
+    return BROKER_LOG_DEFAULTS.get(key)
+
+
 def _parts(value: str | None, key: str) -> list[str]:
     if value is None:
-        d = TOPIC_CONFIGS[key]
+        d = TOPIC_CONFIGS.get(key) or _broker_list_key(key)
         value = value_to_string(d.type, d.default) or ""
     return [p.strip() for p in value.split(",") if p.strip()]
 
 
-def apply_ops(current: dict[str, str], ops) -> dict[str, str]:
-    """New override set from ``current`` and [(key, op, value)]; pure. Raises ResourceError."""
+def apply_ops(current: dict[str, str], ops, broker: bool = False) -> dict[str, str]:
+    """New override set from ``current`` and [(key, op, value)]; pure. Raises ResourceError.
+    ``broker``: keys are broker keys (list-typed ones by the broker key's type)."""
     keys = [k for k, _op, _v in ops]
     if len(set(keys)) != len(keys):
         raise ResourceError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
@@ -49,7 +56,7 @@ def apply_ops(current: dict[str, str], ops) -> dict[str, str]:
         elif op == DELETE:
             new.pop(key, None)
         else:
-            d = TOPIC_CONFIGS.get(key)
+            d = TOPIC_CONFIGS.get(key) if not broker else _broker_list_key(key)
             if d is None or d.type != "list":
                 raise ResourceError(ErrorCode.INVALID_CONFIG,
                                     f"Can't {OP_NAMES[op]} to key {key} because its type is not LIST.")
@@ -92,8 +99,12 @@ async def handle(ctx, req):
         except GroupConfigError as exc:
             raise ResourceError(ErrorCode.INVALID_CONFIG, str(exc)) from None
 
-    results = answer_resources(b, req.resources, alter_topic, lambda res: [c.name for c in res.configs],
-                               alter_group, active(ctx))
+    def alter_broker(res):
+        ops = [(c.name, c.config_operation, c.value) for c in res.configs]
+        alter_broker_configs(b, res.resource_type, res.resource_name, lambda cur: apply_ops(cur, ops, broker=True),
+                             req.validate_only)
+
+    results = answer_resources(b, req.resources, alter_topic, alter_broker, alter_group, active(ctx))
     return R(throttle_time_ms=0, responses=[
         R.AlterConfigsResourceResponse(error_code=code, error_message=msg, resource_type=rtype, resource_name=name)
         for code, msg, rtype, name in results])

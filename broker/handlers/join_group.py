@@ -6,6 +6,8 @@ and this handler awaits that future. v0 has no rebalance timeout (it is the sess
 v4+ answer MEMBER_ID_REQUIRED to a member without an id, with the id it must use; v5+ carry
 ``group.instance.id`` (static membership); v9 may tell the leader to skip assignment.
 """
+import time
+
 from broker.groups.coordinator import client_host_of
 from broker.registry import handles
 from broker.security.api_acls import active
@@ -23,6 +25,7 @@ async def handle(ctx, req):
     v = ctx.api_version
     coordinator = ctx.broker.groups
     rebalance_timeout = req.rebalance_timeout_ms if v >= 1 else req.session_timeout_ms
+    t_wait = time.monotonic()  # parked until the rebalance completes: not request-handling time
     res = await coordinator.join_group(
         group_id=req.group_id, member_id=req.member_id,
         group_instance_id=req.group_instance_id if v >= 5 else None,
@@ -32,6 +35,7 @@ async def handle(ctx, req):
         protocol_type=req.protocol_type,
         protocols=[(p.name, bytes(p.metadata)) for p in req.protocols],
         reason=req.reason if v >= 8 else None)
+    ctx.waited_s += time.monotonic() - t_wait
     protocol_name = res.protocol_name
     if protocol_name is None and v < 7:
         protocol_name = ""  # non-nullable before v7

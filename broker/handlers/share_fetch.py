@@ -134,7 +134,9 @@ async def handle(ctx, req):
             left = deadline - time.monotonic()
             if got_any or left <= 0 or not keys or b._stopping or (gid, mid) not in sc.sessions:
                 break
+            t_wait = time.monotonic()
             await b.waiters.wait(keys, left)
+            ctx.waited_s += time.monotonic() - t_wait
     by_topic: dict[bytes, list] = {}
     for (tid, p), r in sorted(results.items()):
         ack_err, ack_msg = r.get("ack", (0, None))

@@ -167,6 +167,8 @@ API_CHECKS: dict[int, tuple[Check, ...]] = {
         C("group", Op.DELETE, RT.GROUP, GROUP_AUTH, REQ, "group_id"),
         C("topic", Op.READ, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.name"),
     ),
+    48: (C("cluster", Op.DESCRIBE_CONFIGS, RT.CLUSTER, CLUSTER_AUTH, REQ, None),),  # DescribeClientQuotas
+    49: (C("cluster", Op.ALTER_CONFIGS, RT.CLUSTER, CLUSTER_AUTH, ITEM, None),),    # AlterClientQuotas
     50: (C("cluster", Op.DESCRIBE, RT.CLUSTER, CLUSTER_AUTH, REQ, None),),  # DescribeUserScramCredentials
     51: (C("cluster", Op.ALTER, RT.CLUSTER, CLUSTER_AUTH, REQ, None),),     # AlterUserScramCredentials
     61: (C("topic", Op.READ, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.name"),),  # DescribeProducers

@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--verify-index-only", action="store_true")
     d.add_argument("--print-data", "--print-data-log", dest="print_data", action="store_true",
                    help="print record keys and values (and markers as endTxnMarker: COMMIT/ABORT)")
-    from hourglass.cli import acls, certs, client as cli_client, topics as admin_cli, users
+    from hourglass.cli import acls, certs, client as cli_client, quotas, topics as admin_cli, users
     from hourglass.cli import groups as groups_cli
     from hourglass.cli import transactions as txn_cli
     from hourglass.cli import schemas as schemas_cli
@@ -197,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     groups_cli.add_parser(sub)
     acls.add_parser(sub)
     users.add_parser(sub)
+    quotas.add_parser(sub)
     certs.add_parser(sub)
     txn_cli.add_parser(sub)
     cli_client.add_parsers(sub)
@@ -235,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
             return _usage_error(str(exc))
         return probe_main(args.bootstrap_server, args.timeout, props, args.ready_file, args.probe_config)
     rooms = {"topics": admin_cli, "transactions": txn_cli, "groups": groups_cli, "acls": acls, "users": users,
-             "certs": certs, "schemas": schemas_cli}
+             "certs": certs, "schemas": schemas_cli, "quotas": quotas, "configs": quotas}
     if args.cmd in rooms:
         return rooms[args.cmd].run(args)
     if args.cmd in ("offsets", "produce", "consume", "inspect"):

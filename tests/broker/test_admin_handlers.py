@@ -291,9 +291,11 @@ def test_describe_broker_configs(make_broker):
     assert (cfg["log.retention.ms"].value, cfg["log.retention.ms"].config_source) == (None, 5)
     assert (cfg["num.partitions"].value, cfg["num.partitions"].config_source) == ("3", 4)
     assert (cfg["log.segment.bytes"].value, cfg["log.segment.bytes"].config_source) == ("1073741824", 5)
-    assert all(c.read_only for c in cfg.values())
+    # read-only unless Kafka marks the key dynamic (log.retention.hours is not; log.retention.ms is)
+    assert cfg["num.partitions"].read_only and cfg["log.retention.hours"].read_only
+    assert not cfg["log.retention.ms"].read_only and not cfg["log.segment.bytes"].read_only
     # Kafka 4.1+ (KIP-966): the cluster-level min.insync.replicas record is the only cluster-wide
-    # dynamic default, valued as the static setting (here Kafka's default, 1)
+    # dynamic default until one is set, valued as the static setting (here Kafka's default, 1)
     assert [(c.name, c.value, c.config_source, [(s.name, s.value, s.source) for s in c.synonyms])
             for c in describe(b, 4, "").configs] == [("min.insync.replicas", "1", 3, [("min.insync.replicas", "1", 3)])]
     assert (cfg["min.insync.replicas"].value, cfg["min.insync.replicas"].config_source) == ("1", 3)
@@ -340,8 +342,9 @@ def test_alter_refusals_change_nothing(broker):
     assert broker.topics.log("t", 0).config.retention_ms == 1000
     r = alter(broker, "nope", {"retention.ms": "5"})
     assert (r.error_code, r.error_message) == (E.UNKNOWN_TOPIC_OR_PARTITION, "The topic 'nope' does not exist.")
-    r = alter(broker, "1", {"log.retention.hours": "1"}, rtype=4)
-    assert r.error_code == E.INVALID_REQUEST and "server.properties" in r.error_message
+    r = alter(broker, "1", {"log.retention.hours": "1"}, rtype=4)  # read-only in Kafka (log.retention.ms is not)
+    assert (r.error_code, r.error_message) == (E.INVALID_REQUEST,
+                                               "Cannot update these configs dynamically: Set(log.retention.hours)")
     assert alter(broker, "t", {}, rtype=99).error_code == E.UNSUPPORTED_VERSION
 
 

@@ -68,6 +68,23 @@
 //   perf-consume           --bootstrap B --topic T --records N [--isolation ..]
 //                          -> {"records","seconds","rps","mbps"}
 //
+// Quotas and dynamic broker configs (KIP-546, kafka-configs.sh):
+//   admin-quotas           --bootstrap B [--alter SPEC] [--validate-only true] [--describe FILTER] [--strict true]
+//                          SPEC: entries separated by ';', each ENTITY:OPS, ENTITY as type=name,..
+//                          (name <default> = the default entity), OPS as key=value,.. (-key removes).
+//                          -> per altered entity {"entity":{..},"ok":true} or {"entity":{..},"error",..};
+//                          then, with --describe (FILTER: type=name|type=<default>|type=*,.., or "" for
+//                          all), per described entity {"entity":{type:name|"<default>"},"values":{k:v}}
+//                          or one error line
+//   admin-alter-broker-configs --bootstrap B --broker ID|"" [--set k=v,..] [--delete k,..] [--legacy true]
+//                          -> {"ok":true} or an error line (IncrementalAlterConfigs; --legacy: AlterConfigs)
+//   throttled-produce      --bootstrap B --topic T --seconds S [--warmup-seconds W] [--record-size N]
+//                          -> bytes acknowledged in S seconds after W: {"bytes","seconds","rate",
+//                             "throttleAvg","throttleMax"} (produce-throttle-time-*)
+//   throttled-consume      --bootstrap B --topic T --seconds S [--warmup-seconds W]
+//                          -> bytes received in S seconds after W: {"bytes","seconds","rate",
+//                             "throttleAvg","throttleMax"} (fetch-throttle-time-*)
+//
 // Every command also takes --props k=v,k=v (extra client properties), --props-file FILE (a
 // .properties file, for values with commas such as sasl.jaas.config) and --timeout-ms (default
 // 20000). Any failure prints {"error":SimpleClassName,"class":FullName,"message":..} and exits 1.
@@ -161,6 +178,10 @@ public final class ClientHarness {
                 case "txn-fence": rc = txnFence(); break;
                 case "txn-copy": rc = txnCopy(); break;
                 case "perf-produce": rc = perfProduce(); break;
+                case "admin-quotas": rc = adminQuotas(); break;
+                case "admin-alter-broker-configs": rc = adminAlterBrokerConfigs(); break;
+                case "throttled-produce": rc = throttledProduce(); break;
+                case "throttled-consume": rc = throttledConsume(); break;
                 case "perf-consume": rc = perfConsume(); break;
                 case "group-member": rc = groupMember(); break;
                 default: throw new IllegalArgumentException("unknown command " + cmd);
@@ -759,6 +780,207 @@ public final class ClientHarness {
         return 0;
     }
 
+    private static Map<String, String> quotaEntity(String spec) {
+        Map<String, String> ent = new TreeMap<>();
+        for (String pair : spec.split(",")) {
+            if (pair.isBlank()) continue;
+            int eq = pair.indexOf('=');
+            String name = pair.substring(eq + 1).trim();
+            ent.put(pair.substring(0, eq).trim(), name.equals("<default>") ? null : name);
+        }
+        return ent;
+    }
+
+    private static Json entityJson(Map<String, String> entries) {
+        Json j = new Json();
+        for (Map.Entry<String, String> e : new TreeMap<>(entries).entrySet())
+            j.put(e.getKey(), e.getValue() == null ? "<default>" : e.getValue());
+        return j;
+    }
+
+    private static int adminQuotas() throws Exception {
+        int rc = 0;
+        try (Admin admin = Admin.create(adminProps())) {
+            if (OPTS.containsKey("alter")) {
+                List<org.apache.kafka.common.quota.ClientQuotaAlteration> alts = new ArrayList<>();
+                for (String entry : req("alter").split(";")) {
+                    if (entry.isBlank()) continue;
+                    int colon = entry.indexOf(':');
+                    Map<String, String> ent = quotaEntity(entry.substring(0, colon));
+                    List<org.apache.kafka.common.quota.ClientQuotaAlteration.Op> ops = new ArrayList<>();
+                    for (String op : entry.substring(colon + 1).split(",")) {
+                        if (op.isBlank()) continue;
+                        op = op.trim();
+                        if (op.startsWith("-")) {
+                            ops.add(new org.apache.kafka.common.quota.ClientQuotaAlteration.Op(op.substring(1), null));
+                        } else {
+                            int eq = op.indexOf('=');
+                            ops.add(new org.apache.kafka.common.quota.ClientQuotaAlteration.Op(
+                                    op.substring(0, eq), Double.parseDouble(op.substring(eq + 1))));
+                        }
+                    }
+                    alts.add(new org.apache.kafka.common.quota.ClientQuotaAlteration(
+                            new org.apache.kafka.common.quota.ClientQuotaEntity(ent), ops));
+                }
+                org.apache.kafka.clients.admin.AlterClientQuotasOptions o =
+                        new org.apache.kafka.clients.admin.AlterClientQuotasOptions()
+                                .validateOnly(Boolean.parseBoolean(opt("validate-only", "false")));
+                Map<org.apache.kafka.common.quota.ClientQuotaEntity, org.apache.kafka.common.KafkaFuture<Void>> res =
+                        admin.alterClientQuotas(alts, o).values();
+                for (org.apache.kafka.common.quota.ClientQuotaAlteration a : alts) {
+                    Json j = new Json().put("entity", entityJson(a.entity().entries()));
+                    try {
+                        res.get(a.entity()).get(timeoutMs(), TimeUnit.MILLISECONDS);
+                        j.put("ok", true);
+                    } catch (ExecutionException e) {
+                        Json err = error(e.getCause());
+                        j.put("error", err.get("error")).put("message", err.get("message"));
+                    }
+                    emit(j);
+                }
+            }
+            if (OPTS.containsKey("describe")) {
+                List<org.apache.kafka.common.quota.ClientQuotaFilterComponent> comps = new ArrayList<>();
+                for (String pair : OPTS.get("describe").split(",")) {
+                    if (pair.isBlank()) continue;
+                    int eq = pair.indexOf('=');
+                    String type = pair.substring(0, eq).trim(), name = pair.substring(eq + 1).trim();
+                    if (name.equals("<default>"))
+                        comps.add(org.apache.kafka.common.quota.ClientQuotaFilterComponent.ofDefaultEntity(type));
+                    else if (name.equals("*"))
+                        comps.add(org.apache.kafka.common.quota.ClientQuotaFilterComponent.ofEntityType(type));
+                    else
+                        comps.add(org.apache.kafka.common.quota.ClientQuotaFilterComponent.ofEntity(type, name));
+                }
+                org.apache.kafka.common.quota.ClientQuotaFilter f = Boolean.parseBoolean(opt("strict", "false"))
+                        ? org.apache.kafka.common.quota.ClientQuotaFilter.containsOnly(comps)
+                        : org.apache.kafka.common.quota.ClientQuotaFilter.contains(comps);
+                try {
+                    Map<org.apache.kafka.common.quota.ClientQuotaEntity, Map<String, Double>> got =
+                            admin.describeClientQuotas(f).entities().get(timeoutMs(), TimeUnit.MILLISECONDS);
+                    List<Json> out = new ArrayList<>();
+                    for (Map.Entry<org.apache.kafka.common.quota.ClientQuotaEntity, Map<String, Double>> e : got.entrySet()) {
+                        Json v = new Json();
+                        for (Map.Entry<String, Double> kvp : new TreeMap<>(e.getValue()).entrySet()) v.put(kvp.getKey(), kvp.getValue());
+                        out.add(new Json().put("entity", entityJson(e.getKey().entries())).put("values", v));
+                    }
+                    out.sort((a, b) -> a.toString().compareTo(b.toString()));
+                    for (Json j : out) emit(j);
+                } catch (ExecutionException e) {
+                    emit(error(e.getCause()));
+                }
+            }
+        }
+        return rc;
+    }
+
+    @SuppressWarnings("deprecation")
+    private static int adminAlterBrokerConfigs() throws Exception {
+        ConfigResource res = new ConfigResource(ConfigResource.Type.BROKER, opt("broker", ""));
+        Map<String, String> set = kv(opt("set", ""));
+        List<String> del = new ArrayList<>();
+        for (String k : opt("delete", "").split(",")) if (!k.isBlank()) del.add(k.trim());
+        try (Admin admin = Admin.create(adminProps())) {
+            try {
+                if (Boolean.parseBoolean(opt("legacy", "false"))) {
+                    List<ConfigEntry> entries = new ArrayList<>();
+                    for (Map.Entry<String, String> e : set.entrySet()) entries.add(new ConfigEntry(e.getKey(), e.getValue()));
+                    admin.alterConfigs(Collections.singletonMap(res, new Config(entries)))
+                            .all().get(timeoutMs(), TimeUnit.MILLISECONDS);
+                } else {
+                    List<org.apache.kafka.clients.admin.AlterConfigOp> ops = new ArrayList<>();
+                    for (Map.Entry<String, String> e : set.entrySet())
+                        ops.add(new org.apache.kafka.clients.admin.AlterConfigOp(new ConfigEntry(e.getKey(), e.getValue()),
+                                org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET));
+                    for (String k : del)
+                        ops.add(new org.apache.kafka.clients.admin.AlterConfigOp(new ConfigEntry(k, null),
+                                org.apache.kafka.clients.admin.AlterConfigOp.OpType.DELETE));
+                    admin.incrementalAlterConfigs(Collections.singletonMap(res, ops))
+                            .all().get(timeoutMs(), TimeUnit.MILLISECONDS);
+                }
+                emit(new Json().put("ok", true));
+            } catch (ExecutionException e) {
+                emit(error(e.getCause()));
+            }
+        }
+        return 0;
+    }
+
+    private static double metricValue(Map<org.apache.kafka.common.MetricName, ? extends org.apache.kafka.common.Metric> ms,
+                                      String group, String name) {
+        for (Map.Entry<org.apache.kafka.common.MetricName, ? extends org.apache.kafka.common.Metric> e : ms.entrySet()) {
+            if (e.getKey().group().equals(group) && e.getKey().name().equals(name) && e.getKey().tags().size() == 1) {
+                Object v = e.getValue().metricValue();
+                if (v instanceof Number) return ((Number) v).doubleValue();
+            }
+        }
+        return Double.NaN;
+    }
+
+    private static int throttledProduce() throws Exception {
+        String topic = req("topic");
+        double seconds = Double.parseDouble(req("seconds"));
+        double warmup = Double.parseDouble(opt("warmup-seconds", "0"));
+        byte[] value = new byte[Integer.parseInt(opt("record-size", "1000"))];
+        Properties p = producerProps();
+        p.put(ProducerConfig.LINGER_MS_CONFIG, opt("linger-ms", "5"));
+        extraProps(p);
+        long acked = 0, ackedAtStart = 0;
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
+            producer.send(new ProducerRecord<>(topic, null, value)).get(timeoutMs(), TimeUnit.MILLISECONDS);
+            long t0 = System.nanoTime();
+            long start = t0 + (long) (warmup * 1e9), end = start + (long) (seconds * 1e9);
+            boolean started = warmup <= 0;
+            List<Future<RecordMetadata>> pending = new ArrayList<>();
+            while (System.nanoTime() < end) {
+                pending.add(producer.send(new ProducerRecord<>(topic, null, value)));
+                if (pending.size() >= 50) {  // bound what is queued ahead of the quota
+                    pending.remove(0).get(timeoutMs(), TimeUnit.MILLISECONDS);
+                    acked += value.length;
+                }
+                if (!started && System.nanoTime() >= start) {
+                    started = true;
+                    ackedAtStart = acked;
+                }
+            }
+            long measured = acked - ackedAtStart;
+            for (Future<RecordMetadata> f : pending) f.get(timeoutMs(), TimeUnit.MILLISECONDS);
+            emit(new Json().put("bytes", measured).put("seconds", seconds).put("rate", measured / seconds)
+                    .put("throttleAvg", metricValue(producer.metrics(), "producer-metrics", "produce-throttle-time-avg"))
+                    .put("throttleMax", metricValue(producer.metrics(), "producer-metrics", "produce-throttle-time-max")));
+        }
+        return 0;
+    }
+
+    private static int throttledConsume() throws Exception {
+        String topic = req("topic");
+        double seconds = Double.parseDouble(req("seconds"));
+        double warmup = Double.parseDouble(opt("warmup-seconds", "0"));
+        long bytes = 0, bytesAtStart = 0;
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerProps(null))) {
+            List<TopicPartition> parts = new ArrayList<>();
+            for (PartitionInfo pi : consumer.partitionsFor(topic)) parts.add(new TopicPartition(topic, pi.partition()));
+            consumer.assign(parts);
+            consumer.seekToBeginning(parts);
+            long t0 = System.nanoTime();
+            long start = t0 + (long) (warmup * 1e9), end = start + (long) (seconds * 1e9);
+            boolean started = warmup <= 0;
+            while (System.nanoTime() < end) {
+                if (!started && System.nanoTime() >= start) {
+                    started = true;
+                    bytesAtStart = bytes;
+                }
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100)))
+                    bytes += r.serializedValueSize() + Math.max(r.serializedKeySize(), 0);
+            }
+            long measured = bytes - bytesAtStart;
+            emit(new Json().put("bytes", measured).put("seconds", seconds).put("rate", measured / seconds)
+                    .put("throttleAvg", metricValue(consumer.metrics(), "consumer-fetch-manager-metrics", "fetch-throttle-time-avg"))
+                    .put("throttleMax", metricValue(consumer.metrics(), "consumer-fetch-manager-metrics", "fetch-throttle-time-max")));
+        }
+        return 0;
+    }
+
     private static int perfConsume() throws Exception {
         String topic = req("topic");
         long n = Long.parseLong(req("records"));
@@ -944,6 +1166,8 @@ public final class ClientHarness {
 
         Json putAll(Json o) { m.putAll(o.m); return this; }
 
+        Object get(String k) { return m.get(k); }
+
         @Override public String toString() {
             StringBuilder sb = new StringBuilder();
             write(sb, this);
@@ -953,6 +1177,7 @@ public final class ClientHarness {
         private static void write(StringBuilder sb, Object v) {
             if (v == null) sb.append("null");
             else if (v instanceof Boolean || v instanceof Integer || v instanceof Long || v instanceof Short) sb.append(v);
+            else if (v instanceof Number && Double.isNaN(((Number) v).doubleValue())) sb.append("null");
             else if (v instanceof Number) sb.append(v.toString());
             else if (v instanceof Json) {
                 sb.append('{');
