@@ -215,6 +215,8 @@ class FaultyFileOps(FileOps):
             rep.names_rolled_back += 1
             self._undo_name(op)
         self._names.clear()
+        if self._file_cache is not None:
+            self._file_cache.forget_all()   # closed just below, with every other descriptor
         for fd in list(self._fd_path):
             try:
                 os.close(fd)

@@ -17,9 +17,17 @@ Nothing here reads the wall clock.
 """
 from __future__ import annotations
 
+import errno
+import logging
 import os
+import threading
+import time
 from pathlib import Path
 from typing import Union
+
+from storage.lru import PinnedLru
+
+log = logging.getLogger(__name__)
 
 PathLike = Union[str, os.PathLike]
 
@@ -55,7 +63,27 @@ class PathAttr:
 
 
 class FileOps:
-    """The interface. Subclasses override what they need; ``OsFileOps`` is the real thing."""
+    """The interface. Subclasses override what they need; ``OsFileOps`` is the real thing.
+
+    Long-lived files (segments, indexes) are held through ``cached(path, mode)``: a
+    ``CachedFile`` whose descriptor lives in this object's ``file_cache`` and may be closed
+    between uses (see ``FileCache``); short-lived ones use ``open``/``close`` directly.
+    """
+
+    _file_cache: "FileCache | None" = None
+
+    @property
+    def file_cache(self) -> "FileCache":
+        """The cache of open descriptors of the files held through this object."""
+        c = self._file_cache
+        if c is None:
+            c = self._file_cache = FileCache()
+        return c
+
+    def cached(self, path: PathLike, mode: str = "rw", fd: int | None = None) -> "CachedFile":
+        """A handle on ``path`` whose descriptor the file cache opens on use and may close
+        while idle. ``fd``: a descriptor just opened on it (it enters the cache)."""
+        return self.file_cache.handle(self, path, mode, fd)
 
     def open(self, path: PathLike, mode: str = "r") -> int:
         raise NotImplementedError
@@ -257,6 +285,296 @@ class OsFileOps(FileOps):
             pass  # some file systems refuse fsync on directories; the rename is still atomic
         finally:
             os.close(fd)
+
+
+# ---------------------------------------------------------------------------------------------
+# the cache of open descriptors
+
+_FD_EXHAUSTED = (errno.EMFILE, errno.ENFILE)
+RESERVED_FDS_MIN = 64
+"""Descriptors always left outside the file cache (client sockets, checkpoints, listings)."""
+
+
+def nofile_limit() -> int:
+    """The process's soft ``RLIMIT_NOFILE`` (1M when unlimited or unknown)."""
+    try:
+        import resource
+        soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):
+        return 1 << 20
+    return soft if 0 < soft < (1 << 20) else 1 << 20
+
+
+def capacity_for_limit(limit: int) -> int:
+    """How many segment and index files may stay open under a descriptor limit: three
+    quarters of it, the rest (at least ``RESERVED_FDS_MIN``) left for client sockets and
+    short-lived files; never below 8."""
+    return max(8, limit - max(RESERVED_FDS_MIN, limit // 4))
+
+
+def count_open_fds() -> int:
+    """Descriptors this process has open now (-1 where /proc is missing); O(open fds)."""
+    try:
+        return len(os.listdir("/proc/self/fd")) - 1   # minus the listing's own
+    except OSError:
+        return -1
+
+
+class FdExhaustionLog:
+    """Logs running out of descriptors at most once per ``interval_s``, with the limit, the
+    count open and how many failures were held back (a broker at its limit fails many
+    opens and accepts a second; one line each would bury everything else)."""
+
+    def __init__(self, interval_s: float = 10.0):
+        self.interval_s = interval_s
+        self.total = 0
+        self._last: float | None = None
+        self._held = 0
+        self._lock = threading.Lock()
+
+    def note(self, where: str, cache: "FileCache | None" = None) -> bool:
+        """Count one failure at ``where``; True if it was logged."""
+        now = time.monotonic()
+        with self._lock:
+            self.total += 1
+            if self._last is not None and now - self._last < self.interval_s:
+                self._held += 1
+                return False
+            held, self._held, self._last = self._held, 0, now
+        cache = cache or DEFAULT_FILE_OPS.file_cache
+        log.warning("out of file descriptors (%s): limit %d, %d open, %d of them segment/index files "
+                    "(file cache capacity %d); %d similar failure(s) held back in the last %.0f s",
+                    where, nofile_limit(), count_open_fds(), len(cache), cache.capacity, held,
+                    self.interval_s)
+        return True
+
+
+FD_EXHAUSTION = FdExhaustionLog()
+
+
+class FileCache:
+    """A bounded set of open descriptors of long-lived files (Kafka holds one per segment
+    and maps its indexes; here the total is bounded so a broker with more partitions than
+    ``ulimit -n`` keeps working, reopening files as they are used).
+
+    Invariants: a ``CachedFile`` with a descriptor is in the LRU exactly once; a pinned one
+    (an acquire without its release: a read or write in flight, possibly in the cleaner's
+    thread) is never closed; after an open, at most ``capacity`` descriptors are held
+    unless more are pinned. Thread-safe (one lock; the event loop and the cleaner share it).
+
+    Reopening a file whose descriptor was evicted uses mode ``"rw"`` for one created with
+    ``"rw+"``: a file removed from under the broker fails the next use instead of coming
+    back empty. The kernel keeps written data in the page cache whatever descriptor wrote
+    it, and ``fsync`` on a new descriptor flushes the inode's dirty pages, so closing an
+    idle descriptor loses nothing and defers no flush.
+    """
+
+    def __init__(self, capacity: int | None = None):
+        self._lock = threading.Lock()
+        self._lru = PinnedLru()
+        self._capacity = capacity
+        self.opens = 0          # descriptors opened (first opens and reopens)
+        self.evictions = 0      # descriptors closed to stay within capacity
+
+    @property
+    def capacity(self) -> int:
+        if self._capacity is None:
+            self._capacity = capacity_for_limit(nofile_limit())
+        return self._capacity
+
+    def set_capacity(self, capacity: int | None) -> None:
+        """A new bound (None: derived from the current limit); closes what is now too many."""
+        with self._lock:
+            self._capacity = max(1, capacity) if capacity is not None else None
+            self._evict_locked(self.capacity)
+
+    def __len__(self) -> int:
+        return len(self._lru)
+
+    @property
+    def pinned(self) -> int:
+        with self._lock:
+            return self._lru.pinned()
+
+    def handle(self, ops: "FileOps", path: PathLike, mode: str, fd: int | None = None) -> "CachedFile":
+        h = CachedFile(self, ops, path, mode)
+        if fd is not None:
+            with self._lock:
+                h.fd = fd
+                h.mode = _REOPEN_MODE.get(mode, mode)
+                self.opens += 1
+                self._lru.add(h)
+                self._evict_locked(self.capacity)
+        return h
+
+    def shrink(self, fraction: float = 0.125, minimum: int = 8) -> int:
+        """Give descriptors back to the process (it ran out): close a share of the idle
+        ones and lower the capacity to what is left. Returns how many were closed."""
+        with self._lock:
+            return self._shrink_locked(fraction, minimum)
+
+    def _shrink_locked(self, fraction: float, minimum: int) -> int:
+        n = len(self._lru)
+        target = max(0, n - max(minimum, int(n * fraction)))
+        closed = self._evict_locked(target)
+        self._capacity = max(8, min(self.capacity, len(self._lru)))
+        return closed
+
+    def close_all(self) -> None:
+        """Close every idle descriptor (they reopen on use)."""
+        with self._lock:
+            self._evict_locked(0)
+
+    def forget_all(self) -> None:
+        """Drop every descriptor without closing it: someone else already closed them all
+        (a simulated power loss closes everything its FileOps opened)."""
+        with self._lock:
+            for h in list(self._lru):
+                h.fd = None
+                self._lru.discard(h)
+
+    # -- used by CachedFile ----------------------------------------------------------------
+    def _evict_locked(self, capacity: int) -> int:
+        victims = self._lru.evict(capacity)
+        for h in victims:
+            fd, h.fd = h.fd, None
+            try:
+                h.ops.close(fd)
+            except OSError:
+                pass
+        self.evictions += len(victims)
+        return len(victims)
+
+    def _acquire(self, h: "CachedFile") -> int:
+        with self._lock:
+            fd = h.fd
+            if fd is not None:
+                self._lru.pin(h)
+                return fd
+            if h.closing:
+                raise OSError(errno.EBADF, f"{h.path} is closed")
+            # make room first, so the new descriptor fits the capacity
+            self._evict_locked(self.capacity - 1)
+            try:
+                fd = h.ops.open(h._path, h.mode)
+            except OSError as exc:
+                if exc.errno not in _FD_EXHAUSTED:
+                    raise
+                self._shrink_locked(0.25, 8)
+                FD_EXHAUSTION.note(f"opening {h._path}", self)
+                fd = h.ops.open(h._path, h.mode)   # raises again if nothing was freed
+            h.fd = fd
+            h.mode = _REOPEN_MODE.get(h.mode, h.mode)
+            self.opens += 1
+            self._lru.add(h, 1)
+            return fd
+
+    def _release(self, h: "CachedFile") -> None:
+        with self._lock:
+            if not self._lru.unpin(h) and h.closing:
+                self._drop_locked(h)
+
+    def _drop_locked(self, h: "CachedFile") -> None:
+        self._lru.discard(h)
+        fd, h.fd = h.fd, None
+        if fd is not None:
+            h.ops.close(fd)
+
+    def _close(self, h: "CachedFile") -> None:
+        with self._lock:
+            h.closing = True
+            if h.fd is not None and not self._lru.pins(h):
+                self._drop_locked(h)
+
+
+_REOPEN_MODE = {"rw+": "rw"}
+
+
+class CachedFile:
+    """A long-lived file whose descriptor the ``FileCache`` holds while it is used and may
+    close while it is idle. Every operation pins the descriptor for its duration; callers
+    never keep a raw descriptor across their own calls. ``close`` is final (pending uses
+    finish first); ``path`` follows renames made by the owner."""
+
+    __slots__ = ("cache", "ops", "_path", "mode", "fd", "closing", "__weakref__")
+
+    def __init__(self, cache: FileCache, ops: "FileOps", path: PathLike, mode: str):
+        self.cache = cache
+        self.ops = ops
+        self._path = os.fspath(path)
+        self.mode = mode
+        self.fd: int | None = None
+        self.closing = False
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @path.setter
+    def path(self, value: PathLike) -> None:
+        self._path = os.fspath(value)
+
+    @property
+    def is_open(self) -> bool:
+        """True while a descriptor is held (not evicted, not closed)."""
+        return self.fd is not None
+
+    def acquire(self) -> int:
+        """The descriptor, pinned until ``release`` (opened first if it was evicted)."""
+        return self.cache._acquire(self)
+
+    def release(self) -> None:
+        self.cache._release(self)
+
+    def pread(self, size: int, offset: int) -> bytes:
+        cache = self.cache
+        fd = cache._acquire(self)
+        try:
+            return self.ops.pread(fd, size, offset)
+        finally:
+            cache._release(self)
+
+    def pwrite(self, data, offset: int) -> int:
+        cache = self.cache
+        fd = cache._acquire(self)
+        try:
+            return self.ops.pwrite(fd, data, offset)
+        finally:
+            cache._release(self)
+
+    def fsync(self) -> None:
+        fd = self.cache._acquire(self)
+        try:
+            self.ops.fsync(fd)
+        finally:
+            self.cache._release(self)
+
+    def truncate(self, size: int) -> None:
+        fd = self.cache._acquire(self)
+        try:
+            self.ops.truncate(fd, size)
+        finally:
+            self.cache._release(self)
+
+    def fsize(self) -> int:
+        fd = self.cache._acquire(self)
+        try:
+            return self.ops.fsize(fd)
+        finally:
+            self.cache._release(self)
+
+    def evict(self) -> None:
+        """Close the descriptor now if nothing uses it (it reopens on the next use)."""
+        with self.cache._lock:
+            if self.fd is not None and not self.cache._lru.pins(self):
+                self.cache._drop_locked(self)
+
+    def close(self) -> None:
+        """Final: close the descriptor (at the last release if in use)."""
+        self.cache._close(self)
+
+    def __repr__(self) -> str:
+        return f"CachedFile({self._path!r}, fd={self.fd}{', closed' if self.closing else ''})"
 
 
 DEFAULT_FILE_OPS = OsFileOps()

@@ -175,11 +175,20 @@ class LogSegment:
         self._ops = file_ops or DEFAULT_FILE_OPS
         prefix = os.path.join(self._dir, filename_prefix(base_offset))
         self.log_path = prefix + LOG_SUFFIX + suffix
+        # The descriptor lives in the file cache: an existing segment opens it at its first
+        # read or write (a stat gives the size), so loading thousands of partitions opens
+        # nothing; a new one enters the cache with the descriptor that created it.
         if file_already_exists:
-            self._fd = self._ops.open(self._log_path, "rw")
+            self._file = self._ops.cached(self._log_path, "rw")
+            self._size = self._ops.size(self._log_path)
         else:
-            self._fd = self._ops.open(self._log_path, "rw+")
-        self._size = self._ops.fsize(self._fd)
+            fd = self._ops.open(self._log_path, "rw+")
+            try:
+                self._size = self._ops.fsize(fd)
+            except BaseException:
+                self._ops.close(fd)
+                raise
+            self._file = self._ops.cached(self._log_path, "rw+", fd)
         self.offset_index = OffsetIndex(prefix + INDEX_SUFFIX + suffix, base_offset,
                                         max_index_size, file_ops=self._ops)
         self.time_index = TimeIndex(prefix + TIME_INDEX_SUFFIX + suffix, base_offset,
@@ -277,12 +286,11 @@ class LogSegment:
         pos = start
         buf = b""
         buf_start = pos
-        pread = self._ops.pread
-        fd = self._fd
+        pread = self._file.pread
         while end - pos >= LOG_OVERHEAD:
             off = pos - buf_start
             if off < 0 or off + HEADER_SIZE > len(buf):
-                buf = pread(fd, min(_HEADER_WINDOW, end - pos), pos)
+                buf = pread(min(_HEADER_WINDOW, end - pos), pos)
                 buf_start = pos
                 off = 0
                 if len(buf) < LOG_OVERHEAD:
@@ -295,14 +303,14 @@ class LogSegment:
             if pos + size > end:
                 return
             if off + HEADER_SIZE > len(buf):  # only near the end of a short window
-                buf = pread(fd, min(_HEADER_WINDOW, end - pos), pos)
+                buf = pread(min(_HEADER_WINDOW, end - pos), pos)
                 buf_start = pos
                 off = 0
             yield pos, read_header(buf, off)
             pos += size
 
     def read_bytes(self, position: int, size: int) -> bytes:
-        return self._ops.pread(self._fd, size, position)
+        return self._file.pread(size, position)
 
     # -- append -----------------------------------------------------------------------------
     def append(self, largest_offset: int, largest_timestamp: int, shallow_offset_of_max_timestamp: int,
@@ -339,9 +347,9 @@ class LogSegment:
     def _cut_dirty_tail(self) -> None:
         """Remove bytes a failed append left past ``size`` (KafkaStorageError if it cannot)."""
         try:
-            if self._ops.fsize(self._fd) > self._size:
+            if self._file.fsize() > self._size:
                 self._unflushed = True
-                self._ops.truncate(self._fd, self._size)
+                self._file.truncate(self._size)
         except OSError as exc:
             raise KafkaStorageError(f"cannot remove a failed append from {self.log_path}: {exc}") from exc
         self._dirty_tail = False
@@ -358,7 +366,7 @@ class LogSegment:
         if not self.can_convert_to_relative_offset(largest_offset):
             raise LogSegmentOffsetOverflowError(self, largest_offset)
         self._unflushed = True
-        self._ops.pwrite(self._fd, records, physical)
+        self._file.pwrite(records, physical)
         self._size = physical + n
         self._next_offset = largest_offset + 1
         interval = self.index_interval_bytes
@@ -440,7 +448,7 @@ class LogSegment:
         fetch = min(max_position - start, adjusted)
         if fetch <= 0:
             return SegmentRead(start_offset, start, b"", tp.size)
-        data = self._ops.pread(self._fd, fetch, start)
+        data = self._file.pread(fetch, start)
         end = 0
         for pos, h in iter_batch_positions(data):
             end = pos + h.batch_length + LOG_OVERHEAD
@@ -482,7 +490,7 @@ class LogSegment:
         position = self.offset_index.lookup(max(entry.offset, starting_offset)).position
         for pos, h in self.iter_headers(position):
             if h.max_timestamp >= timestamp and h.base_offset + h.last_offset_delta >= starting_offset:
-                data = self._ops.pread(self._fd, h.batch_length + LOG_OVERHEAD, pos)
+                data = self._file.pread(h.batch_length + LOG_OVERHEAD, pos)
                 hit = first_record_reaching(data, 0, timestamp, starting_offset)
                 if hit is not None:
                     epoch = h.partition_leader_epoch
@@ -497,7 +505,7 @@ class LogSegment:
         position = self.offset_index.lookup(m.offset).position
         for pos, h in self.iter_headers(position):
             if h.max_timestamp == m.timestamp:
-                data = self._ops.pread(self._fd, h.batch_length + LOG_OVERHEAD, pos)
+                data = self._file.pread(h.batch_length + LOG_OVERHEAD, pos)
                 for off, ts in iter_record_timestamps(data):
                     if ts == m.timestamp:
                         epoch = h.partition_leader_epoch
@@ -550,8 +558,8 @@ class LogSegment:
         first_ts: int | None = None
         next_offset = self.base_offset
         interval = self.index_interval_bytes
-        file_size = self._ops.fsize(self._fd)
-        pread = self._ops.pread
+        file_size = self._file.fsize()
+        pread = self._file.pread
         buf = b""
         buf_start = 0
         reason = None
@@ -562,7 +570,7 @@ class LogSegment:
                 break
             off = valid - buf_start
             if off + HEADER_SIZE > len(buf):
-                buf = pread(self._fd, min(_RECOVERY_WINDOW, remaining), valid)
+                buf = pread(min(_RECOVERY_WINDOW, remaining), valid)
                 buf_start, off = valid, 0
             try:
                 h = read_header(buf, off)
@@ -574,7 +582,7 @@ class LogSegment:
                 reason = "torn batch"
                 break
             if off + size > len(buf):
-                buf = pread(self._fd, max(_RECOVERY_WINDOW, size), valid)
+                buf = pread(max(_RECOVERY_WINDOW, size), valid)
                 buf_start, off = valid, 0
             if compute_crc(buf, off, size) != h.crc:
                 reason = "CRC mismatch"
@@ -598,7 +606,7 @@ class LogSegment:
         truncated = self._size_on_disk() - valid
         if truncated > 0:
             self._unflushed = True
-            self._ops.truncate(self._fd, valid)
+            self._file.truncate(valid)
         self._size = valid
         self._max_ts = TimestampOffset(max_ts, max_off)
         self.offset_index.trim_to_valid_size()
@@ -613,7 +621,7 @@ class LogSegment:
         return truncated
 
     def _size_on_disk(self) -> int:
-        return self._ops.fsize(self._fd)
+        return self._file.fsize()
 
     def truncate_to(self, offset: int) -> int:
         """Remove every batch holding an offset >= ``offset`` (the whole batch, as Kafka) and
@@ -631,7 +639,7 @@ class LogSegment:
         if mapping is not None:
             removed = self._size - mapping.position
             self._unflushed = True
-            self._ops.truncate(self._fd, mapping.position)
+            self._file.truncate(mapping.position)
             self._size = mapping.position
         if self._size == 0:
             self.created_ms = self._clock.now_ms()
@@ -701,6 +709,9 @@ class LogSegment:
         if self._txn is not None:
             self._txn.flush()
             self._txn.close_handler()
+        # and the log's: a segment that is no longer active holds a descriptor only while
+        # the file cache keeps it for reads
+        self._file.evict()
 
     def resize_indexes(self, size: int) -> None:
         self.offset_index.resize(size)
@@ -715,7 +726,7 @@ class LogSegment:
         """fsync the log and index files, each only if written since its last fsync: a clean
         shutdown of a broker with thousands of idle partitions was thousands of fsyncs."""
         if self._unflushed:
-            self._ops.fsync(self._fd)
+            self._file.fsync()
             self._unflushed = False
         self.offset_index.flush()
         self.time_index.flush()
@@ -761,7 +772,7 @@ class LogSegment:
             if self._txn is not None:
                 self._txn.close_handler()
             try:
-                self._ops.close(self._fd)
+                self._file.close()
             except OSError:
                 pass
 
@@ -786,6 +797,7 @@ class LogSegment:
         new_log = repl(self.log_path)
         self._ops.rename(self.log_path, new_log)
         self.log_path = new_log
+        self._file.path = self._log_path
         self.offset_index.rename_to(repl(self.offset_index.path))
         self.time_index.rename_to(repl(self.time_index.path))
         txn = self._existing_txn_index()
@@ -799,6 +811,7 @@ class LogSegment:
     def update_parent_dir(self, new_dir) -> None:
         self.dir = Path(new_dir)
         self.log_path = self.dir / self.log_path.name
+        self._file.path = self._log_path
         self.offset_index.update_parent_dir(new_dir)
         self.time_index.update_parent_dir(new_dir)
         if self._txn is not None:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from storage.errors import StorageError
-from storage.files import DEFAULT_FILE_OPS, FileOps, PathAttr
+from storage.files import DEFAULT_FILE_OPS, CachedFile, FileOps, PathAttr
 
 _BIG_ENDIAN_HOST = sys.byteorder == "big"
 INT32_MAX = 0x7FFFFFFF
@@ -76,25 +76,32 @@ def _be_int32_array(data: bytes) -> array:
 
 
 class IndexFile:
-    """The write handle of an index file (``_fd``, opened at the first write), its fsync
+    """The write handle of an index file (``_file``, made at the first write; its
+    descriptor lives in the file cache and may be closed while idle), its fsync
     bookkeeping and its directory, shared by every index kind."""
 
-    _fd: int | None
+    _file: CachedFile | None
     _unflushed: bool
 
     def flush(self) -> None:
         """fsync what this object wrote since its last flush (nothing to do otherwise)."""
-        if self._fd is not None and self._unflushed:
-            self._ops.fsync(self._fd)
+        if self._file is not None and self._unflushed:
+            self._file.fsync()
             self._unflushed = False
 
     def close_handler(self) -> None:
-        if self._fd is not None:
-            fd, self._fd = self._fd, None
-            self._ops.close(fd)
+        if self._file is not None:
+            f, self._file = self._file, None
+            f.close()
+
+    def _follow_path(self) -> None:
+        """The write handle reopens by the index's current path (after a rename)."""
+        if self._file is not None:
+            self._file.path = self._path
 
     def update_parent_dir(self, parent) -> None:
         self.path = os.path.join(os.fspath(parent), os.path.basename(self._path))
+        self._follow_path()
 
 
 class AbstractIndex(IndexFile):
@@ -114,7 +121,7 @@ class AbstractIndex(IndexFile):
         self.base_offset = base_offset
         self.max_index_size = max_index_size
         self._ops = file_ops or DEFAULT_FILE_OPS
-        self._fd: int | None = None
+        self._file: CachedFile | None = None
         self._pending_size: int | None = None   # see resize_when_used
         # True once this object has written the file and not fsynced it since; an index it
         # never wrote is as durable as it was found (see flush).
@@ -125,9 +132,14 @@ class AbstractIndex(IndexFile):
             if max_index_size < self.ENTRY_SIZE:
                 raise ValueError(f"invalid max index size {max_index_size}") from None
             length = round_down_to_multiple(max_index_size, self.ENTRY_SIZE)
-            self._fd = self._ops.open(self._path, "rw+")
+            fd = self._ops.open(self._path, "rw+")
+            self._file = self._ops.cached(self._path, "rw+", fd)
             self._unflushed = True
-            self._ops.truncate(self._fd, length)
+            try:
+                self._file.truncate(length)
+            except BaseException:
+                self.close_handler()
+                raise
             self._length = length
             self._entries = 0
             self._loaded = True
@@ -188,13 +200,13 @@ class AbstractIndex(IndexFile):
             self._loaded = True
             self._after_truncate()
 
-    def _wfd(self) -> int:
+    def _w(self) -> CachedFile:
         """The handle to write through; every write goes through here, so it marks the index
         as needing an fsync."""
-        if self._fd is None:
-            self._fd = self._ops.open(self._path, "rw")
+        if self._file is None:
+            self._file = self._ops.cached(self._path, "rw")
         self._unflushed = True
-        return self._fd
+        return self._file
 
     # -- properties --
     @property
@@ -257,7 +269,7 @@ class AbstractIndex(IndexFile):
         rounded = round_down_to_multiple(new_size, self.ENTRY_SIZE)
         if self._length == rounded:
             return False
-        self._ops.truncate(self._wfd(), rounded)
+        self._w().truncate(rounded)
         self._length = rounded
         self._max_entries = rounded // self.ENTRY_SIZE
         if self._entries > self._max_entries:
@@ -307,6 +319,7 @@ class AbstractIndex(IndexFile):
             self._ops.rename(self.path, new_path)
         finally:
             self.path = new_path
+            self._follow_path()
 
     def sanity_check(self) -> None:
         raise NotImplementedError

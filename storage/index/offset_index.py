@@ -92,7 +92,7 @@ class OffsetIndex(AbstractIndex):
                 f"attempt to append an offset {offset} to position {self._entries} no larger than the "
                 f"last offset appended ({self.base_offset + self._rel[-1]}) to {self.path}")
         rel = self.relative_offset(offset)
-        self._ops.pwrite(self._wfd(), _ENTRY.pack(rel, position), self._entries * 8)
+        self._w().pwrite(_ENTRY.pack(rel, position), self._entries * 8)
         self._rel.append(rel)
         self._pos.append(position)
         self._entries += 1

@@ -120,7 +120,7 @@ class TimeIndex(AbstractIndex):
                 # Only reachable with skip_full_check on an index trimmed to its entries:
                 # grow by one slot rather than write past the end.
                 self.resize((self._entries + 1) * self.ENTRY_SIZE)
-            self._ops.pwrite(self._wfd(), _ENTRY.pack(timestamp, rel), self._entries * 12)
+            self._w().pwrite(_ENTRY.pack(timestamp, rel), self._entries * 12)
             self._ts.append(timestamp)
             self._rel.append(rel)
             self._entries += 1

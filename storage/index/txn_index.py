@@ -88,7 +88,7 @@ class TransactionIndex(IndexFile):
         self.base_offset = base_offset
         self._ops = file_ops or DEFAULT_FILE_OPS
         self._exists = exists
-        self._fd: int | None = None
+        self._file = None       # CachedFile, made at the first write
         self._entries: list[AbortedTxn] | None = None   # None = not read yet
         self._lasts: list[int] = []
         self._unflushed = False
@@ -108,12 +108,13 @@ class TransactionIndex(IndexFile):
             self._lasts = [e.last_offset for e in entries]
         return self._entries
 
-    def _wfd(self) -> int:
-        if self._fd is None:
-            self._fd = self._ops.open(self._path, "rw+")
+    def _w(self):
+        if self._file is None:
+            fd = self._ops.open(self._path, "rw+")
+            self._file = self._ops.cached(self._path, "rw+", fd)
             self._exists = True
         self._unflushed = True
-        return self._fd
+        return self._file
 
     # -- queries --------------------------------------------------------------------------
     @property
@@ -167,7 +168,7 @@ class TransactionIndex(IndexFile):
                 f"The last offset of appended transactions must increase sequentially, but "
                 f"{txn.last_offset} is not greater than current last offset {entries[-1].last_offset} "
                 f"of index {self._path}")
-        self._ops.pwrite(self._wfd(), txn.to_bytes(), len(entries) * ENTRY_SIZE)
+        self._w().pwrite(txn.to_bytes(), len(entries) * ENTRY_SIZE)
         entries.append(txn)
         self._lasts.append(txn.last_offset)
 
@@ -176,14 +177,14 @@ class TransactionIndex(IndexFile):
         entries = self._load()
         n = bisect_left(self._lasts, offset)
         if n < len(entries):
-            self._ops.truncate(self._wfd(), n * ENTRY_SIZE)
+            self._w().truncate(n * ENTRY_SIZE)
             del entries[n:]
             del self._lasts[n:]
 
     def reset(self) -> None:
         """Remove every entry (the file, if any, is cut to zero bytes, as Kafka does)."""
         if self._file_exists():
-            self._ops.truncate(self._wfd(), 0)
+            self._w().truncate(0)
         self._entries = []
         self._lasts = []
 
@@ -214,6 +215,7 @@ class TransactionIndex(IndexFile):
                 self._ops.rename(self._path, new_path)
         finally:
             self.path = new_path
+            self._follow_path()
 
     def __repr__(self) -> str:
         n = "?" if self._entries is None else len(self._entries)
