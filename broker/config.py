@@ -222,6 +222,7 @@ BROKER_KEYS: dict[str, BrokerKey] = {k.name: k for k in [
     _k("super.users", _str, None, "Principals allowed everything, separated by ';' (User:admin;User:CN=ops,O=acme)."),
     _k("allow.everyone.if.no.acl.found", _bool, "false", "With ACLs on: allow a resource that has no ACL at all."),
     _k("hourglass.clean.shutdown.skip.recovery", _bool, "true", "Skip the log scan after a clean shutdown (Kafka's behaviour)."),
+    _k("hourglass.log.max.open.files", _int, "0", "Hourglass: most segment and index files held open at once (a cache: idle ones are closed and reopened on use, so partitions are not bounded by the file-descriptor limit). 0: three quarters of the descriptor limit, which the broker raises to its hard limit at start; the rest is left for connections.", *_nonneg),
 ]}
 
 

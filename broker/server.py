@@ -19,6 +19,7 @@ import time
 from functools import partial
 from pathlib import Path
 
+from broker import acceptor
 from broker.cluster import ClusterMeta
 from broker.config import BrokerConfig
 from broker.connection import Connection
@@ -27,6 +28,7 @@ from broker.registry import load_handlers
 from broker.topics import TopicManager
 from broker.waiters import PartitionWaiters
 from storage.clock import SystemClock
+from storage.files import DEFAULT_FILE_OPS
 from storage.manager import LogManager
 
 log = logging.getLogger(__name__)
@@ -107,6 +109,7 @@ class Broker:
     # ---- lifecycle -------------------------------------------------------------------------
     def open_storage(self) -> None:
         cfg = self.cfg
+        self._set_up_file_limits()
         self.meta = ClusterMeta(cfg.log_dirs, cfg.node_id, cfg["cluster.id"])
         t0 = time.monotonic()
         known = self.meta.load_topics()
@@ -142,6 +145,21 @@ class Broker:
         log.info("opened %d partition log(s) in %.0f ms", len(self.logs.all_logs()),
                  (time.monotonic() - t0) * 1000)
 
+    def _set_up_file_limits(self) -> None:
+        """Raise the soft descriptor limit to the hard one (as Go's runtime does: the soft
+        limit is 1024 on most desktops and CI boxes, the hard one far higher) and size the
+        cache of open segment and index files from it."""
+        from storage.files import DEFAULT_FILE_OPS, capacity_for_limit
+        before, after = raise_nofile_limit()
+        cache = (self.file_ops or DEFAULT_FILE_OPS).file_cache
+        configured = self.cfg["hourglass.log.max.open.files"]
+        cache.set_capacity(configured or None)
+        log.info("file descriptor limit %d%s; up to %d segment and index files open at once (%s)",
+                 after, f" (soft limit raised from {before})" if after != before else "", cache.capacity,
+                 "hourglass.log.max.open.files" if configured else
+                 f"three quarters of the limit, hourglass.log.max.open.files=0; {after - capacity_for_limit(after)} "
+                 "left for connections")
+
     def _wire_log(self, topic: str, partition: int, plog) -> None:
         waiters = self.waiters
         key = (topic, partition)
@@ -170,8 +188,11 @@ class Broker:
             host = lst.host or None
             sec = self.listener_security[lst.name]
             tls = {} if sec.ssl_context is None else {"ssl": sec.ssl_context, "ssl_handshake_timeout": auth_timeout}
-            server = await asyncio.start_server(partial(self._accept, lst.name), host=host, port=lst.port,
-                                                reuse_address=True, limit=1 << 20, backlog=1024, **tls)
+            # our own accept loop: running out of descriptors is logged and met (broker/acceptor.py)
+            server = await acceptor.start_server(partial(self._accept, lst.name), host, lst.port,
+                                                 limit=1 << 20, backlog=1024,
+                                                 file_cache=(self.file_ops or DEFAULT_FILE_OPS).file_cache,
+                                                 **tls)
             self.servers.append(server)
             for sock in server.sockets:
                 addr = sock.getsockname()
@@ -335,6 +356,25 @@ class Broker:
         if self.logs is not None:
             self.logs.shutdown()
         log.info("shutdown complete")
+
+
+def raise_nofile_limit() -> tuple[int, int]:
+    """Raise the soft ``RLIMIT_NOFILE`` to the hard limit; returns (before, after)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on Linux/macOS
+        return -1, -1
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or (hard != resource.RLIM_INFINITY and soft >= hard):
+        return soft, soft
+    # an unlimited hard limit: Linux's default fs.nr_open (setrlimit refuses more)
+    target = hard if hard != resource.RLIM_INFINITY else 1 << 20
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    except (ValueError, OSError) as exc:
+        log.warning("could not raise the file descriptor limit from %d to %d: %s", soft, target, exc)
+        return soft, soft
+    return soft, target
 
 
 async def run_broker(cfg: BrokerConfig, *, ready_file: str | None = None,

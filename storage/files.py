@@ -462,7 +462,13 @@ class FileCache:
                     raise
                 self._shrink_locked(0.25, 8)
                 FD_EXHAUSTION.note(f"opening {h._path}", self)
-                fd = h.ops.open(h._path, h.mode)   # raises again if nothing was freed
+                try:
+                    fd = h.ops.open(h._path, h.mode)   # fails again if nothing was freed
+                except OSError as again:
+                    if again.errno not in _FD_EXHAUSTED:
+                        raise
+                    raise OSError(again.errno, f"Too many open files (descriptor limit {nofile_limit()}, "
+                                  f"{len(self._lru)} segment/index files open)", h._path) from None
             h.fd = fd
             h.mode = _REOPEN_MODE.get(h.mode, h.mode)
             self.opens += 1
