@@ -196,8 +196,19 @@ class ClusterMeta:
     @staticmethod
     def write_partition_metadata(partition_dir: str | Path, topic_id: bytes) -> None:
         p = os.path.join(partition_dir, "partition.metadata")
-        if not os.path.exists(p):  # once per partition at every start: a plain stat
-            atomic_write(Path(p), f"version: 0\ntopic_id: {uuid_to_base64(topic_id)}\n".encode())
+        try:
+            if os.stat(p).st_size > 0:  # once per partition at every start: a plain stat
+                return
+        except FileNotFoundError:
+            pass
+        # Derived from the topic record (which is durable), so written without fsyncs, as
+        # Kafka does not flush its directory either: thousands of partitions created at
+        # once were two fsyncs each. A power loss may leave it missing or empty (a file this
+        # small is never half-written); the next start writes it again.
+        tmp = p + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(f"version: 0\ntopic_id: {uuid_to_base64(topic_id)}\n".encode())
+        os.replace(tmp, p)
 
     # ---- producer ids -----------------------------------------------------------------------
     def allocate_producer_id_block(self, size: int = 1000) -> int:

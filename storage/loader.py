@@ -288,9 +288,9 @@ def load_log(dir, *, config, clock: Clock, file_ops: FileOps | None = None,
     rng = rng or random.Random()
     try:
         names = ops.list_files(dir)
-    except FileNotFoundError:  # a new partition
+    except FileNotFoundError:  # a new partition: nothing to list
         ops.mkdir(dir)
-        names = ops.list_files(dir)
+        names = []
     if any(n.endswith(_TEMP_SUFFIXES) for n in names):
         swaps = _remove_temp_files_and_collect_swaps(dir, ops, names)
         _complete_swaps(dir, ops, swaps)

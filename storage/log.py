@@ -187,6 +187,9 @@ class PartitionLog:
         # Set by the log cleaner while it works on this log; retention waits (as in Kafka,
         # where cleaning and deletion of a compacted log never overlap).
         self.cleaning_in_progress = False
+        # True for a log created since the last start whose directory's name is not yet
+        # durable in its parent (LogManager.create): the first flush syncs the parent too.
+        self.parent_dir_unsynced = False
 
     @property
     def dir_str(self) -> str:
@@ -742,8 +745,11 @@ class PartitionLog:
         segs = self.segments.values(from_offset, to_offset)
         for seg in segs:
             seg.flush()
-        if any(seg.base_offset >= from_offset for seg in segs):
+        if any(seg.base_offset >= from_offset for seg in segs) or self.parent_dir_unsynced:
             self.file_ops.fsync_dir(self.dir)
+        if self.parent_dir_unsynced:
+            self.file_ops.fsync_dir(os.path.dirname(self._dir))
+            self.parent_dir_unsynced = False
 
     # -- lifecycle --------------------------------------------------------------------------
     def close(self) -> None:

@@ -64,6 +64,8 @@ class LogManager:
         self.progress = progress
         self._logs: dict[tuple[str, int], PartitionLog] = {}
         self._dir_of: dict[tuple[str, int], Path] = {}
+        self._dir_counts: dict[Path, int] = {}         # partitions per log dir (placement)
+        self._made_dirs: set[Path] = set()             # log dirs known to exist
         self._pending_dir_deletes: list[tuple[int, Path]] = []
         self._loaded = False
         self._log_deleted_listeners: list[Callable[[str, int, Path], None]] = []
@@ -159,6 +161,8 @@ class LogManager:
                                        rng=self.rng)
                 self._logs[tp] = lg
                 self._dir_of[tp] = d
+                self._dir_counts[d] = self._dir_counts.get(d, 0) + 1
+            self._made_dirs.add(d)
             if clean:
                 ops.remove(marker)
         self._loaded = True
@@ -177,11 +181,11 @@ class LogManager:
         return sorted(p for t, p in self._logs if t == topic)
 
     def _next_log_dir(self) -> Path:
-        """The log dir holding the fewest partitions (Kafka's nextLogDirs)."""
-        counts = {d: 0 for d in self.log_dirs}
-        for d in self._dir_of.values():
-            counts[d] = counts.get(d, 0) + 1
-        return min(self.log_dirs, key=lambda d: (counts[d], self.log_dirs.index(d)))
+        """The log dir holding the fewest partitions (Kafka's nextLogDirs); O(log dirs), the
+        counts are kept as partitions come and go (a count per call made creating N
+        partitions quadratic)."""
+        counts = self._dir_counts
+        return min(self.log_dirs, key=lambda d: (counts.get(d, 0), self.log_dirs.index(d)))
 
     def create(self, topic: str, partition: int, overrides: Mapping[str, str] | None = None) -> PartitionLog:
         """Create (or return the existing) log of ``topic``-``partition``."""
@@ -192,12 +196,19 @@ class LogManager:
         if existing is not None:
             return existing
         d = self._next_log_dir()
-        self.file_ops.mkdir(d)
+        if d not in self._made_dirs:
+            self.file_ops.mkdir(d)
+            self._made_dirs.add(d)
         lg = PartitionLog.open(d / f"{topic}-{partition}", self.config_for(topic), self.clock,
                                file_ops=self.file_ops, recover=False, rng=self.rng)
-        self.file_ops.fsync_dir(d)  # the new partition directory's name must be durable too
+        # The new directory's name becomes durable at the log's first flush (as in Kafka, whose
+        # LocalLog.flush syncs the directory): thousands of partitions created at once were
+        # an fsync each. Until then a power loss may take the empty directory; the broker
+        # creates it again from the topic record.
+        lg.parent_dir_unsynced = True
         self._logs[tp] = lg
         self._dir_of[tp] = d
+        self._dir_counts[d] = self._dir_counts.get(d, 0) + 1
         return lg
 
     def delete_topic(self, topic: str) -> int:
@@ -209,6 +220,7 @@ class LogManager:
         for tp in [tp for tp in self._logs if tp[0] == topic]:
             lg = self._logs.pop(tp)
             d = self._dir_of.pop(tp)
+            self._dir_counts[d] -= 1
             lg.close()
             suffix = f"-{tp[1]}.{os.urandom(16).hex()}{DELETE_DIR_SUFFIX}"  # Kafka: a random UUID, dashes removed
             # as Kafka's logDeleteDirName: cut the topic so the name fits a 255-byte file name
