@@ -131,20 +131,18 @@ class AbstractIndex(IndexFile):
         except FileNotFoundError:
             if max_index_size < self.ENTRY_SIZE:
                 raise ValueError(f"invalid max index size {max_index_size}") from None
-            length = round_down_to_multiple(max_index_size, self.ENTRY_SIZE)
+            # Created empty and grown to max_index_size at its first append (resize_when_used):
+            # a new, never-written index then needs no fsync and no trim at shutdown, where
+            # thousands of idle new partitions were two fsyncs each. An empty file holds no
+            # data to make durable; its name becomes durable with the directory's.
             fd = self._ops.open(self._path, "rw+")
             self._file = self._ops.cached(self._path, "rw+", fd)
-            self._unflushed = True
-            try:
-                self._file.truncate(length)
-            except BaseException:
-                self.close_handler()
-                raise
-            self._length = length
+            self._length = 0
             self._entries = 0
             self._loaded = True
             self._init_columns(b"")
             self._after_truncate()
+            self._pending_size = max_index_size
         else:
             self._entries = self._length // self.ENTRY_SIZE
             self._loaded = False

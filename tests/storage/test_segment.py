@@ -323,6 +323,8 @@ def test_recover_then_again_changes_nothing(tmp_path):
 def test_close_trims_preallocated_indexes_and_adds_roll_entry(tmp_path):
     """Preallocated index files are trimmed on clean close; the time index ends at the max."""
     seg = seg_of(tmp_path, base=0, interval=10 ** 6)
+    assert (tmp_path / "00000000000000000000.index").stat().st_size == 0    # grown at first use:
+    assert not seg.offset_index.is_full()                                  # the log's roll check
     assert (tmp_path / "00000000000000000000.index").stat().st_size == 12000 // 8 * 8
     for i, ts in enumerate([5, 30, 20]):
         append(seg, batch(i, "v", ts=ts))
