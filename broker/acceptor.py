@@ -101,8 +101,9 @@ class AcceptingServer:
 
     def _out_of_descriptors(self, lsock: socket.socket) -> bool:
         """True to try accepting again at once (descriptors were freed)."""
+        freed = self._cache.shrink()
         FD_EXHAUSTION.note("accepting a connection", self._cache)
-        if self._cache.shrink() > 0:
+        if freed > 0:
             return True
         # nothing to give back: turn one waiting client away cleanly, then pause a little
         if self._reserve is not None:

@@ -11,6 +11,7 @@ one write), fsyncs of whole segments run in the default executor.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import signal
@@ -108,6 +109,18 @@ class Broker:
 
     # ---- lifecycle -------------------------------------------------------------------------
     def open_storage(self) -> None:
+        # Loading makes a few objects per partition and frees almost none: the cyclic
+        # collector would walk the growing heap again and again for nothing (a quarter of
+        # the start-up of 20,000 partitions).
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            self._open_storage()
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _open_storage(self) -> None:
         cfg = self.cfg
         self._set_up_file_limits()
         self.meta = ClusterMeta(cfg.log_dirs, cfg.node_id, cfg["cluster.id"])

@@ -113,8 +113,8 @@ class TopicManager:
         t = TopicInfo(name, topic_id or new_uuid(), partitions, clean)
         if validate_only:
             return t
-        self.meta.save_topic(t)
         try:
+            self.meta.save_topic(t)
             for p in range(partitions):
                 self._open_partition(t, p)
         except OSError as exc:

@@ -85,6 +85,10 @@ class FileOps:
         while idle. ``fd``: a descriptor just opened on it (it enters the cache)."""
         return self.file_cache.handle(self, path, mode, fd)
 
+    def open_cached(self, path: PathLike, mode: str = "rw+") -> "CachedFile":
+        """``cached(path, mode)`` opened now (creating the file with ``"rw+"``)."""
+        return self.file_cache.open(self, path, mode)
+
     def open(self, path: PathLike, mode: str = "r") -> int:
         raise NotImplementedError
 
@@ -316,8 +320,8 @@ def count_open_fds() -> int:
     """Descriptors this process has open now (-1 where /proc is missing); O(open fds)."""
     try:
         return len(os.listdir("/proc/self/fd")) - 1   # minus the listing's own
-    except OSError:
-        return -1
+    except OSError as exc:
+        return nofile_limit() if exc.errno in _FD_EXHAUSTED else -1   # not even one to list with
 
 
 class FdExhaustionLog:
@@ -453,27 +457,41 @@ class FileCache:
                 return fd
             if h.closing:
                 raise OSError(errno.EBADF, f"{h.path} is closed")
-            # make room first, so the new descriptor fits the capacity
-            self._evict_locked(self.capacity - 1)
-            try:
-                fd = h.ops.open(h._path, h.mode)
-            except OSError as exc:
-                if exc.errno not in _FD_EXHAUSTED:
-                    raise
-                self._shrink_locked(0.25, 8)
-                FD_EXHAUSTION.note(f"opening {h._path}", self)
-                try:
-                    fd = h.ops.open(h._path, h.mode)   # fails again if nothing was freed
-                except OSError as again:
-                    if again.errno not in _FD_EXHAUSTED:
-                        raise
-                    raise OSError(again.errno, f"Too many open files (descriptor limit {nofile_limit()}, "
-                                  f"{len(self._lru)} segment/index files open)", h._path) from None
-            h.fd = fd
-            h.mode = _REOPEN_MODE.get(h.mode, h.mode)
-            self.opens += 1
+            fd = self._open_locked(h)
             self._lru.add(h, 1)
             return fd
+
+    def open(self, ops: "FileOps", path: PathLike, mode: str) -> "CachedFile":
+        """A handle on ``path`` opened now (e.g. to create the file), its descriptor idle in
+        the cache; running out of descriptors is met as on a reopen."""
+        h = CachedFile(self, ops, path, mode)
+        with self._lock:
+            self._open_locked(h)
+            self._lru.add(h)
+        return h
+
+    def _open_locked(self, h: "CachedFile") -> int:
+        """Open ``h`` (not in the LRU yet); on EMFILE give idle descriptors back, log, retry once."""
+        # make room first, so the new descriptor fits the capacity
+        self._evict_locked(self.capacity - 1)
+        try:
+            fd = h.ops.open(h._path, h.mode)
+        except OSError as exc:
+            if exc.errno not in _FD_EXHAUSTED:
+                raise
+            self._shrink_locked(0.25, 8)
+            FD_EXHAUSTION.note(f"opening {h._path}", self)
+            try:
+                fd = h.ops.open(h._path, h.mode)   # fails again if nothing was freed
+            except OSError as again:
+                if again.errno not in _FD_EXHAUSTED:
+                    raise
+                raise OSError(again.errno, f"Too many open files (descriptor limit {nofile_limit()}, "
+                              f"{len(self._lru)} segment/index files open)", h._path) from None
+        h.fd = fd
+        h.mode = _REOPEN_MODE.get(h.mode, h.mode)
+        self.opens += 1
+        return fd
 
     def _release(self, h: "CachedFile") -> None:
         with self._lock:

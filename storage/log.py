@@ -414,8 +414,15 @@ class PartitionLog:
         """Raw whole batches from the batch holding ``offset``: at most ``max_bytes`` (the first
         batch regardless when ``min_one``), never at or past ``max_offset`` (default: HWM).
 
-        Raises OffsetOutOfRangeError below the log start offset or above the log end offset.
+        Raises OffsetOutOfRangeError below the log start offset or above the log end offset,
+        KafkaStorageError when a segment cannot be read (e.g. no descriptor to reopen it with).
         """
+        try:
+            return self._read(offset, max_bytes, min_one, max_offset)
+        except OSError as exc:
+            raise KafkaStorageError(f"I/O error reading {self.topic}-{self.partition}: {exc}") from exc
+
+    def _read(self, offset: int, max_bytes: int, min_one: bool, max_offset: int | None) -> ReadResult:
         self._check_open()
         leo = self._next_offset
         res = ReadResult([], leo, self.log_start_offset, leo, self.last_stable_offset)

@@ -182,13 +182,12 @@ class LogSegment:
             self._file = self._ops.cached(self._log_path, "rw")
             self._size = self._ops.size(self._log_path)
         else:
-            fd = self._ops.open(self._log_path, "rw+")
+            self._file = self._ops.open_cached(self._log_path, "rw+")
             try:
-                self._size = self._ops.fsize(fd)
+                self._size = self._file.fsize()
             except BaseException:
-                self._ops.close(fd)
+                self._file.close()
                 raise
-            self._file = self._ops.cached(self._log_path, "rw+", fd)
         self.offset_index = OffsetIndex(prefix + INDEX_SUFFIX + suffix, base_offset,
                                         max_index_size, file_ops=self._ops)
         self.time_index = TimeIndex(prefix + TIME_INDEX_SUFFIX + suffix, base_offset,

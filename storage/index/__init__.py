@@ -135,8 +135,7 @@ class AbstractIndex(IndexFile):
             # a new, never-written index then needs no fsync and no trim at shutdown, where
             # thousands of idle new partitions were two fsyncs each. An empty file holds no
             # data to make durable; its name becomes durable with the directory's.
-            fd = self._ops.open(self._path, "rw+")
-            self._file = self._ops.cached(self._path, "rw+", fd)
+            self._file = self._ops.open_cached(self._path, "rw+")
             self._length = 0
             self._entries = 0
             self._loaded = True

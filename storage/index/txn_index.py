@@ -110,8 +110,7 @@ class TransactionIndex(IndexFile):
 
     def _w(self):
         if self._file is None:
-            fd = self._ops.open(self._path, "rw+")
-            self._file = self._ops.cached(self._path, "rw+", fd)
+            self._file = self._ops.open_cached(self._path, "rw+")
             self._exists = True
         self._unflushed = True
         return self._file
