@@ -36,7 +36,7 @@ exact moment (e.g. SIGKILL itself mid-append); see ``scripts/crash_test.py``.
 
 Op names used in rules and hooks: ``open_read``, ``open_write``, ``create``, ``pread``, ``pwrite``,
 ``fsync``, ``truncate``, ``rename``, ``remove``, ``mkdir``, ``rmtree``, ``fsync_dir``,
-``set_mtime``. Not thread-safe (nor is the storage layer).
+``set_mtime``, ``syncfs`` (makes everything durable at once). Not thread-safe (nor is the storage layer).
 """
 from __future__ import annotations
 
@@ -427,6 +427,18 @@ class FaultyFileOps(FileOps):
     def set_mtime_ms(self, path: PathLike, ms: int) -> None:
         self._check("set_mtime", str(path))
         self.inner.set_mtime_ms(path, ms)
+
+    def syncfs(self, path: PathLike) -> bool:
+        """Everything written so far becomes durable (one file system is all there is here)."""
+        p = os.path.abspath(str(path))
+        self._check("syncfs", p)
+        self.inner.syncfs(path)
+        for u in self._undo.values():
+            os.close(u.fd)
+        self._undo.clear()
+        self._names.clear()
+        self._after("syncfs", p)
+        return True
 
     def fsync_dir(self, path: PathLike) -> None:
         p = os.path.abspath(str(path))

@@ -168,19 +168,27 @@ class FileOps:
         finally:
             self.close(fd)
 
-    def write_atomic(self, path: PathLike, data: bytes) -> None:
-        """Replace ``path`` with ``data`` atomically and durably (tmp, fsync, rename, fsync dir)."""
+    def syncfs(self, path: PathLike) -> bool:
+        """Make everything written on the file system holding ``path`` durable at once
+        (Linux ``syncfs``); False where that is not available (fsync file by file then)."""
+        return False
+
+    def write_atomic(self, path: PathLike, data: bytes, durable: bool = True) -> None:
+        """Replace ``path`` with ``data`` atomically and durably (tmp, fsync, rename, fsync dir).
+        ``durable=False``: atomic only, for a caller that makes it durable later (``syncfs``)."""
         path = Path(path)
         tmp = path.with_name(path.name + ".tmp")
         fd = self.open(tmp, "rw+")
         try:
             self.truncate(fd, 0)
             self.pwrite(fd, data, 0)
-            self.fsync(fd)
+            if durable:
+                self.fsync(fd)
         finally:
             self.close(fd)
         self.rename(tmp, path)
-        self.fsync_dir(path.parent)
+        if durable:
+            self.fsync_dir(path.parent)
 
 
 class OsFileOps(FileOps):
@@ -277,6 +285,20 @@ class OsFileOps(FileOps):
     def set_mtime_ms(self, path: PathLike, ms: int) -> None:
         ns = ms * 1_000_000
         os.utime(path, ns=(ns, ns))
+
+    def syncfs(self, path: PathLike) -> bool:
+        fn = _libc_syncfs()
+        if fn is None:
+            return False
+        fd = os.open(path, os.O_RDONLY | _CLOEXEC)
+        try:
+            if fn(fd) != 0:
+                import ctypes
+                err = ctypes.get_errno()
+                raise OSError(err, os.strerror(err), os.fspath(path))
+        finally:
+            os.close(fd)
+        return True
 
     def fsync_dir(self, path: PathLike) -> None:
         try:
@@ -599,6 +621,26 @@ class CachedFile:
 
     def __repr__(self) -> str:
         return f"CachedFile({self._path!r}, fd={self.fd}{', closed' if self.closing else ''})"
+
+
+_SYNCFS: list = []
+
+
+def _libc_syncfs():
+    """libc's ``syncfs(int fd)`` (Linux), or None."""
+    if not _SYNCFS:
+        fn = None
+        try:
+            import ctypes
+            import sys
+            if sys.platform.startswith("linux"):
+                fn = ctypes.CDLL(None, use_errno=True).syncfs
+                fn.argtypes = [ctypes.c_int]
+                fn.restype = ctypes.c_int
+        except (ImportError, OSError, AttributeError):
+            fn = None
+        _SYNCFS.append(fn)
+    return _SYNCFS[0]
 
 
 DEFAULT_FILE_OPS = OsFileOps()

@@ -759,18 +759,26 @@ class PartitionLog:
             self.parent_dir_unsynced = False
 
     # -- lifecycle --------------------------------------------------------------------------
-    def close(self) -> None:
-        """Flush, then close every segment cleanly (indexes trimmed, roll entry written)."""
+    def close(self, sync: bool = True) -> None:
+        """Flush, then close every segment cleanly (indexes trimmed, roll entry written).
+
+        ``sync=False`` writes the same files without a single fsync: the caller (a clean
+        shutdown of every log) makes the whole file system durable at once afterwards and
+        counts nothing as clean until that succeeded."""
         if self._closed:
             return
         self.structure_version += 1
-        self.flush()
+        if sync:
+            self.flush()
+        else:
+            self.recovery_point = self._next_offset
+            self.parent_dir_unsynced = False
         for seg in self.segments.values():
-            seg.close()
-        self._write_producer_snapshot()
+            seg.close(sync)
+        self._write_producer_snapshot(sync)
         self._closed = True
 
-    def _write_producer_snapshot(self) -> None:
+    def _write_producer_snapshot(self, sync: bool = True) -> None:
         """At a clean close: ``<log end offset>.snapshot``, which the next start reads instead
         of replaying batch headers, unless the one on disk still describes the state."""
         state, offset = self.producer_state, self._next_offset
@@ -782,12 +790,13 @@ class PartitionLog:
             old = self._snapshot
             if old is not None and old[0] not in self.segments:
                 self.file_ops.remove(os.path.join(self._dir, snapshot_file_name(old[0])))
-                self.file_ops.fsync_dir(self._dir)
+                if sync:
+                    self.file_ops.fsync_dir(self._dir)
             self._snapshot = None
             return
-        self._take_snapshot(offset)
+        self._take_snapshot(offset, sync)
 
-    def _take_snapshot(self, offset: int) -> None:
+    def _take_snapshot(self, offset: int, sync: bool = True) -> None:
         """Write ``<offset>.snapshot`` of the producer state (atomically and durably), unless
         the one on disk already describes it. A snapshot the last clean close wrote (at an
         offset that is no segment's base) is superseded and goes first: the new file's atomic
@@ -799,7 +808,7 @@ class PartitionLog:
         old = self._snapshot
         if old is not None and old[0] != offset and old[0] not in self.segments:
             ops.remove(os.path.join(self._dir, snapshot_file_name(old[0])))
-        ops.write_atomic(os.path.join(self._dir, snapshot_file_name(offset)), encode_snapshot(state))
+        ops.write_atomic(os.path.join(self._dir, snapshot_file_name(offset)), encode_snapshot(state), durable=sync)
         self._snapshot = (offset, state, state.version)
 
     def delete(self) -> None:

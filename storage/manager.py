@@ -292,9 +292,19 @@ class LogManager:
             write_checkpoint(d / LOG_START_OFFSET_CHECKPOINT, by_dir_lso[d], self.file_ops)
 
     def shutdown(self) -> None:
-        """Flush and close every log, checkpoint, then mark each log dir cleanly shut down."""
+        """Flush and close every log, checkpoint, then mark each log dir cleanly shut down.
+
+        Where the file system can sync everything at once (Linux ``syncfs``), the logs close
+        without fsyncs and one sync per log dir makes it all durable: closing thousands of
+        written partitions was nine fsyncs each. Should that sync fail, no log dir is marked
+        clean (the next start recovers)."""
+        ops = self.file_ops
+        batched = bool(self._logs) and ops.syncfs(self.log_dirs[0])   # also probes for syncfs
         for lg in self._logs.values():
-            lg.close()
+            lg.close(sync=not batched)
+        if batched:
+            for d in self.log_dirs:
+                ops.syncfs(d)
         self.checkpoint()
         for d in self.log_dirs:
             self.file_ops.write_atomic(d / CLEAN_SHUTDOWN_FILE, b"")

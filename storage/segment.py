@@ -737,8 +737,9 @@ class LogSegment:
         them), so a flush before the next write has nothing to do."""
         self._unflushed = False
 
-    def close(self) -> None:
-        """Clean close: final time index entry, fsync, trim indexes, release handles."""
+    def close(self, sync: bool = True) -> None:
+        """Clean close: final time index entry, fsync, trim indexes, release handles.
+        ``sync=False``: no fsync; the caller makes everything durable at once (``syncfs``)."""
         if self._closed:
             return
         try:
@@ -754,7 +755,8 @@ class LogSegment:
             # trimmed index lengths must be on disk, not only in the page cache.
             self.offset_index.trim_to_valid_size()
             self.time_index.trim_to_valid_size()
-            self.flush()
+            if sync:
+                self.flush()
             self.offset_index.close()
             self.time_index.close()
             if self._txn is not None:

@@ -292,3 +292,28 @@ def test_reader_on_an_old_segment_while_the_cache_evicts(tmp_path):
     assert got == [b"v%03d" % i + b"." * 60 for i in range(60)]
     lg.close()
     assert len(ops.file_cache) == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# a clean shutdown syncs the file system once instead of fsyncing file by file
+
+def test_clean_shutdown_syncs_once_and_survives_a_power_loss(tmp_path):
+    from storage.manager import LogManager
+    ops = FaultyFileOps()
+    m = LogManager([str(tmp_path / "d")], {}, ManualClock(1_000), file_ops=ops)
+    m.load()
+    for p in range(20):
+        m.create("t", p).append(build_batch([(None, b"r%d" % p, 1_000)], producer_id=-1))
+    fsyncs = ops.counts.get("fsync", 0)
+    m.shutdown()
+    assert ops.counts.get("syncfs") == 1 + 1            # the probe, then once per log dir
+    assert ops.counts.get("fsync", 0) - fsyncs <= 4     # checkpoints and the marker only
+    ops.power_loss()
+    m2 = LogManager([str(tmp_path / "d")], {}, ManualClock(2_000))
+    m2.load()
+    for p in range(20):
+        lg = m2.get("t", p)
+        data = lg.read(0, 10_000).data
+        assert [r.value for r in decode_batch(data, 0)[1]] == [b"r%d" % p]
+        assert lg.recovery_point == 1
+    m2.shutdown()
