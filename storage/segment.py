@@ -399,6 +399,11 @@ class LogSegment:
             self._txn = TransactionIndex(path, self.base_offset, file_ops=self._ops, exists=self._txn_exists)
         return self._txn
 
+    @property
+    def has_txn_index_file(self) -> bool:
+        """False only when the segment is known to have no ``.txnindex`` file."""
+        return not (self._txn is None and self._txn_exists is False)
+
     def _existing_txn_index(self) -> TransactionIndex | None:
         """The transaction index unless it is known to have no file (and so nothing to do)."""
         if self._txn is None and self._txn_exists is False:

@@ -10,7 +10,7 @@ set with setrlimit before exec (as ``prlimit``/``ulimit -n`` would):
   creation gets KAFKA_STORAGE_ERROR and leaves nothing half-made, and once connections go
   away the same creation succeeds.
 
-The 20,000-partition runs are in test_many_partitions.py (marked ``heavy``).
+The 20,000-partition run is in test_many_partitions.py.
 """
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from protocol.errors import ErrorCode
 from protocol.messages.api_versions import ApiVersionsRequest
@@ -146,6 +148,7 @@ def run_3000(b: LimitedBroker) -> None:
     c.close()
 
 
+@pytest.mark.timeout(600)
 def test_soft_limit_1024_is_raised_to_the_hard_limit(tmp_path):
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     b = LimitedBroker(tmp_path, 1024, hard).start()
@@ -161,6 +164,7 @@ def test_soft_limit_1024_is_raised_to_the_hard_limit(tmp_path):
         b.stop()
 
 
+@pytest.mark.timeout(600)
 def test_hard_limit_1024_the_file_cache_keeps_3000_partitions_working(tmp_path):
     b = LimitedBroker(tmp_path, 1024, 1024).start()
     topics = topics_for(3000)
