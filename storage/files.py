@@ -397,7 +397,7 @@ class FileCache:
 
     def __init__(self, capacity: int | None = None):
         self._lock = threading.Lock()
-        self._lru = PinnedLru()
+        self._lru = PinnedLru(_pins_of)
         self._capacity = capacity
         self.opens = 0          # descriptors opened (first opens and reopens)
         self.evictions = 0      # descriptors closed to stay within capacity
@@ -475,13 +475,19 @@ class FileCache:
         with self._lock:
             fd = h.fd
             if fd is not None:
-                self._lru.pin(h)
+                h.pins += 1
+                self._lru.touch(h)
                 return fd
-            if h.closing:
-                raise OSError(errno.EBADF, f"{h.path} is closed")
-            fd = self._open_locked(h)
-            self._lru.add(h, 1)
-            return fd
+            return self._reopen_locked(h)
+
+    def _reopen_locked(self, h: "CachedFile") -> int:
+        """Open an evicted (or not yet opened) handle and pin it."""
+        if h.closing:
+            raise OSError(errno.EBADF, f"{h.path} is closed")
+        fd = self._open_locked(h)
+        h.pins += 1
+        self._lru.add(h)
+        return fd
 
     def open(self, ops: "FileOps", path: PathLike, mode: str) -> "CachedFile":
         """A handle on ``path`` opened now (e.g. to create the file), its descriptor idle in
@@ -516,8 +522,20 @@ class FileCache:
         return fd
 
     def _release(self, h: "CachedFile") -> None:
+        # Only the thread that pinned a handle unpins it (a handle is used by one thread at a
+        # time: the event loop, or the cleaner's thread for the segment it is writing), and
+        # an eviction reads the count under the lock, so the decrement needs no lock: seen
+        # before it, the pin protects a read that is still running; after it, nothing.
+        if h.pins <= 0:
+            raise ValueError(f"{h!r} is not pinned")
+        h.pins -= 1
+        if h.closing:
+            self._drop_if_idle(h)
+
+    def _drop_if_idle(self, h: "CachedFile") -> None:
+        """A closing handle's last use ended: close its descriptor now."""
         with self._lock:
-            if not self._lru.unpin(h) and h.closing:
+            if h.fd is not None and not h.pins:
                 self._drop_locked(h)
 
     def _drop_locked(self, h: "CachedFile") -> None:
@@ -529,11 +547,15 @@ class FileCache:
     def _close(self, h: "CachedFile") -> None:
         with self._lock:
             h.closing = True
-            if h.fd is not None and not self._lru.pins(h):
+            if h.fd is not None and not h.pins:
                 self._drop_locked(h)
 
 
 _REOPEN_MODE = {"rw+": "rw"}
+
+
+def _pins_of(h: "CachedFile") -> int:
+    return h.pins
 
 
 class CachedFile:
@@ -542,7 +564,7 @@ class CachedFile:
     never keep a raw descriptor across their own calls. ``close`` is final (pending uses
     finish first); ``path`` follows renames made by the owner."""
 
-    __slots__ = ("cache", "ops", "_path", "mode", "fd", "closing", "__weakref__")
+    __slots__ = ("cache", "ops", "_path", "mode", "fd", "closing", "pins", "__weakref__")
 
     def __init__(self, cache: FileCache, ops: "FileOps", path: PathLike, mode: str):
         self.cache = cache
@@ -551,6 +573,7 @@ class CachedFile:
         self.mode = mode
         self.fd: int | None = None
         self.closing = False
+        self.pins = 0           # uses in flight (see FileCache._release)
 
     @property
     def path(self) -> str:
@@ -572,21 +595,39 @@ class CachedFile:
     def release(self) -> None:
         self.cache._release(self)
 
+    # pread and pwrite are the hot path (every fetch and produce): acquire and release
+    # inlined, same steps as FileCache._acquire/_release.
     def pread(self, size: int, offset: int) -> bytes:
         cache = self.cache
-        fd = cache._acquire(self)
+        with cache._lock:
+            fd = self.fd
+            if fd is None:
+                fd = cache._reopen_locked(self)
+            else:
+                self.pins += 1
+                cache._lru.touch(self)
         try:
             return self.ops.pread(fd, size, offset)
         finally:
-            cache._release(self)
+            self.pins -= 1
+            if self.closing:
+                cache._drop_if_idle(self)
 
     def pwrite(self, data, offset: int) -> int:
         cache = self.cache
-        fd = cache._acquire(self)
+        with cache._lock:
+            fd = self.fd
+            if fd is None:
+                fd = cache._reopen_locked(self)
+            else:
+                self.pins += 1
+                cache._lru.touch(self)
         try:
             return self.ops.pwrite(fd, data, offset)
         finally:
-            cache._release(self)
+            self.pins -= 1
+            if self.closing:
+                cache._drop_if_idle(self)
 
     def fsync(self) -> None:
         fd = self.cache._acquire(self)
@@ -612,7 +653,7 @@ class CachedFile:
     def evict(self) -> None:
         """Close the descriptor now if nothing uses it (it reopens on the next use)."""
         with self.cache._lock:
-            if self.fd is not None and not self.cache._lru.pins(self):
+            if self.fd is not None and not self.pins:
                 self.cache._drop_locked(self)
 
     def close(self) -> None:

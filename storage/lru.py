@@ -13,21 +13,25 @@ laptops and CI boxes with ``ulimit -n 1024``, hence the bound.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Hashable, Iterator
+from typing import Callable, Hashable, Iterator
 
 
 class PinnedLru:
-    """Keys in recency order (oldest first) with pin counts.
+    """Keys in recency order (oldest first); pin counts are read through ``pins_of``.
 
-    Invariants: every key appears once; ``pins(k) >= 0``; ``touch``/``pin``/``add`` make a
-    key the most recent; ``evict`` removes only keys with no pins, oldest first, and stops
+    Invariants: every key appears once; ``add``/``touch`` make a key the most recent;
+    ``evict(capacity)`` removes only keys with ``pins_of(key) == 0``, oldest first, and stops
     as soon as ``len(self) <= capacity``.
+
+    The pin counts live with their owners (``CachedFile.pins``), so releasing a pin is one
+    attribute write on the hot path; the eviction choice still sees them all.
     """
 
-    __slots__ = ("_order",)
+    __slots__ = ("_order", "_pins_of")
 
-    def __init__(self) -> None:
-        self._order: OrderedDict[Hashable, int] = OrderedDict()
+    def __init__(self, pins_of: Callable[[Hashable], int]) -> None:
+        self._order: OrderedDict[Hashable, None] = OrderedDict()
+        self._pins_of = pins_of
 
     def __len__(self) -> int:
         return len(self._order)
@@ -39,38 +43,22 @@ class PinnedLru:
         """Keys, least recently used first."""
         return iter(self._order)
 
-    def add(self, key, pins: int = 0) -> None:
+    def add(self, key) -> None:
         """A newly opened key, the most recent; ``ValueError`` if already present."""
         if key in self._order:
             raise ValueError(f"{key!r} is already in the cache")
-        self._order[key] = pins
+        self._order[key] = None
 
     def touch(self, key) -> None:
         self._order.move_to_end(key)
-
-    def pin(self, key) -> None:
-        """One more use in flight; also makes the key the most recent."""
-        order = self._order
-        order[key] += 1
-        order.move_to_end(key)
-
-    def unpin(self, key) -> int:
-        """One use fewer; returns the pins left (``ValueError`` below zero)."""
-        n = self._order[key] - 1
-        if n < 0:
-            raise ValueError(f"{key!r} is not pinned")
-        self._order[key] = n
-        return n
-
-    def pins(self, key) -> int:
-        return self._order[key]
 
     def discard(self, key) -> None:
         self._order.pop(key, None)
 
     def pinned(self) -> int:
         """How many keys are pinned now."""
-        return sum(1 for n in self._order.values() if n)
+        pins_of = self._pins_of
+        return sum(1 for k in self._order if pins_of(k))
 
     def evict(self, capacity: int) -> list:
         """Remove and return the least recently used unpinned keys until at most
@@ -78,9 +66,10 @@ class PinnedLru:
         excess = len(self._order) - max(capacity, 0)
         if excess <= 0:
             return []
+        pins_of = self._pins_of
         out = []
-        for key, n in self._order.items():
-            if not n:
+        for key in self._order:
+            if not pins_of(key):
                 out.append(key)
                 if len(out) == excess:
                     break
