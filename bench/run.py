@@ -36,6 +36,10 @@ Steps:
   ``--big``: it goes through the time index, so it stays flat);
 - ``console``: bench/console_pages.py (time to first byte of the console's topics page with
   1000 topics, the filtered list, a later page, a topic's page, the overview; medians and p95);
+- ``partitions`` (not in the default set: minutes): bench/partitions.py, costs against the
+  number of partitions (creation, start-up clean and after kill -9, Metadata for all topics,
+  fetch over every partition, RSS, open descriptors) at 1k, 5k, 10k and 20k partitions (1k
+  and 5k with ``--quick``);
 - ``tls``: one broker with PLAINTEXT, SSL and SASL_SSL (SCRAM-SHA-512) listeners: the Java
   consumer (kafka-clients) and the librdkafka producer (confluent-kafka) over SSL vs plaintext,
   interleaved rounds, medians and the ratios (issue 18's bar: >= 0.6); then 1000 clients
@@ -666,6 +670,12 @@ def step_console(quick: bool) -> None:
         emit(name, float(value), unit)
 
 
+def step_partitions(quick: bool) -> None:
+    import bench.partitions as bp
+    bp.emit = emit
+    bp.main(["--counts", "1000,5000" if quick else "1000,5000,10000,20000"])
+
+
 def step_micro() -> None:
     for script in ("micro_records.py", "micro_codec.py", "micro_storage.py"):
         r = subprocess.run([sys.executable, str(ROOT / "bench" / script)], capture_output=True, text=True, cwd=ROOT)
@@ -795,6 +805,8 @@ def main(argv=None) -> int:
             step_micro()
         if "quota" in steps:
             step_quota_overhead(3 if a.quick else 7)
+        if "partitions" in steps:
+            step_partitions(a.quick)
         if "groups" in steps:
             hg = Hourglass(tmp / "groups", "group.consumer.heartbeat.interval.ms=500",
                            "group.consumer.min.heartbeat.interval.ms=100")

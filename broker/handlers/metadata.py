@@ -25,10 +25,17 @@ LEADER_EPOCH = 0
 
 def topic_entry(broker, t, version: int):
     nid = broker.node_id
-    parts = [R.MetadataResponsePartition(error_code=0, partition_index=p, leader_id=nid,
-                                         leader_epoch=LEADER_EPOCH, replica_nodes=[nid], isr_nodes=[nid],
-                                         offline_replicas=[])
-             for p in range(t.partitions)]
+    # The partition entries depend only on the partition count and this node: built once per
+    # topic and shared by every response (read-only to the encoder). Rebuilding 20,000 of
+    # them was a third of answering Metadata for all topics.
+    cached = getattr(t, "_md_partitions", None)
+    if cached is None or cached[0] != (t.partitions, nid):
+        parts = [R.MetadataResponsePartition(error_code=0, partition_index=p, leader_id=nid,
+                                             leader_epoch=LEADER_EPOCH, replica_nodes=[nid], isr_nodes=[nid],
+                                             offline_replicas=[])
+                 for p in range(t.partitions)]
+        cached = t._md_partitions = ((t.partitions, nid), parts)
+    parts = cached[1]
     return R.MetadataResponseTopic(error_code=0, name=t.name, topic_id=t.topic_id,
                                    is_internal=t.internal, partitions=parts)
 
