@@ -11,6 +11,10 @@ Files are addressed by integer descriptors returned from ``open``; descriptors a
     "rw"   read/write; the file must exist
     "rw+"  read/write; created empty if missing (never truncated)
 
+Long-lived files (segments, indexes) are held through ``CachedFile`` handles whose
+descriptors live in a bounded ``FileCache`` (least recently used closed first, never one in
+use), so a broker can hold more partitions than its descriptor limit allows open files.
+
 Crash stance: ``write_atomic`` writes ``<path>.tmp``, fsyncs it, renames it over ``path`` and
 fsyncs the directory, so a reader sees either the old or the new content, never a mix.
 Nothing here reads the wall clock.

@@ -4,9 +4,12 @@
 
 Shared shape (Kafka's ``AbstractIndex``):
 
-* A file of fixed-size big-endian entries, preallocated on creation to ``max_index_size``
-  rounded down to a multiple of the entry size (sparse zeros), and trimmed to exactly its
-  entries when the segment stops being active or is closed cleanly.
+* A file of fixed-size big-endian entries, preallocated to ``max_index_size`` rounded down
+  to a multiple of the entry size (sparse zeros) at its first append (Kafka: at creation; a
+  new index here is created empty, see ``AbstractIndex.__init__``), and trimmed to exactly
+  its entries when the segment stops being active or is closed cleanly.
+* The write handle's descriptor lives in the file cache (``storage.files.FileCache``): held
+  while the index is written, closed when idle and the cache needs room, reopened on use.
 * An existing file is taken at face value on open: ``entries = file length // entry size``
   (Kafka does the same; an untrimmed file after a crash therefore "holds" zero entries, which
   recovery resets). A cheap ``sanity_check`` catches the obvious breakage.
@@ -295,9 +298,16 @@ class AbstractIndex(IndexFile):
         self.resize(self._entries * self.ENTRY_SIZE)
 
     def reset(self) -> None:
-        """Remove all entries and grow the file back to ``max_index_size``."""
+        """Remove all entries and grow the file back to ``max_index_size`` (at the first
+        append that needs the room: recovering thousands of small segments after a kill -9
+        grew and trimmed every index file again for nothing)."""
         self.truncate()
-        self.resize(self.max_index_size)
+        self.resize_when_used(self.max_index_size)
+
+    def _capacity_now(self) -> int:
+        """Entries the file can take, counting a deferred growth without applying it."""
+        size = self._pending_size if self._pending_size is not None else self._length
+        return round_down_to_multiple(size, self.ENTRY_SIZE) // self.ENTRY_SIZE
 
     def close(self) -> None:
         """Trim and release the file (Kafka: ``close`` = ``trimToValidSize`` + unmap)."""

@@ -116,7 +116,7 @@ class TimeIndex(AbstractIndex):
                     f"the last timestamp appended ({last.timestamp}) to {self.path}")
         if timestamp > last.timestamp:
             rel = self.relative_offset(offset)
-            if self._entries >= self.max_entries:
+            if self._entries >= self._capacity_now():
                 # Only reachable with skip_full_check on an index trimmed to its entries:
                 # grow by one slot rather than write past the end.
                 self.resize((self._entries + 1) * self.ENTRY_SIZE)
