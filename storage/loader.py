@@ -358,6 +358,7 @@ def load_log(dir, *, config, clock: Clock, file_ops: FileOps | None = None,
     # open transactions at its base offset) or, with none to recover, at or below the log end
     # offset; then one pass in offset order recovers or replays every later segment.
     state = loaded_at = None
+    past_recovery_point: dict[int, str] = {}
     # (a log of one empty segment and no snapshot, as most of a broker's partitions are at
     # start-up: no state to load)
     has_data = not segments.is_empty and (len(segments) > 1 or segments.last_segment.size > 0 or bool(snapshots))
@@ -368,9 +369,13 @@ def load_log(dir, *, config, clock: Clock, file_ops: FileOps | None = None,
     if has_data and (to_recover or loaded_at != replay_to):
         if to_recover:
             # Kafka's recoverSegment reloads the state at the segment's base offset
-            # (truncateAndReload): snapshots past it are removed.
+            # (truncateAndReload): snapshots past it are not used. Their files go only if
+            # recovery cut the log below them (with the others past the log end, below): one
+            # at or below the recovered end still describes intact data, and removing a file
+            # per partition (the last clean shutdown's snapshot) was most of a restart after
+            # kill -9 with thousands of partitions.
             for off in [o for o in snapshots if o > replay_to]:
-                ops.remove(snapshots.pop(off))
+                past_recovery_point[off] = snapshots.pop(off)
         replay_from = loaded_at
         if state is None:
             # No snapshot (a data dir from before roll snapshots): the last two segments, as
@@ -437,6 +442,9 @@ def load_log(dir, *, config, clock: Clock, file_ops: FileOps | None = None,
     # offset describe no state of this log.
     for off in [o for o in snapshots if o > next_offset or o < new_log_start] if snapshots else ():
         ops.remove(snapshots.pop(off))
+    for off, path in past_recovery_point.items():
+        if off > next_offset or off < new_log_start:
+            ops.remove(path)
     if state is None:
         state = ProducerStateManager()
     if loaded_at is not None and loaded_at != next_offset:
