@@ -299,7 +299,11 @@ class LogManager:
         written partitions was nine fsyncs each. Should that sync fail, no log dir is marked
         clean (the next start recovers)."""
         ops = self.file_ops
-        batched = bool(self._logs) and ops.syncfs(self.log_dirs[0])   # also probes for syncfs
+        try:
+            batched = bool(self._logs) and ops.syncfs(self.log_dirs[0])   # also probes for syncfs
+        except OSError as exc:
+            log.warning("syncfs of %s failed (%s); fsyncing file by file", self.log_dirs[0], exc)
+            batched = False
         for lg in self._logs.values():
             lg.close(sync=not batched)
         if batched:
