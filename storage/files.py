@@ -403,6 +403,7 @@ class FileCache:
         self._lock = threading.Lock()
         self._lru = PinnedLru(_pins_of)
         self._capacity = capacity
+        self._mru: "CachedFile | None" = None   # the handle last added or touched (skip re-touching it)
         self.opens = 0          # descriptors opened (first opens and reopens)
         self.evictions = 0      # descriptors closed to stay within capacity
 
@@ -434,6 +435,7 @@ class FileCache:
                 h.mode = _REOPEN_MODE.get(mode, mode)
                 self.opens += 1
                 self._lru.add(h)
+                self._mru = h
                 self._evict_locked(self.capacity)
         return h
 
@@ -480,7 +482,9 @@ class FileCache:
             fd = h.fd
             if fd is not None:
                 h.pins += 1
-                self._lru.touch(h)
+                if self._mru is not h:
+                    self._lru.touch(h)
+                    self._mru = h
                 return fd
             return self._reopen_locked(h)
 
@@ -491,6 +495,7 @@ class FileCache:
         fd = self._open_locked(h)
         h.pins += 1
         self._lru.add(h)
+        self._mru = h
         return fd
 
     def open(self, ops: "FileOps", path: PathLike, mode: str) -> "CachedFile":
@@ -500,6 +505,7 @@ class FileCache:
         with self._lock:
             self._open_locked(h)
             self._lru.add(h)
+            self._mru = h
         return h
 
     def _open_locked(self, h: "CachedFile") -> int:
@@ -609,7 +615,9 @@ class CachedFile:
                 fd = cache._reopen_locked(self)
             else:
                 self.pins += 1
-                cache._lru.touch(self)
+                if cache._mru is not self:       # already the most recent: nothing to move
+                    cache._lru.touch(self)
+                    cache._mru = self
         try:
             return self.ops.pread(fd, size, offset)
         finally:
@@ -625,7 +633,9 @@ class CachedFile:
                 fd = cache._reopen_locked(self)
             else:
                 self.pins += 1
-                cache._lru.touch(self)
+                if cache._mru is not self:       # already the most recent: nothing to move
+                    cache._lru.touch(self)
+                    cache._mru = self
         try:
             return self.ops.pwrite(fd, data, offset)
         finally:
