@@ -35,6 +35,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from broker.groups.offsets_log import read_batches
 from protocol.records.record import build_batch
 from schema_registry import records as R
 from schema_registry.compatibility import DEFAULT_LEVEL, LEVELS, check
@@ -49,7 +50,6 @@ log = logging.getLogger(__name__)
 
 MODES = ("READWRITE", "READONLY", "IMPORT")
 CONTEXT = "."  # the default context, as Confluent names it in messages
-_READ_CHUNK = 1 << 20
 
 
 @dataclass
@@ -235,7 +235,9 @@ class SchemaStore:
         end = plog.log_end_offset if upto is None else upto
         if self.next_offset >= end:
             return
-        for h, recs in _read_batches_from(plog, self.next_offset, end):
+        start = self.next_offset
+        for h, recs in read_batches(plog, start, end):
+            recs = [r for r in recs if r.offset >= start]
             self.next_offset = h.next_offset
             if h.is_control:
                 continue
@@ -607,29 +609,3 @@ def check_request(body) -> None:
     for k in ("metadata", "ruleSet"):
         if body.get(k) is not None and not isinstance(body[k], dict):
             raise _unprocessable(f"{k} must be an object")
-
-
-def _read_batches_from(plog, start: int, end: int):
-    """``(header, records)`` of the batches holding offsets ``start..end-1``, in order."""
-    from protocol.errors import CorruptRecordError
-    from protocol.records.batch import iter_batch_positions
-    from protocol.records.record import decode_batch
-    offset = start
-    while offset < end:
-        data = plog.read(offset, _READ_CHUNK, min_one=True, max_offset=end).data
-        if not data:
-            break
-        progressed = False
-        for pos, h in iter_batch_positions(data):
-            if h.next_offset <= offset:
-                continue
-            progressed = True
-            offset = h.next_offset
-            try:
-                _, recs = decode_batch(data, pos)
-            except CorruptRecordError as exc:
-                log.error("skipping a corrupt batch at offset %d of %s: %s", h.base_offset, plog.topic, exc)
-                continue
-            yield h, [r for r in recs if r.offset >= start]
-        if not progressed:
-            break

@@ -72,12 +72,13 @@ def partition_for(group_id: str, num_partitions: int) -> int:
     return (0 if h == -(1 << 31) else abs(h)) % num_partitions
 
 
-def read_batches(plog):
-    """Every batch of a partition log from its log start to its end, in offset order, as
-    ``(header, records)`` (control batches included); a corrupt batch is logged and skipped.
-    The replay loop of the internal topics (``__consumer_offsets``, ``__transaction_state``)."""
-    offset = plog.log_start_offset
-    end = plog.log_end_offset
+def read_batches(plog, start: int | None = None, end: int | None = None):
+    """Every batch of a partition log holding offsets ``start..end-1`` (default: log start to
+    log end), in offset order, as ``(header, records)`` (control batches included; the first
+    batch may hold records below ``start``); a corrupt batch is logged and skipped. The replay
+    loop of the internal topics (``__consumer_offsets``, ``__transaction_state``, ``_schemas``)."""
+    offset = plog.log_start_offset if start is None else start
+    end = plog.log_end_offset if end is None else end
     while offset < end:
         data = plog.read(offset, _READ_CHUNK, min_one=True, max_offset=end).data
         if not data:
