@@ -14,6 +14,12 @@ confluent-kafka (librdkafka 2.16) with ``group.protocol=consumer``, against a br
 
 Brokers run with short consumer-group timeouts (heartbeat 300 ms, session 6 s) so changes
 settle in about a second.
+
+Load-sensitive: with one core kept busy by something else, the leave and restart scenarios miss
+their 30 s bounds in about two runs of three (a group left "Reconciling" after a restart, or
+three members not settled after a leave); alone they pass every time. Whether that is a
+reconciliation stall under load or only slowness is not diagnosed yet, so ``make test`` runs
+this module alone, after the rest, with its assertions unchanged.
 """
 from __future__ import annotations
 
