@@ -24,7 +24,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parents[1]
 
 CHILD = r'''
-import asyncio, sys, tempfile, time
+import asyncio, shutil, sys, tempfile, time
 sys.path.insert(0, sys.argv[1])
 from broker.config import BrokerConfig
 from broker.server import Broker
@@ -76,6 +76,7 @@ async def main():
     hw = b.logs.get("bench", 0).high_watermark
     assert hw > 100 * 3000, hw  # every produce appended
     b.logs.shutdown()
+    shutil.rmtree(d, ignore_errors=True)  # each child wrote 160 MB of batches
 
 asyncio.run(main())
 '''
