@@ -62,7 +62,11 @@ def first_run(workdir: Path, timeout: float = 600.0) -> dict[str, float]:
     clone_tracked(ROOT, clone)
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "MAKEFLAGS", "MFLAGS")}
     proc = subprocess.Popen(
-        ["make", "run", f"RUN_ARGS=--port 0 --data-dir {workdir / 'data'} --ready-file {ready}"],
+        # free ports for the Kafka listener and the HTTP services (the shipped config's 9092,
+        # 8081 and 8080 may be taken by a broker the user already runs)
+        ["make", "run", f"RUN_ARGS=--port 0 --data-dir {workdir / 'data'} --ready-file {ready} "
+                        "--override schema.registry.listeners=http://127.0.0.1:0 "
+                        "--override console.listeners=http://127.0.0.1:0"],
         cwd=clone, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         installed = None
