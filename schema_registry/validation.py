@@ -56,10 +56,11 @@ def schema_id(payload: bytes | None) -> int | None:
     return int.from_bytes(payload[1:5], "big")
 
 
-def protobuf_message_indexes(payload: bytes) -> list[int]:
-    """The message indexes after a Protobuf payload's schema id (zigzag varints; a single 0
-    means ``[0]``), as confluent-kafka's serializers write them."""
-    pos, out = 5, []
+def message_indexes(payload: bytes, pos: int = 5) -> tuple[list[int], int]:
+    """Confluent's Protobuf message indexes at ``pos`` (after the magic byte and schema id by
+    default): zigzag varints, a count then the indexes, a lone 0 meaning ``[0]``, as
+    confluent-kafka's serializers write them. Returns (indexes, where the message begins);
+    raises ValueError when they are truncated or the count is out of range."""
 
     def varint() -> int:
         nonlocal pos
@@ -77,12 +78,16 @@ def protobuf_message_indexes(payload: bytes) -> list[int]:
 
     count = varint()
     if count == 0:
-        return [0]
+        return [0], pos
     if count < 0 or count > 64:
         raise ValueError("bad message index count")
-    for _ in range(count):
-        out.append(varint())
-    return out
+    out = [varint() for _ in range(count)]
+    return out, pos
+
+
+def protobuf_message_indexes(payload: bytes) -> list[int]:
+    """The message indexes after a Protobuf payload's schema id."""
+    return message_indexes(payload)[0]
 
 
 def record_name(parsed, payload: bytes) -> str | None:

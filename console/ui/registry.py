@@ -17,6 +17,7 @@ import io
 import json
 
 from broker.security.acl import AclOperation as Op
+from schema_registry.validation import message_indexes as wire_message_indexes
 
 
 def store_of(broker):
@@ -117,32 +118,10 @@ def decode(store, data: bytes | None) -> tuple[str, str] | None:
     return data.hex(" "), f"{label} (shown as hex)"
 
 
-def _zigzag_varint(buf: bytes, pos: int) -> tuple[int, int]:
-    shift = result = 0
-    while True:
-        if pos >= len(buf) or shift > 63:
-            raise ValueError("truncated message indexes")
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return (result >> 1) ^ -(result & 1), pos
-        shift += 7
-
-
 def message_indexes(payload: bytes) -> tuple[list[int], int]:
-    """Confluent's Protobuf message indexes at the payload's start: (indexes, where the message
-    begins); a count of 0 stands for [0], the first message of the file."""
-    count, pos = _zigzag_varint(payload, 0)
-    if count == 0:
-        return [0], pos
-    if count < 0 or count > 100:
-        raise ValueError("bad message index count")
-    out = []
-    for _ in range(count):
-        i, pos = _zigzag_varint(payload, pos)
-        out.append(i)
-    return out, pos
+    """Confluent's Protobuf message indexes at the start of ``payload`` (the bytes after the
+    schema id): (indexes, where the message begins); the registry's own parser."""
+    return wire_message_indexes(payload, 0)
 
 
 _POOLS: dict[int, object] = {}  # schema id -> its descriptor pool (an id's schema never changes)
