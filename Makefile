@@ -34,7 +34,7 @@ JAVA_SRC := $(wildcard tests/java/*.java)
 JAVA_CLASSES := tests/java/classes
 JAVA_STAMP := $(JAVA_CLASSES)/.stamp
 
-PYTEST_ARGS ?= -q -n 2
+PYTEST_ARGS ?= -q -n 2 --dist loadgroup
 
 .PHONY: venv venv-run deps jars java-harness confluent-kafka-versions run test crash-test fuzz bench soak load-limits
 

@@ -15,6 +15,11 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 from hourglass.embedded import EmbeddedBroker
 from tests.helpers.rest_v3 import Rest
 
+# one module-scoped broker whose later tests use what earlier ones made (the `produced`
+# topic): the module stays on one xdist worker (make test runs --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("rest_v3")
+
+
 # The fields of each resource in Confluent's REST v3 API reference examples
 SHAPES = {
     "KafkaCluster": {"kind", "metadata", "cluster_id", "controller", "acls", "brokers", "broker_configs",
