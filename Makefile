@@ -36,7 +36,18 @@ JAVA_STAMP := $(JAVA_CLASSES)/.stamp
 
 PYTEST_ARGS ?= -q -n 2 --dist loadgroup
 
-.PHONY: venv venv-run deps jars java-harness confluent-kafka-versions run test crash-test fuzz bench soak load-limits
+# The JVM projects the tests run against (Apache Kafka as the oracle, its Streams and Connect,
+# Spark's and Flink's Kafka connectors, Debezium): Maven modules under tests/jvm, versions named
+# once in tests/jvm/pom.xml, everything resolved into $(HOURGLASS_CACHE) (outside the checkout).
+# The stamp is named after the poms' contents: a warm machine skips Maven altogether.
+HOURGLASS_CACHE ?= $(HOME)/.cache/hourglass
+export HOURGLASS_CACHE
+JVM_POMS := $(shell find tests/jvm -name pom.xml -not -path '*/target/*' | sort)
+JVM_SRCS := $(shell find tests/jvm -path '*/src/*' -type f -not -path '*/target/*' | sort)
+JVM_STAMP = $(HOURGLASS_CACHE)/jvm-$(shell cat $(JVM_POMS) $(JVM_SRCS) | sha1sum | cut -c1-16).stamp
+MVN := mvn -q -B -Dmaven.repo.local=$(HOURGLASS_CACHE)/m2
+
+.PHONY: jvm venv venv-run deps jars java-harness confluent-kafka-versions run test crash-test fuzz bench soak load-limits
 
 venv: $(VENV_STAMP)
 venv-run: $(RUN_STAMP)
@@ -60,6 +71,9 @@ jars: $(VENV_STAMP)
 
 java-harness: jars $(JAVA_STAMP)
 
+jvm: deps
+	@test -f $(JVM_STAMP) || { $(MVN) -f tests/jvm/pom.xml package -DskipTests && touch $(JVM_STAMP); }
+
 # a second confluent-kafka (its own librdkafka) for the share-group tests, in ~/.cache/hourglass
 confluent-kafka-versions: $(VENV_STAMP)
 	@$(VPY) -m tests.helpers.librdkafka >/dev/null
@@ -79,7 +93,7 @@ run: $(RUN_STAMP)
 # (see the note in tests/integration/test_consumer_protocol.py).
 ALONE := tests/integration/test_consumer_protocol.py
 
-test: venv deps jars java-harness confluent-kafka-versions
+test: venv deps jars java-harness confluent-kafka-versions jvm
 	$(VPY) -m pytest $(PYTEST_ARGS) --ignore=$(ALONE) tests
 	$(VPY) -m pytest $(filter-out -n 2,$(PYTEST_ARGS)) $(ALONE)
 

@@ -9,6 +9,8 @@
 #   podman-compose        -> podman-compose (docker/compose.yaml and docker/sasl-ssl under podman)
 #   CNI dnsname plugin    -> golang-github-containernetworking-plugin-dnsname (compose services
 #                            reach each other by name on podman's CNI networks)
+#   mvn                   -> maven (tests/jvm: Apache Kafka, Streams, Connect and the connectors
+#                            are resolved from Maven coordinates by `make jvm`)
 #   chromium              -> chromium (the console's browser tests drive it with Playwright,
 #                            executable_path=/usr/bin/chromium; no browser download)
 # Runs `apt-get update` once, then `apt-get install -y`. Works as root (no sudo needed);
@@ -25,6 +27,7 @@ command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 command -v podman-compose >/dev/null 2>&1 || missing+=(podman-compose)
 [ -x /usr/lib/cni/dnsname ] || missing+=(golang-github-containernetworking-plugin-dnsname)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v mvn >/dev/null 2>&1 || missing+=(maven)
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
@@ -44,6 +47,6 @@ export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" apt-get update -q
 "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 
-for tool in kcat java javac chromium podman runc debootstrap podman-compose; do
+for tool in kcat java javac mvn chromium podman runc debootstrap podman-compose; do
   command -v "$tool" >/dev/null 2>&1 || { echo "install_deps: $tool still missing after install" >&2; exit 1; }
 done

@@ -4,6 +4,9 @@
 - ``broker_factory(overrides=None, **kwargs)``: start more brokers, or brokers with config
   overrides (``{"log.message.timestamp.type": "LogAppendTime"}``); kwargs go to
   ``BrokerProcess`` (``config=``, ``ready_timeout=``, ...).
+- ``kafka_factory(overrides=None, **kwargs)``: start an Apache Kafka node (the oracle, from the
+  jars ``make jvm`` resolved; ``tests/helpers/kafka_oracle.py``) with Kafka config overrides;
+  stopped at teardown, its log attached to a failing test's report.
 - ``client_tools``: kcat, java, javac and the kafka-clients jars are present and the Java harness
   compiles. Missing tools fail the tests that need them (run ``make deps jars``); they are never
   skipped.
@@ -23,8 +26,10 @@ import pytest
 
 from tests.helpers.broker import BrokerProcess
 from tests.helpers.java import ensure_compiled, missing_jars
+from tests.helpers.kafka_oracle import KafkaProcess
 
 _BROKERS = pytest.StashKey[list]()
+_KAFKAS = pytest.StashKey[list]()
 
 
 @pytest.fixture(scope="session")
@@ -71,6 +76,32 @@ def broker(broker_factory) -> BrokerProcess:
     return broker_factory()
 
 
+@pytest.fixture
+def kafka_factory(request, tmp_path_factory):
+    started: list[KafkaProcess] = []
+    request.node.stash[_KAFKAS] = started
+
+    def make(overrides=None, **kwargs) -> KafkaProcess:
+        base = tmp_path_factory.mktemp("kafka")
+        k = KafkaProcess(base / "data", overrides, **kwargs)
+        started.append(k)
+        return k.start()
+
+    yield make
+
+    problems = []
+    for k in started:
+        if k.proc is not None and k.proc.poll() is not None:
+            rc = k.stop()
+            problems.append(f"kafka {k.data_dir} died during the test (exit {rc})\n{k.log_tail()}")
+        elif k.running:
+            rc = k.stop()
+            if rc not in (0, 143):  # 143: the JVM's exit status after its SIGTERM shutdown hooks ran
+                problems.append(f"kafka {k.data_dir} exited {rc} on SIGTERM\n{k.log_tail()}")
+    if problems:
+        pytest.fail("\n\n".join(problems), pytrace=False)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
@@ -78,3 +109,5 @@ def pytest_runtest_makereport(item, call):
     if report.failed and report.when in ("call", "setup"):
         for i, b in enumerate(item.stash.get(_BROKERS, [])):
             report.sections.append((f"broker {i} log", b.log_tail(20000)))
+        for i, k in enumerate(item.stash.get(_KAFKAS, [])):
+            report.sections.append((f"kafka {i} log", k.log_tail(20000)))

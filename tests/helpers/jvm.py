@@ -1,0 +1,60 @@
+"""The JVM side of the tests: versions and cache paths, read from ``tests/jvm/pom.xml``.
+
+The parent pom is the one place that names a JVM version (Apache Kafka's, and those of the
+connectors tested against it); ``make jvm`` resolves every module into ``~/.cache/hourglass``
+(``$HOURGLASS_CACHE``), outside the checkout. A missing cache fails the test that needs it with
+the command to run, never skips it.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import xml.etree.ElementTree as ET
+from functools import lru_cache
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+JVM_POM = REPO_ROOT / "tests" / "jvm" / "pom.xml"
+_NS = {"m": "http://maven.apache.org/POM/4.0.0"}
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("HOURGLASS_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "hourglass"
+
+
+@lru_cache(maxsize=None)
+def pom_properties() -> dict[str, str]:
+    """The ``<properties>`` of the parent pom, unresolved ``${...}`` left as they are."""
+    root = ET.parse(JVM_POM).getroot()
+    props = root.find("m:properties", _NS)
+    return {el.tag.split("}", 1)[1]: (el.text or "").strip() for el in props} if props is not None else {}
+
+
+def version(name: str) -> str:
+    """``version("kafka")`` is the ``kafka.version`` property."""
+    return pom_properties()[f"{name}.version"]
+
+
+def java() -> str:
+    """The ``java`` to run JVM processes with: ``$JAVA_HOME/bin/java``, else the one on PATH."""
+    home = os.environ.get("JAVA_HOME")
+    if home and Path(home, "bin", "java").exists():
+        return str(Path(home, "bin", "java"))
+    found = shutil.which("java")
+    if found is None:
+        raise RuntimeError("no `java` on PATH (run `make deps`)")
+    return found
+
+
+def libs(module_dir: str) -> Path:
+    """``~/.cache/hourglass/<module_dir>/libs``, checked to be filled (by ``make jvm``)."""
+    d = cache_dir() / module_dir / "libs"
+    if not d.is_dir() or not any(d.glob("*.jar")):
+        raise RuntimeError(f"{d} has no jars: run `make jvm` (Maven resolves tests/jvm into {cache_dir()})")
+    return d
+
+
+def classpath(*dirs: Path) -> str:
+    """A ``-cp`` value of every jar in ``dirs`` (the JVM's ``dir/*`` wildcard)."""
+    return os.pathsep.join(f"{d}/*" for d in dirs)
