@@ -70,7 +70,7 @@ def _float(v: str) -> float:
 
 
 def _http_listeners(v: str) -> list[str]:
-    from web.listeners import parse_http_listeners
+    from broker.http_listeners import parse_http_listeners
     parse_http_listeners(v)  # raises ValueError with the bad entry
     return _list(v)
 

@@ -159,20 +159,8 @@ class BrokerCollector:
         yield CounterMetricFamily("hourglass_connections", "Client connections accepted", value=m.connections_total)
         yield CounterMetricFamily("hourglass_group_rebalances", "Consumer group rebalances started",
                                   value=getattr(b.groups, "rebalances", 0))
-        registry = getattr(b, "schema_registry", None)  # schema_registry.store.SchemaStore when served
-        if registry is not None:
-            counts = registry.counts()
-            yield GaugeMetricFamily("hourglass_schema_registry_schemas", "Schema ids held by the Schema Registry",
-                                    value=counts["schemas"])
-            yield GaugeMetricFamily("hourglass_schema_registry_subjects", "Subjects with a live version",
-                                    value=counts["subjects"])
-            yield GaugeMetricFamily("hourglass_schema_registry_versions", "Live (not deleted) subject versions",
-                                    value=counts["versions"])
-            c = CounterMetricFamily("hourglass_schema_registry_requests", "Schema Registry HTTP answers, per status",
-                                    labels=["status"])
-            for status, n in sorted(getattr(registry, "request_stats", {}).items()):
-                c.add_metric([str(status)], n)
-            yield c
+        for collector in b.extensions.metric_collectors:  # e.g. the Schema Registry's (hourglass.app)
+            yield from collector(b)
         txn = getattr(b.txn, "counters", None)
         for name, doc in (("begun", "Transactions begun (first partition added)"),
                           ("committed", "Transactions committed (markers written)"),

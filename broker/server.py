@@ -22,6 +22,7 @@ from pathlib import Path
 
 from broker import acceptor
 from broker.cluster import ClusterMeta
+from broker.extensions import NONE as NO_EXTENSIONS, Extensions
 from broker.config import BrokerConfig
 from broker.connection import Connection
 from broker.metrics import Metrics
@@ -54,8 +55,9 @@ class ProducerIds:
 
 
 class Broker:
-    def __init__(self, cfg: BrokerConfig, *, clock=None, file_ops=None):
+    def __init__(self, cfg: BrokerConfig, *, clock=None, file_ops=None, extensions: Extensions = NO_EXTENSIONS):
         self.cfg = cfg
+        self.extensions = extensions  # services, record validation, metrics: what hourglass.app wires in
         self.clock = clock or SystemClock()
         self.file_ops = file_ops  # storage.files.FileOps for the logs (None: the real OS); tests inject faults
         self.handlers = load_handlers()
@@ -63,8 +65,7 @@ class Broker:
         self.waiters = PartitionWaiters()
         self.rejections_logged: dict = {}  # (client id, kind) -> (last logged, held back); see connection.py
         self.metrics_server = None
-        self.http = None  # web.services.HttpServices (Schema Registry, console)
-        self.schema_registry = None  # schema_registry.store.SchemaStore while the registry serves
+        self.services: list = []  # the extensions' services (broker.extensions.BrokerService), started
         self.servers: list[asyncio.base_events.Server] = []
         self.connections: set[Connection] = set()
         self.tasks: list[asyncio.Task] = []
@@ -215,11 +216,14 @@ class Broker:
                          addr[0], addr[1], lst.name, lst.security_protocol,
                          "" if sec.sasl is None else " " + ",".join(sec.sasl.mechanisms),
                          self.cluster_id, self.node_id)
-        # HTTP services (web/: Schema Registry, console): bound now, served in the background
-        from web.services import HttpServices
-        self.http = HttpServices(self)
-        self.http.bind()
-        self.http.start()
+        # services beside the Kafka listeners (the HTTP services): bound now, before the ready
+        # file is written, then served in the background
+        for make_service in self.extensions.services:
+            service = make_service(self)
+            service.bind()
+            self.services.append(service)
+        for service in self.services:
+            service.start()
         if self.cfg["metrics.port"] >= 0:
             from broker.metrics import MetricsServer
             self.metrics_server = MetricsServer(self, self.cfg["metrics.host"], self.cfg["metrics.port"])
@@ -345,8 +349,8 @@ class Broker:
             s.close()
         if self.metrics_server is not None:
             self.metrics_server.close()
-        if self.http is not None:
-            await self.http.close()
+        for service in reversed(self.services):
+            await service.close()
         if getattr(self, "cleaner", None) is not None:
             self.cleaner.shutdown()  # a cleaning in progress stops at its next check
         for t in self.tasks:
@@ -391,9 +395,10 @@ def raise_nofile_limit() -> tuple[int, int]:
 
 
 async def run_broker(cfg: BrokerConfig, *, ready_file: str | None = None,
-                     shutdown: asyncio.Event | None = None, on_ready=None) -> None:
+                     shutdown: asyncio.Event | None = None, on_ready=None,
+                     extensions: Extensions = NO_EXTENSIONS) -> None:
     """Run until ``shutdown`` is set (or SIGTERM/SIGINT when running as the main program)."""
-    broker = Broker(cfg)
+    broker = Broker(cfg, extensions=extensions)
     shutdown = shutdown or asyncio.Event()
     loop = asyncio.get_running_loop()
     installed = []
@@ -414,8 +419,9 @@ async def run_broker(cfg: BrokerConfig, *, ready_file: str | None = None,
                 f.write(f"{host}:{port}\n")
                 for name, (h, p) in broker.bound_by_listener.items():
                     f.write(f"{name}://{h}:{p}\n")
-                for line in broker.http.ready_lines():  # `service <name> <url>`
-                    f.write(line + "\n")
+                for service in broker.services:
+                    for line in service.ready_lines():  # `service <name> <url>`
+                        f.write(line + "\n")
             os.replace(tmp, ready_file)
         if on_ready is not None:
             on_ready(broker)

@@ -53,7 +53,7 @@ def _load_ui():
 def _warn_if_open(broker, users) -> None:
     if users.required:
         return
-    from web.listeners import parse_http_listeners
+    from broker.http_listeners import parse_http_listeners
     try:
         listeners = parse_http_listeners(broker.cfg["console.listeners"])
     except (KeyError, ValueError):

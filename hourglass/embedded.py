@@ -123,6 +123,7 @@ class EmbeddedBroker:
     def _start_thread(self) -> None:
         from broker.config import BrokerConfig
         from broker.server import run_broker
+        from hourglass.app import extensions
         # strict: a misspelled key in a test's overrides fails the test instead of a warning
         cfg = BrokerConfig.load(None, self._overrides(), strict=True)
         ready = threading.Event()
@@ -144,7 +145,8 @@ class EmbeddedBroker:
             asyncio.set_event_loop(loop)
             self._shutdown = asyncio.Event()
             try:
-                loop.run_until_complete(run_broker(cfg, shutdown=self._shutdown, on_ready=on_ready))
+                loop.run_until_complete(run_broker(cfg, shutdown=self._shutdown, on_ready=on_ready,
+                                                   extensions=extensions()))
             except BaseException as exc:  # surfaced to the caller of start()
                 self._error = exc
                 ready.set()

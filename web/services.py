@@ -18,7 +18,7 @@ import socket
 from typing import NamedTuple
 
 from web.auth import BrokerUsers
-from web.listeners import HttpListener, parse_http_listeners, url_of
+from broker.http_listeners import HttpListener, parse_http_listeners, url_of
 
 log = logging.getLogger(__name__)
 

@@ -85,44 +85,20 @@ def _verify_transactional(b, v: int, transactional_id, records, plog, topic: str
     return err, None
 
 
-def _check_schema_ids(b, topic: str, config, records, v: int):
-    """(error, message, record_errors) when a batch fails the topic's schema ID validation
-    (Confluent Server's ``confluent.key/value.schema.validation``), else None. The rules are
-    ``schema_registry.validation``'s; this only fetches the records and the registry."""
-    from schema_registry.validation import check_records, record_name, rejection_message, rules_of
-    store = getattr(b, "schema_registry", None)
-    if store is None or not store.ready.is_set():
-        if b.cfg["schema.registry.listeners"]:
-            # still starting (or replaying _schemas): a retriable error, every client retries it
-            return (ErrorCode.NOT_ENOUGH_REPLICAS, f"Schema ID validation is on for topic {topic} and "
-                    "this broker's Schema Registry is not ready yet", [])
-        # Confluent Server cannot validate without a registry (confluent.schema.registry.url);
-        # refusing is the only answer that keeps the topic's promise
-        return (ErrorCode.INVALID_RECORD, f"Schema ID validation is on for topic {topic} but this broker "
-                "serves no Schema Registry (schema.registry.listeners is empty)", [])
-    if getattr(store, "load_error", None) is not None:
-        return (ErrorCode.INVALID_RECORD, f"Schema ID validation is on for topic {topic} but this broker's "
-                f"Schema Registry failed to load: {store.load_error}", [])
-    if v < 3:
-        return (ErrorCode.INVALID_RECORD, f"Schema ID validation on topic {topic} needs record batches "
-                "(Produce v3 or later)", [])
-    from protocol.errors import CorruptRecordError
-    from protocol.records.record import decode_batch
-    try:
-        _, recs = decode_batch(records, 0)
-    except (CorruptRecordError, ValueError, IndexError):
-        return None  # the append answers CORRUPT_MESSAGE
-
-    def name_of(schema_id: int, payload: bytes):
-        entry = store.schema_by_id(schema_id)
-        return None if entry is None else record_name(store.parsed_entry(entry), payload)
-
-    errors = check_records(topic, [(r.key, r.value) for r in recs], rules_of(config),
-                           store.registered_ids, name_of)
-    if not errors:
+def _validate_records(b, topic: str, config, records, v: int):
+    """(error, message, record_errors) when the broker's record validator (``broker.extensions``:
+    the Schema Registry's schema ID validation, wired in by ``hourglass.app``) refuses the batch
+    of a topic whose config asks for validation, else None."""
+    validator = b.extensions.record_validator
+    if validator is None:
+        return (ErrorCode.INVALID_RECORD, f"Record validation is on for topic {topic} but this broker "
+                "runs without a record validator (no Schema Registry wired in)", [])
+    refused = validator(b, topic, config, records, v)
+    if refused is None:
         return None
-    return (ErrorCode.INVALID_RECORD, rejection_message(errors),
-            [R.BatchIndexAndErrorMessage(batch_index=i, batch_index_error_message=m) for i, m in errors])
+    err, message, record_errors = refused
+    return (err, message, [R.BatchIndexAndErrorMessage(batch_index=i, batch_index_error_message=m)
+                           for i, m in record_errors])
 
 
 @handles(0)
@@ -170,7 +146,7 @@ async def handle(ctx, req):
                     continue
             plog = b.topics.log(t.name, idx)
             if plog.config.schema_id_validation:  # one attribute read when off
-                refused = _check_schema_ids(b, t.name, plog.config, pd.records, v)
+                refused = _validate_records(b, t.name, plog.config, pd.records, v)
                 if refused is not None:
                     code, msg, errors = refused
                     log.info("produce to %s-%d from %r refused by schema ID validation: %s",

@@ -61,7 +61,8 @@ def _serve(args) -> int:
         uvloop.install()
     from broker.security.sasl import SecurityConfigError
     try:
-        asyncio.run(run_broker(cfg, ready_file=args.ready_file))
+        from hourglass.app import extensions
+        asyncio.run(run_broker(cfg, ready_file=args.ready_file, extensions=extensions()))
     except KeyboardInterrupt:
         pass
     except SecurityConfigError as exc:  # a keystore, JAAS or mechanism setting, found at start

@@ -14,7 +14,7 @@ from broker.config import BrokerConfig, ConfigError
 from hourglass.embedded import EmbeddedBroker
 from web import services
 from web.auth import BasicAuthError, parse_basic
-from web.listeners import parse_http_listeners, url_of
+from broker.http_listeners import parse_http_listeners, url_of
 
 
 @pytest.fixture

@@ -108,7 +108,7 @@ def test_produce_handler_waits_for_a_registry_still_loading():
     import asyncio
     from types import SimpleNamespace
 
-    from broker.handlers.produce import _check_schema_ids
+    from schema_registry.produce_validation import check_schema_ids as _check_schema_ids
     from protocol.errors import ErrorCode
     from protocol.records.record import build_batch
 
@@ -126,6 +126,27 @@ def test_produce_handler_waits_for_a_registry_still_loading():
     assert code == ErrorCode.INVALID_RECORD and "failed to load: disk" in msg
     off = SimpleNamespace(schema_registry=None, cfg={"schema.registry.listeners": ""})
     assert _check_schema_ids(off, "t", cfg, batch, 9)[0] == ErrorCode.INVALID_RECORD
+
+
+def test_a_broker_without_a_record_validator_refuses_validated_topics():
+    """The Kafka core knows no registry: built without the composition root's extensions
+    (``hourglass.app``), a topic that asks for validation refuses every batch, whole."""
+    from types import SimpleNamespace
+
+    from broker.extensions import NONE, Extensions
+    from broker.handlers.produce import _validate_records
+    from protocol.errors import ErrorCode
+    from protocol.records.record import build_batch
+
+    cfg = LogConfig.from_props({}, {"confluent.value.schema.validation": "true"})
+    batch = build_batch([(None, framed(1), 1)])
+    code, msg, errors = _validate_records(SimpleNamespace(extensions=NONE), "t", cfg, batch, 9)
+    assert code == ErrorCode.INVALID_RECORD and "without a record validator" in msg and errors == []
+    refusing = Extensions(record_validator=lambda b, topic, config, records, v:
+                          (ErrorCode.INVALID_RECORD, f"no to {topic}", [(0, "bad key")]))
+    code, msg, errors = _validate_records(SimpleNamespace(extensions=refusing), "t", cfg, batch, 9)
+    assert (code, msg) == (ErrorCode.INVALID_RECORD, "no to t")
+    assert [(e.batch_index, e.batch_index_error_message) for e in errors] == [(0, "bad key")]
 
 
 def test_record_names_of_each_format():

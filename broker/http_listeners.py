@@ -1,4 +1,5 @@
-"""``<service>.listeners`` values: ``http://HOST:PORT`` or ``https://HOST:PORT``, comma separated.
+"""``<service>.listeners`` values (the HTTP services' keys in the broker's configuration):
+``http://HOST:PORT`` or ``https://HOST:PORT``, comma separated.
 
 Pure parsing, no sockets. An empty value turns the service off. As with Kafka's listeners an
 empty host binds every interface; port 0 binds a free port.
