@@ -185,7 +185,9 @@ class ShareCoordinator:
         if req.subscribed_topic_names is not None and sorted(req.subscribed_topic_names) != sorted(m.subscribed_topic_names):
             m.subscribed_topic_names = sorted(set(req.subscribed_topic_names))
             bump = True
-        meta = {n: c for n, (_tid, c) in self._topics_of(g.subscribed_topic_names()).items()}
+        # the topic id is part of it (Kafka's subscription metadata hash): a topic deleted and
+        # created again under its name, with as many partitions, is a new assignment
+        meta = self._topics_of(g.subscribed_topic_names())
         if meta != g.subscription_metadata:
             g.subscription_metadata = meta
             bump = True

@@ -98,6 +98,20 @@ def test_a_recreated_topic_is_delivered_again(sbroker, release):
     assert out["errors"] == []
 
 
+@pytest.mark.parametrize("release", RELEASES)
+def test_a_topic_recreated_with_the_same_partition_count_is_delivered_again(sbroker, release):
+    """Same name, same partition count, a new topic id: only the id tells the share
+    coordinator the subscribed topic changed (Kafka's subscription metadata hash includes
+    it), so the members must get a new assignment naming the new id."""
+    bs = sbroker.bootstrap
+    setup(bs, "same", 1, "g", {0: 10})
+    out = run_scenario(release, "recreated", bs=bs, topic="same", group="g", partitions=1)
+    first, second = out["got"][:10], out["got"][10:]
+    assert sorted(o for _t, _p, o, *_ in first) == list(range(10))
+    assert sorted(v for *_, v in second) == sorted(f"new0-{i}" for i in range(10)), out
+    assert out["errors"] == []
+
+
 @pytest.mark.parametrize("consumers", [2, 3])
 @pytest.mark.parametrize("release", RELEASES)
 def test_consumers_with_explicit_commits_get_each_record_once(broker_factory, release, consumers):
