@@ -437,6 +437,15 @@ class ShareCoordinator:
         self._arm_lock_timer(gid, tid, p, sp)
         return b"".join(out), got
 
+    def give_back(self, gid: str, mid: str, tid: bytes, p: int, ranges) -> None:
+        """Undo ``acquire`` of ``ranges`` (an answer throttled before delivery:
+        ``SharePartition.give_back``); parked fetches of the partition wake."""
+        key = (gid, tid, p)
+        sp = self.partitions.get(key)
+        if sp is not None and sp.give_back(mid, ranges):
+            self._persist(key, sp)
+            self._notify(key)
+
     def _arm_lock_timer(self, gid: str, tid: bytes, p: int, sp: SharePartition) -> None:
         """Wake parked fetches when the earliest acquisition lock of the partition expires."""
         deadlines = [r.deadline for r in sp.records.values() if r.state == 1]

@@ -107,6 +107,26 @@ def sc_recreated(a: dict) -> dict:
     return {"got": got, "errors": [e for e in errors if "UNKNOWN_TOPIC" not in e]}
 
 
+def sc_rate(a: dict) -> dict:
+    """Consume for ``a["seconds"]`` as fast as the client may (client id ``a["client_id"]``,
+    implicit acknowledgement): the value bytes received, every delivery [partition, offset,
+    delivery count] and the throttle times the broker reported (librdkafka's throttle_cb)."""
+    errors, got, throttles = [], [], []
+    c = share_consumer(a["bs"], a["group"], [a["topic"]], **{
+        "client.id": a["client_id"], "throttle_cb": lambda ev: throttles.append(ev.throttle_time)})
+    size = 0
+    deadline = time.time() + a["seconds"]
+    while time.time() < deadline:
+        for m in c.poll(0.2):
+            if m.error() is not None:
+                errors.append(str(m.error()))
+            else:
+                size += len(m.value())
+                got.append([m.partition(), m.offset(), m.delivery_count()])
+    c.close()
+    return {"bytes": size, "got": got, "errors": errors, "throttles": throttles}
+
+
 def sc_many(a: dict) -> dict:
     """``a["consumers"]`` consumers, one thread each, explicit ACCEPT and commit_sync after every
     poll; once each has polled, ``a["n"]`` records are produced over ``a["partitions"]``
