@@ -354,14 +354,17 @@ async def get_partition(request):
 
 
 async def get_partition_offsets(request):
-    """``partitions/{p}/offset``: the earliest and latest offsets (ListOffsets). Confluent's
-    ``offset_type`` query parameter is accepted and, as in Confluent's server, changes
-    nothing: both offsets are always answered."""
+    """``partitions/{p}/offset``: the earliest and latest offsets (ListOffsets). As Confluent's
+    ListPartitionOffsetsAction, ``offset_type`` may only be ``earliest_and_latest`` (its
+    default); anything else is 400 "offset_type:X is invalid"."""
     L = _links(request)
     t = request.match_info["topic_name"]
     p = _path_int(request, "partition_id")
+    offset_type = request.query.get("offset_type", "earliest_and_latest")
+    if offset_type != "earliest_and_latest":
+        raise HttpError(400, 400, f"offset_type:{offset_type} is invalid")
     row = (await model.partitions(_kafka(request), t, p))[0]
-    return _ok(shapes.partition_offsets(L, t, p, row["earliest_offset"], row["latest_offset"]))
+    return _ok(shapes.partition_offsets(L, t, p, row["earliest_offset"], row["latest_offset"], offset_type))
 
 
 # ---- topic configs --------------------------------------------------------------------------
@@ -672,10 +675,21 @@ async def list_acls(request):
 
 
 def _acl_binding(body) -> dict:
-    """One CreateAclRequestData: every field a string, as the spec requires."""
+    """One CreateAclRequestData: every field a string, as the spec requires, and no filter
+    value where a binding needs a concrete one (Confluent's validateAclCreateParameters, with
+    its messages, checked before Kafka is asked)."""
     body = _obj(body, "an ACL")
-    return {f: _field(body, f, str, required=True) for f in
-            ("resource_type", "resource_name", "pattern_type", "principal", "host", "operation", "permission")}
+    a = {f: _field(body, f, str, required=True) for f in
+         ("resource_type", "resource_name", "pattern_type", "principal", "host", "operation", "permission")}
+    if a["resource_type"].upper() in ("ANY", "UNKNOWN"):
+        raise HttpError(400, 400, "resource_type cannot be ANY")
+    if a["pattern_type"].upper() in ("ANY", "MATCH", "UNKNOWN"):
+        raise HttpError(400, 400, f"pattern_type cannot be {a['pattern_type'].upper()}")
+    if a["operation"].upper() in ("ANY", "UNKNOWN"):
+        raise HttpError(400, 400, "operation cannot be ANY")
+    if a["permission"].upper() in ("ANY", "UNKNOWN"):
+        raise HttpError(400, 400, "permission cannot be ANY")
+    return a
 
 
 async def create_acl(request):

@@ -189,10 +189,11 @@ def cluster_config(L: Links, c: dict) -> dict:
             "source": c["source"], "synonyms": c["synonyms"]}
 
 
-def partition_offsets(L: Links, topic_name: str, partition_id: int, earliest: int, latest: int) -> dict:
+def partition_offsets(L: Links, topic_name: str, partition_id: int, earliest: int, latest: int,
+                      offset_type: str) -> dict:
     return {"kind": "KafkaPartitionWithOffsets",
             "metadata": meta(L.url("topics", topic_name, "partitions", partition_id, "offset"),
-                             f"{L.crn}/topic={topic_name}/partition={partition_id}/offset"),
+                             f"{L.crn}/topic={topic_name}/partition={partition_id}/offset_type={offset_type}"),
             "cluster_id": L.cid, "topic_name": topic_name, "partition_id": partition_id,
             "earliest_offset": earliest, "latest_offset": latest}
 

@@ -181,7 +181,12 @@ def test_partition_offsets(rest, hg):
     assert got["kind"] == "KafkaPartitionWithOffsets"
     assert (got["topic_name"], got["partition_id"], got["earliest_offset"], got["latest_offset"]) == ("offs", 1, 0, 5)
     assert got["metadata"]["self"].endswith(c + "/topics/offs/partitions/1/offset")
-    assert rest.ok("GET", c + "/topics/offs/partitions/0/offset?offset_type=latest")["latest_offset"] == 0
+    assert got["metadata"]["resource_name"].endswith("/topic=offs/partition=1/offset_type=earliest_and_latest")
+    got = rest.ok("GET", c + "/topics/offs/partitions/0/offset?offset_type=earliest_and_latest")
+    assert (got["earliest_offset"], got["latest_offset"]) == (0, 0)
+    # Confluent's server knows no other offset type
+    assert _error(rest.get(c + "/topics/offs/partitions/0/offset?offset_type=latest"), 400)["message"] == \
+        "offset_type:latest is invalid"
     _error(rest.get(c + "/topics/offs/partitions/9/offset"), 404)
     _error(rest.get(c + "/topics/nope/partitions/0/offset"), 404)
 
@@ -291,6 +296,11 @@ def test_acls_create_batch_and_delete_through_kafkas_handlers(secured):
            403, 40301)
     # bad input: 400, and nothing created
     _error(alice.call("POST", c + "/acls", _acl(operation="FLY")), 400)
+    # filter values are no binding (Confluent's checks, before Kafka is asked)
+    assert _error(alice.call("POST", c + "/acls", _acl(pattern_type="MATCH")), 400)["message"] == \
+        "pattern_type cannot be MATCH"
+    assert _error(alice.call("POST", c + "/acls:batch", {"data": [_acl(), _acl(operation="ANY")]}),
+                  400)["message"] == "operation cannot be ANY"
     _error(alice.call("POST", c + "/acls", {k: v for k, v in _acl().items() if k != "host"}), 400)
     _error(alice.call("POST", c + "/acls:batch", {"data": "x"}), 400)
     _error(alice.call("DELETE", c + "/acls?resource_type=TOPIC&pattern_type=ANY&operation=ANY"), 400)
