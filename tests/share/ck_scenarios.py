@@ -109,14 +109,16 @@ def sc_recreated(a: dict) -> dict:
 
 def sc_rate(a: dict) -> dict:
     """Consume for ``a["seconds"]`` as fast as the client may (client id ``a["client_id"]``,
-    implicit acknowledgement): the value bytes received, every delivery [partition, offset,
-    delivery count] and the throttle times the broker reported (librdkafka's throttle_cb)."""
+    implicit acknowledgement), or until ``a["until"]`` value bytes came: the value bytes
+    received, every delivery [partition, offset, delivery count] and the throttle times the
+    broker reported (librdkafka's throttle_cb)."""
     errors, got, throttles = [], [], []
     c = share_consumer(a["bs"], a["group"], [a["topic"]], **{
         "client.id": a["client_id"], "throttle_cb": lambda ev: throttles.append(ev.throttle_time)})
     size = 0
     deadline = time.time() + a["seconds"]
-    while time.time() < deadline:
+    until = a.get("until", float("inf"))
+    while time.time() < deadline and size < until:
         for m in c.poll(0.2):
             if m.error() is not None:
                 errors.append(str(m.error()))
