@@ -6,8 +6,8 @@ every route must keep whatever it is sent: never a 5xx, always a JSON body on an
 
 It is not Confluent's OpenAPI document and does not pretend to be: those are not published
 in any package registry this project may use (see tests/console/test_generated_requests.py).
-``fixed``: path parameters to pin to one value (e.g. the real ``cluster_id``, so requests reach
-past the cluster check) -- given as an enum of that value plus one unknown value.
+Real values of path parameters (``pinned``, ``fixed``: the cluster id, an existing topic,
+subject or group) let generated requests reach past the lookups into the handlers.
 """
 from __future__ import annotations
 
@@ -27,9 +27,20 @@ def _resources(router):
             yield r
 
 
-def document(app: web.Application, title: str, fixed: dict[str, str] | None = None, prefix: str = "/") -> dict:
-    """``prefix``: only the routes under it (the console's ``/v3``, not its HTML pages)."""
-    fixed = fixed or {}
+def _param(name: str, fixed: dict, pinned: dict) -> dict:
+    if name in pinned:
+        return {"type": "string", "enum": [pinned[name], "unknown-" + name]}
+    if name in fixed:  # the real value often, any other string too
+        return {"anyOf": [{"type": "string", "enum": [fixed[name]]}, {"type": "string", "minLength": 1}]}
+    return {"type": "string", "minLength": 1}
+
+
+def document(app: web.Application, title: str, fixed: dict[str, str] | None = None, prefix: str = "/",
+             pinned: dict[str, str] | None = None) -> dict:
+    """``prefix``: only the routes under it (the console's ``/v3``, not its HTML pages).
+    ``pinned``: path parameters that take their real value or one unknown value only;
+    ``fixed``: path parameters that take their real value or any string."""
+    fixed, pinned = fixed or {}, pinned or {}
     paths: dict[str, dict] = {}
     for res in _resources(app.router):
         path = res.canonical
@@ -42,9 +53,7 @@ def document(app: web.Application, title: str, fixed: dict[str, str] | None = No
             method = route.method.upper()
             if method in ("HEAD", "*", "OPTIONS"):
                 continue
-            params = [{"name": n, "in": "path", "required": True,
-                       "schema": ({"type": "string", "enum": [fixed[n], "unknown-" + n]} if n in fixed
-                                  else {"type": "string", "minLength": 1})} for n in names]
+            params = [{"name": n, "in": "path", "required": True, "schema": _param(n, fixed, pinned)} for n in names]
             op = {"operationId": f"{method} {path}", "parameters": params,
                   "responses": {"default": {"description": "any answer but a server error"}}}
             if method in BODY_METHODS:
