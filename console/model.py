@@ -38,6 +38,7 @@ V_OFFSET_COMMIT, V_OFFSET_FETCH, V_DESCRIBE_GROUPS, V_LIST_GROUPS = 9, 9, 5, 5
 V_CREATE_TOPICS, V_DELETE_TOPICS, V_DESCRIBE_ACLS, V_DESCRIBE_CONFIGS = 7, 6, 3, 4
 V_INCREMENTAL_ALTER_CONFIGS, V_DESCRIBE_SCRAM, V_DESCRIBE_TXNS, V_LIST_TXNS = 1, 0, 0, 1
 V_DESCRIBE_CLUSTER, V_CONSUMER_GROUP_DESCRIBE, V_SHARE_GROUP_DESCRIBE, V_DESCRIBE_SHARE_OFFSETS = 1, 1, 1, 0
+V_CREATE_ACLS, V_DELETE_ACLS, V_CREATE_PARTITIONS = 3, 3, 3
 
 TOPIC_RESOURCE = 2  # DescribeConfigs / IncrementalAlterConfigs resource type
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
@@ -290,6 +291,16 @@ async def create_topic(k: Kafka, name: str, partitions: int = -1, replication_fa
     return await get_topic(k, name)
 
 
+async def create_partitions(k: Kafka, name: str, count: int, validate_only: bool = False) -> None:
+    """CreatePartitions: the topic grows to ``count`` partitions (ALTER on the topic)."""
+    from protocol.messages.create_partitions import CreatePartitionsRequest as C
+    r = await k.request(37, V_CREATE_PARTITIONS, C(topics=[C.CreatePartitionsTopic(name=name, count=count,
+                                                                                    assignments=None)],
+                                                   timeout_ms=30000, validate_only=validate_only))
+    res = r.results[0]
+    check(res.error_code, res.error_message)
+
+
 async def delete_topic(k: Kafka, name: str) -> None:
     from protocol.messages.delete_topics import DeleteTopicsRequest as D
     from protocol.schema import ZERO_UUID
@@ -400,13 +411,38 @@ async def broker_configs(k: Kafka, broker_id: int | str, names: list[str] | None
         include_synonyms=True, include_documentation=True))
     res = r.results[0]
     check(res.error_code, res.error_message)
-    return sorted(({"name": c.name, "value": None if c.is_sensitive else c.value,
-                    "source": _SOURCES.get(c.config_source, "UNKNOWN"),
-                    "is_default": c.config_source == 5, "is_read_only": c.read_only, "is_sensitive": c.is_sensitive,
-                    "synonyms": [{"name": x.name, "value": None if c.is_sensitive else x.value,
-                                  "source": _SOURCES.get(x.source, "UNKNOWN")} for x in c.synonyms],
-                    "type": _TYPES.get(c.config_type, "UNKNOWN"), "documentation": c.documentation}
-                   for c in res.configs), key=lambda c: c["name"])
+    return sorted((_config_row(c) for c in res.configs), key=lambda c: c["name"])
+
+
+def _config_row(c) -> dict:
+    """One DescribeConfigs entry as the console's config row (sensitive values None)."""
+    return {"name": c.name, "value": None if c.is_sensitive else c.value,
+            "source": _SOURCES.get(c.config_source, "UNKNOWN"),
+            "is_default": c.config_source == 5, "is_read_only": c.read_only, "is_sensitive": c.is_sensitive,
+            "synonyms": [{"name": x.name, "value": None if c.is_sensitive else x.value,
+                          "source": _SOURCES.get(x.source, "UNKNOWN")} for x in c.synonyms],
+            "type": _TYPES.get(c.config_type, "UNKNOWN"), "documentation": c.documentation}
+
+
+async def all_topic_configs(k: Kafka) -> list[tuple[str, dict]]:
+    """(topic, config) for every config of every topic the caller may describe (Metadata
+    lists them; one DescribeConfigs for all; a topic whose configs are refused is left out)."""
+    from protocol.messages.describe_configs import DescribeConfigsRequest as D
+    names = [t["topic_name"] for t in await list_topics(k)]
+    if not names:
+        return []
+    r = await k.request(32, V_DESCRIBE_CONFIGS, D(resources=[D.DescribeConfigsResource(
+        resource_type=TOPIC_RESOURCE, resource_name=n, configuration_keys=None) for n in names],
+        include_synonyms=True, include_documentation=True))
+    return [(res.resource_name, _config_row(c)) for res in sorted(r.results, key=lambda x: x.resource_name)
+            if res.error_code == 0 for c in sorted(res.configs, key=lambda c: c.name)]
+
+
+async def alter_broker_configs(k: Kafka, broker_id: int | str, ops: Iterable[tuple[str, str, str | None]],
+                               validate_only: bool = False) -> None:
+    """IncrementalAlterConfigs on a BROKER resource: ``broker_id`` one node, ``""`` the
+    cluster-wide dynamic default (ALTER_CONFIGS on the cluster); ops as ``alter_topic_configs``."""
+    await _alter_configs(k, BROKER_RESOURCE, str(broker_id), ops, validate_only)
 
 
 async def topic_config(k: Kafka, topic: str, name: str) -> dict:
@@ -422,14 +458,18 @@ OPERATIONS = {"SET": SET, "DELETE": DELETE, "APPEND": APPEND, "SUBTRACT": SUBTRA
 async def alter_topic_configs(k: Kafka, topic: str, ops: Iterable[tuple[str, str, str | None]],
                               validate_only: bool = False) -> None:
     """IncrementalAlterConfigs on one topic: ops are (name, "SET"|"DELETE"|"APPEND"|"SUBTRACT", value)."""
+    await _alter_configs(k, TOPIC_RESOURCE, topic, ops, validate_only)
+
+
+async def _alter_configs(k: Kafka, resource_type: int, name: str, ops, validate_only: bool) -> None:
     from protocol.messages.incremental_alter_configs import IncrementalAlterConfigsRequest as I
     configs = []
-    for name, op, value in ops:
+    for cname, op, value in ops:
         if op not in OPERATIONS:
             raise BadRequest(f"Unknown config operation {op!r}: expected SET, DELETE, APPEND or SUBTRACT")
-        configs.append(I.AlterConfigsResource.AlterableConfig(name=name, config_operation=OPERATIONS[op], value=value))
+        configs.append(I.AlterConfigsResource.AlterableConfig(name=cname, config_operation=OPERATIONS[op], value=value))
     r = await k.request(44, V_INCREMENTAL_ALTER_CONFIGS, I(resources=[I.AlterConfigsResource(
-        resource_type=TOPIC_RESOURCE, resource_name=topic, configs=configs)], validate_only=validate_only))
+        resource_type=resource_type, resource_name=name, configs=configs)], validate_only=validate_only))
     res = r.responses[0]
     check(res.error_code, res.error_message)
 
@@ -1029,6 +1069,50 @@ async def acls(k: Kafka, *, resource_type: str = "ANY", resource_name: str | Non
              "pattern_type": PatternType.of(res.pattern_type).name, "principal": a.principal, "host": a.host,
              "operation": AclOperation.of(a.operation).name, "permission": AclPermissionType.of(a.permission_type).name}
             for res in r.resources for a in res.acls]
+
+
+def _acl_enums(resource_type: str, pattern_type: str, operation: str, permission: str) -> tuple:
+    from broker.security.acl import AclPermissionType
+    try:
+        return (ResourceType[resource_type.upper()], PatternType[pattern_type.upper()],
+                AclOperation[operation.upper()], AclPermissionType[permission.upper()])
+    except (KeyError, AttributeError) as e:
+        raise BadRequest(f"Unknown ACL value {e.args[0] if e.args else ''}") from None
+
+
+async def create_acls(k: Kafka, bindings: list[dict]) -> None:
+    """CreateAcls of bindings {resource_type, resource_name, pattern_type, principal, host,
+    operation, permission}; the first refused one raises its KafkaError (Kafka's code and
+    message: SECURITY_DISABLED without an authorizer, CLUSTER_AUTHORIZATION_FAILED, ...)."""
+    from protocol.messages.create_acls import CreateAclsRequest as C
+    creations = []
+    for b in bindings:
+        rt, pt, op, perm = _acl_enums(b["resource_type"], b["pattern_type"], b["operation"], b["permission"])
+        creations.append(C.AclCreation(resource_type=int(rt), resource_name=b["resource_name"],
+                                       resource_pattern_type=int(pt), principal=b["principal"], host=b["host"],
+                                       operation=int(op), permission_type=int(perm)))
+    r = await k.request(30, V_CREATE_ACLS, C(creations=creations))
+    for res in r.results:
+        check(res.error_code, res.error_message)
+
+
+async def delete_acls(k: Kafka, *, resource_type: str, resource_name: str | None, pattern_type: str,
+                      principal: str | None, host: str | None, operation: str, permission: str) -> list[dict]:
+    """DeleteAcls with one filter (Kafka's filter semantics); the deleted bindings, as ``acls``."""
+    from broker.security.acl import AclPermissionType
+    from protocol.messages.delete_acls import DeleteAclsRequest as D
+    rt, pt, op, perm = _acl_enums(resource_type, pattern_type, operation, permission)
+    r = await k.request(31, V_DELETE_ACLS, D(filters=[D.DeleteAclsFilter(
+        resource_type_filter=int(rt), resource_name_filter=resource_name, pattern_type_filter=int(pt),
+        principal_filter=principal, host_filter=host, operation=int(op), permission_type=int(perm))]))
+    fr = r.filter_results[0]
+    check(fr.error_code, fr.error_message)
+    for m in fr.matching_acls:
+        check(m.error_code, m.error_message)
+    return [{"resource_type": ResourceType.of(m.resource_type).name, "resource_name": m.resource_name,
+             "pattern_type": PatternType.of(m.pattern_type).name, "principal": m.principal, "host": m.host,
+             "operation": AclOperation.of(m.operation).name, "permission": AclPermissionType.of(m.permission_type).name}
+            for m in fr.matching_acls]
 
 
 async def scram_users(k: Kafka) -> list[dict]:

@@ -54,7 +54,11 @@ def middlewares(users: BrokerUsers, *, content_type: str, internal_error_code: i
             message = e.text if e.text and not e.text.startswith(f"{e.status}:") else e.reason
             if e.status == 413:
                 message = f"Request body too large: {e.reason}"
-            return error_response(e.status, e.status, message, content_type)
+            headers = {}
+            if isinstance(e, web.HTTPMethodNotAllowed):
+                # RFC 9110: a 405 names the methods the resource has (Jersey's answer does too)
+                headers["Allow"] = ", ".join(sorted(e.allowed_methods))
+            return error_response(e.status, e.status, message, content_type, **headers)
         except Exception:
             log.exception("%s %s failed", request.method, request.path)
             return error_response(500, internal_error_code, "Internal server error", content_type)

@@ -13,12 +13,22 @@ releases what the member still holds.
 ``share_acquire_mode``: 1 record-limit (never more than ``max_records``), anything else
 batch-optimized (Kafka's default, ``share.acquire.mode=batch_optimized``).
 
+Client quotas, as Kafka's handleShareFetchRequest: ShareFetch counts against the same fetch
+(``consumer_byte_rate``) and request (``request_percentage``) quotas as Fetch. ``max_bytes``
+is capped at what the fetch quota window holds; after the acquisition the request time and
+the records' bytes are recorded, and over either quota the answer carries
+``throttle_time_ms``, the acknowledgement results and no records, the bytes are taken back and
+the connection is muted for that time (``broker.connection``). Kafka leaves the records of
+such an answer acquired until their locks expire (a delivery counted for nothing); here they
+are given back at once, with their delivery count as before (``SharePartition.give_back``).
+
 Every partition in the answer carries a record set, empty where nothing was acquired, never
 null: Kafka answers MemoryRecords.EMPTY there, and librdkafka drops a whole ShareFetch
 response on a null one ("invalid MessageSetSize -1"), records of other partitions included.
 """
 import time
 
+from broker.quotas.manager import user_of
 from broker.registry import handles
 from broker.security.api_acls import active
 from broker.share.coordinator import FINAL_EPOCH, INITIAL_EPOCH, ShareError
@@ -99,6 +109,16 @@ async def handle(ctx, req):
     for f in req.forgotten_topics_data:
         for p in f.partitions:
             session.partitions.discard((f.topic_id, p))
+    quotas = getattr(b, "quotas", None)
+    if quotas is not None and not quotas.active:
+        quotas = None
+    fq = quotas.fetch if quotas is not None and quotas.fetch.enabled else None
+    if quotas is not None:
+        user, client = user_of(getattr(ctx.conn, "principal", None)), ctx.client_id or ""
+    max_bytes = req.max_bytes
+    if fq is not None:
+        # never take more at once than the quota window can hold (Kafka's getMaxValueInQuotaWindow)
+        max_bytes = int(min(max_bytes, max(fq.max_value_in_window(user, client), 1)))
     if epoch == FINAL_EPOCH:
         if session is not None:
             sc.close_session(session)
@@ -107,7 +127,7 @@ async def handle(ctx, req):
         batch_optimized = not (v >= 2 and req.share_acquire_mode == RECORD_LIMIT)
         deadline = time.monotonic() + max(req.max_wait_ms, 0) / 1000.0
         while True:
-            remaining_records, remaining_bytes = max_records, req.max_bytes
+            remaining_records, remaining_bytes = max_records, max_bytes
             got_any = False
             keys = []
             for tid, p in sorted(session.partitions):
@@ -137,8 +157,11 @@ async def handle(ctx, req):
             t_wait = time.monotonic()
             await b.waiters.wait(keys, left)
             ctx.waited_s += time.monotonic() - t_wait
+    throttle = _throttle(ctx, quotas, fq, user, client, gid, mid, results) if quotas is not None else 0
     by_topic: dict[bytes, list] = {}
     for (tid, p), r in sorted(results.items()):
+        if throttle and "ack" not in r:
+            continue
         ack_err, ack_msg = r.get("ack", (0, None))
         acquired = [PD.AcquiredRecords(first_offset=a, last_offset=z, delivery_count=c)
                     for a, z, c in r.get("acquired", [])]
@@ -147,6 +170,37 @@ async def handle(ctx, req):
             acknowledge_error_message=ack_msg,
             current_leader=PD.LeaderIdAndEpoch(leader_id=b.node_id, leader_epoch=0),
             records=r.get("records") or b"", acquired_records=acquired))
-    return R(throttle_time_ms=0, error_code=0, acquisition_lock_timeout_ms=lock_ms,
+    return R(throttle_time_ms=throttle, error_code=0, acquisition_lock_timeout_ms=lock_ms,
              responses=[R.ShareFetchableTopicResponse(topic_id=tid, partitions=ps) for tid, ps in by_topic.items()],
              node_endpoints=[])
+
+
+def _throttle(ctx, quotas, fq, user: str, client: str, gid: str, mid: str, results: dict) -> int:
+    """Record the request's handling time (request quota) and its records' bytes (fetch
+    quota); over either, take the bytes back, give the acquired records back and strip them
+    from ``results``. Returns the throttle time in ms (0: within both quotas)."""
+    if fq is None and not quotas.request.enabled:
+        return 0
+    now_ms = int(time.time() * 1000)
+    t_req = 0
+    if quotas.request.enabled:
+        t_req = quotas.record_request_time(
+            user, client, max(time.perf_counter() - ctx.started - ctx.waited_s, 0.0), now_ms)
+        ctx.request_time_recorded = True
+    total = sum(len(r.get("records") or b"") for r in results.values())
+    t_bytes = fq.record(user, client, total, now_ms) if fq is not None else 0
+    throttle = max(t_req, t_bytes)
+    if throttle <= 0:
+        return 0
+    if fq is not None:
+        fq.unrecord(user, client, total, now_ms)
+        if t_bytes > 0:
+            fq.record_throttle(user, client, t_bytes)
+    sc = ctx.broker.share_groups
+    for (tid, p), r in results.items():
+        ranges = r.pop("acquired", None)
+        r.pop("records", None)
+        r.pop("error", None)
+        if ranges:
+            sc.give_back(gid, mid, tid, p, ranges)
+    return throttle

@@ -185,7 +185,9 @@ class ShareCoordinator:
         if req.subscribed_topic_names is not None and sorted(req.subscribed_topic_names) != sorted(m.subscribed_topic_names):
             m.subscribed_topic_names = sorted(set(req.subscribed_topic_names))
             bump = True
-        meta = {n: c for n, (_tid, c) in self._topics_of(g.subscribed_topic_names()).items()}
+        # the topic id is part of it (Kafka's subscription metadata hash): a topic deleted and
+        # created again under its name, with as many partitions, is a new assignment
+        meta = self._topics_of(g.subscribed_topic_names())
         if meta != g.subscription_metadata:
             g.subscription_metadata = meta
             bump = True
@@ -434,6 +436,15 @@ class ShareCoordinator:
                 out.append(bytes(c[pos:pos + h.size]))
         self._arm_lock_timer(gid, tid, p, sp)
         return b"".join(out), got
+
+    def give_back(self, gid: str, mid: str, tid: bytes, p: int, ranges) -> None:
+        """Undo ``acquire`` of ``ranges`` (an answer throttled before delivery:
+        ``SharePartition.give_back``); parked fetches of the partition wake."""
+        key = (gid, tid, p)
+        sp = self.partitions.get(key)
+        if sp is not None and sp.give_back(mid, ranges):
+            self._persist(key, sp)
+            self._notify(key)
 
     def _arm_lock_timer(self, gid: str, tid: bytes, p: int, sp: SharePartition) -> None:
         """Wake parked fetches when the earliest acquisition lock of the partition expires."""

@@ -3,7 +3,7 @@ the ``simple`` share-group assignor.
 
 A member joins with epoch 0 and the member id it generated, is told the group's epoch as its
 member epoch and its assignment, and must heartbeat with that epoch (FENCED_MEMBER_EPOCH
-otherwise). Any change of membership, subscription or subscribed topics' partition counts bumps
+otherwise). Any change of membership, subscription or subscribed topics' ids or partition counts bumps
 the group epoch and recomputes the assignment at once: share groups have no reconciliation
 (several members may fetch one partition; acquisition locks keep records apart), so the
 assignment epoch always equals the group epoch after a heartbeat.
@@ -36,7 +36,7 @@ class ShareGroup:
     group_epoch: int = 0
     assignment_epoch: int = 0
     members: dict = field(default_factory=dict)  # member id -> ShareMember
-    subscription_metadata: dict = field(default_factory=dict)  # topic name -> partitions
+    subscription_metadata: dict = field(default_factory=dict)  # topic name -> (topic id, partitions)
 
     @property
     def state(self) -> str:

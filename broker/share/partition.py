@@ -139,6 +139,22 @@ class SharePartition:
         self._advance()
         return _ranges(got, self.records)
 
+    def give_back(self, member_id: str, ranges: Iterable[tuple[int, int, int]]) -> list[int]:
+        """Undo an acquisition that was never delivered (a ShareFetch answer throttled by a
+        quota carries no records): each offset of ``ranges`` still ACQUIRED by ``member_id``
+        is AVAILABLE again with the delivery count it had before, so a throttled consumer's
+        records neither wait for their locks nor move towards the delivery count limit.
+        Returns the offsets given back."""
+        out = []
+        for first, last, _count in ranges:
+            for off in range(first, last + 1):
+                r = self.records.get(off)
+                if r is not None and r.state == ACQUIRED and r.member_id == member_id:
+                    r.state, r.member_id, r.deadline = AVAILABLE, None, 0
+                    r.delivery_count = max(r.delivery_count - 1, 0)
+                    out.append(off)
+        return out
+
     def acknowledge(self, member_id: str, first: int, last: int, types: list[int], now: int) -> None:
         """Apply one acknowledgement batch (``acknowledge_all`` with one batch)."""
         self.acknowledge_all(member_id, [(first, last, types)], now)

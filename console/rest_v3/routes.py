@@ -137,9 +137,17 @@ async def get_broker(request):
     raise HttpError(404, 404, f"Broker {bid} could not be found.")
 
 
+async def _broker_id(request) -> int:
+    """The path's broker id, 404 as Confluent when the cluster has no such broker."""
+    bid = _path_int(request, "broker_id")
+    if not any(b["broker_id"] == bid for b in (await model.cluster(_kafka(request)))["brokers"]):
+        raise HttpError(404, 404, f"Broker {bid} could not be found.")
+    return bid
+
+
 async def list_broker_configs(request):
     L = _links(request)
-    bid = _path_int(request, "broker_id")
+    bid = await _broker_id(request)
     cs = await model.broker_configs(_kafka(request), bid)
     return _ok(shapes.resource_list("KafkaBrokerConfigList", L.url("brokers", bid, "configs"),
                                     [shapes.broker_config(L, bid, c) for c in cs]))
@@ -147,18 +155,87 @@ async def list_broker_configs(request):
 
 async def get_broker_config(request):
     L = _links(request)
-    bid, name = _path_int(request, "broker_id"), request.match_info["name"]
+    bid, name = await _broker_id(request), request.match_info["name"]
     cs = await model.broker_configs(_kafka(request), bid, [name])
     if not cs:
         raise HttpError(404, 404, f"Config {name} could not be found for broker {bid}.")
     return _ok(shapes.broker_config(L, bid, cs[0]))
 
 
-async def list_cluster_configs(request):
-    """Cluster-wide dynamic broker configs: none (every broker key is static here)."""
+async def list_all_broker_configs(request):
+    """``brokers/-/configs``: every broker's configs (one node here)."""
     L = _links(request)
-    await model.broker_configs(_kafka(request), "")  # authorized as DescribeConfigs
-    return _ok(shapes.resource_list("KafkaClusterConfigList", L.url("broker-configs"), []))
+    k = _kafka(request)
+    out = []
+    for b in (await model.cluster(k))["brokers"]:
+        bid = b["broker_id"]
+        out += [shapes.broker_config(L, bid, c) for c in await model.broker_configs(k, bid)]
+    return _ok(shapes.resource_list("KafkaBrokerConfigList", L.url("brokers", "-", "configs"), out))
+
+
+async def update_broker_config(request):
+    _links(request)
+    bid = await _broker_id(request)
+    body = _obj(await read_json(request), "a config update")
+    await model.alter_broker_configs(_kafka(request), bid, [(request.match_info["name"], "SET",
+                                                             _config_value(body.get("value")))])
+    return web.Response(status=204)
+
+
+async def reset_broker_config(request):
+    _links(request)
+    bid = await _broker_id(request)
+    await model.alter_broker_configs(_kafka(request), bid, [(request.match_info["name"], "DELETE", None)])
+    return web.Response(status=204)
+
+
+async def alter_broker_configs(request):
+    _links(request)
+    bid = await _broker_id(request)
+    body = _obj(await read_json(request), "a batch config update")
+    await model.alter_broker_configs(_kafka(request), bid, _config_ops(body),
+                                     _field(body, "validate_only", bool, default=False))
+    return web.Response(status=204)
+
+
+async def list_cluster_configs(request):
+    """``broker-configs``: the cluster-wide dynamic broker configs (DescribeConfigs of the
+    BROKER resource ``""``: only what is set at that level)."""
+    L = _links(request)
+    cs = await model.broker_configs(_kafka(request), "")
+    return _ok(shapes.resource_list("KafkaClusterConfigList", L.url("broker-configs"),
+                                    [shapes.cluster_config(L, c) for c in cs]))
+
+
+async def get_cluster_config(request):
+    L = _links(request)
+    name = request.match_info["name"]
+    cs = await model.broker_configs(_kafka(request), "", [name])
+    if not cs:
+        raise HttpError(404, 404, f"Config {name} could not be found.")
+    return _ok(shapes.cluster_config(L, cs[0]))
+
+
+async def update_cluster_config(request):
+    _links(request)
+    body = _obj(await read_json(request), "a config update")
+    await model.alter_broker_configs(_kafka(request), "", [(request.match_info["name"], "SET",
+                                                            _config_value(body.get("value")))])
+    return web.Response(status=204)
+
+
+async def reset_cluster_config(request):
+    _links(request)
+    await model.alter_broker_configs(_kafka(request), "", [(request.match_info["name"], "DELETE", None)])
+    return web.Response(status=204)
+
+
+async def alter_cluster_configs(request):
+    _links(request)
+    body = _obj(await read_json(request), "a batch config update")
+    await model.alter_broker_configs(_kafka(request), "", _config_ops(body),
+                                     _field(body, "validate_only", bool, default=False))
+    return web.Response(status=204)
 
 
 async def list_broker_replicas(request):
@@ -245,6 +322,17 @@ async def create_topic(request):
     return _ok(shapes.topic(L, t), 201 if not validate_only else 200)
 
 
+async def update_partition_count(request):
+    """PATCH a topic: ``{"partitions_count": n}`` grows it (CreatePartitions); the topic after."""
+    L = _links(request)
+    name = request.match_info["topic_name"]
+    body = _obj(await read_json(request), "a partition count update")
+    count = _field(body, "partitions_count", int, required=True)
+    k = _kafka(request)
+    await model.create_partitions(k, name, count)
+    return _ok(shapes.topic(L, await model.get_topic(k, name)))
+
+
 async def delete_topic(request):
     _links(request)
     await model.delete_topic(_kafka(request), request.match_info["topic_name"])
@@ -263,6 +351,20 @@ async def get_partition(request):
     L = _links(request)
     ps = await model.partitions(_kafka(request), request.match_info["topic_name"], _path_int(request, "partition_id"))
     return _ok(shapes.partition(L, ps[0]))
+
+
+async def get_partition_offsets(request):
+    """``partitions/{p}/offset``: the earliest and latest offsets (ListOffsets). As Confluent's
+    ListPartitionOffsetsAction, ``offset_type`` may only be ``earliest_and_latest`` (its
+    default); anything else is 400 "offset_type:X is invalid"."""
+    L = _links(request)
+    t = request.match_info["topic_name"]
+    p = _path_int(request, "partition_id")
+    offset_type = request.query.get("offset_type", "earliest_and_latest")
+    if offset_type != "earliest_and_latest":
+        raise HttpError(400, 400, f"offset_type:{offset_type} is invalid")
+    row = (await model.partitions(_kafka(request), t, p))[0]
+    return _ok(shapes.partition_offsets(L, t, p, row["earliest_offset"], row["latest_offset"], offset_type))
 
 
 # ---- topic configs --------------------------------------------------------------------------
@@ -284,14 +386,17 @@ async def get_topic_config(request):
 async def update_topic_config(request):
     _links(request)
     body = _obj(await read_json(request), "a config update")
-    value = body.get("value")
-    if value is not None and not isinstance(value, (str, int, float, bool)):
-        raise HttpError(400, 400, "Field value must be a string")
-    if isinstance(value, bool):
-        value = "true" if value else "false"
     await model.alter_topic_configs(_kafka(request), request.match_info["topic_name"],
-                                    [(request.match_info["name"], "SET", None if value is None else str(value))])
+                                    [(request.match_info["name"], "SET", _config_value(body.get("value")))])
     return web.Response(status=204)
+
+
+async def list_all_topic_configs(request):
+    """``topics/-/configs``: every config of every topic the caller may describe."""
+    L = _links(request)
+    rows = await model.all_topic_configs(_kafka(request))
+    return _ok(shapes.resource_list("KafkaTopicConfigList", L.url("topics", "-", "configs"),
+                                    [shapes.topic_config(L, t, c) for t, c in rows]))
 
 
 async def reset_topic_config(request):
@@ -301,9 +406,8 @@ async def reset_topic_config(request):
     return web.Response(status=204)
 
 
-async def alter_topic_configs(request):
-    _links(request)
-    body = _obj(await read_json(request), "a batch config update")
+def _config_ops(body: dict) -> list[tuple[str, str, str | None]]:
+    """The ``data`` of Confluent's AlterConfigBatchRequestData as (name, operation, value)."""
     data = _field(body, "data", list, required=True)
     ops = []
     for c in data:
@@ -312,10 +416,24 @@ async def alter_topic_configs(request):
         op = c.get("operation") or "SET"
         if not isinstance(op, str):
             raise HttpError(400, 400, "operation must be a string")
-        v = c.get("value")
-        ops.append((c["name"], op.upper(), None if v is None else str(v)))
+        ops.append((c["name"], op.upper(), _config_value(c.get("value"))))
+    return ops
+
+
+def _config_value(value) -> str | None:
+    if value is not None and not isinstance(value, (str, int, float, bool)):
+        raise HttpError(400, 400, "Field value must be a string")
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return None if value is None else str(value)
+
+
+async def alter_topic_configs(request):
+    _links(request)
+    body = _obj(await read_json(request), "a batch config update")
+    ops = _config_ops(body)
     await model.alter_topic_configs(_kafka(request), request.match_info["topic_name"], ops,
-                                    bool(body.get("validate_only", False)))
+                                    _field(body, "validate_only", bool, default=False))
     return web.Response(status=204)
 
 
@@ -389,6 +507,50 @@ async def produce_records(request):
     for (i, record, kt, vt), res in zip(parsed, results):
         lines[i] = _error_line(res) if isinstance(res, model.ModelError) else _produce_answer(b, res, record, kt, vt)
     return web.Response(status=200, content_type=CT, text="\n".join(json.dumps(x) for x in lines))
+
+
+PRODUCE_BATCH_MAX_ENTRIES = 10  # Confluent's api.v3.produce.batch.maximum.entries default
+PRODUCE_BATCH_ERROR = 42208  # Confluent's PRODUCE_BATCH_EXCEPTION_ERROR_CODE
+
+
+async def produce_records_batch(request):
+    """``records:batch``: ``{"entries": [{"id", ...produce request}]}``, at most 10 entries
+    with distinct ids (else 400 with Confluent's 42208); 207 with ``successes`` and
+    ``failures`` by id. The good entries are appended as one Produce request."""
+    _links(request)
+    b = request.app[BROKER]
+    topic = request.match_info["topic_name"]
+    body = await read_json(request)
+    if body is None:
+        raise HttpError(400, PRODUCE_BATCH_ERROR, "Request body is empty. Data is required.")
+    entries = _field(_obj(body, "a produce batch"), "entries", list, required=True)
+    ids = []
+    for e in entries:
+        if not isinstance(e, dict) or not isinstance(e.get("id"), str) or not 1 <= len(e["id"]) <= 80:
+            raise HttpError(400, PRODUCE_BATCH_ERROR, "Batch entry identifier is not a valid string.")
+        ids.append(e["id"])
+    if len(set(ids)) != len(ids):
+        raise HttpError(400, PRODUCE_BATCH_ERROR, "Batch entry IDs are not distinct.")
+    if not entries:
+        raise HttpError(400, PRODUCE_BATCH_ERROR, "Empty batch.")
+    if len(entries) > PRODUCE_BATCH_MAX_ENTRIES:
+        raise HttpError(400, PRODUCE_BATCH_ERROR, "Too many entries in batch.")
+    failures, parsed = [], []
+    for e in entries:
+        try:
+            parsed.append((e["id"], *await _parse_produce(request, topic, {k: v for k, v in e.items() if k != "id"})))
+        except (ProduceInputError, serde.SerdeError) as err:
+            failures.append({"id": e["id"], "error_code": err.error_code, "message": err.message})
+    results = await model.produce_many(_kafka(request), topic, [p[1] for p in parsed]) if parsed else []
+    successes = []
+    for (eid, record, kt, vt), res in zip(parsed, results):
+        if isinstance(res, model.ModelError):
+            failures.append({"id": eid, **_error_line(res)})
+        else:
+            ok = _produce_answer(b, res, record, kt, vt)
+            ok.pop("error_code")
+            successes.append({"id": eid, **ok})
+    return _ok({"successes": successes, "failures": failures}, 207)
 
 
 # ---- consumer groups ------------------------------------------------------------------------
@@ -510,6 +672,59 @@ async def list_acls(request):
                              operation=q.get("operation", "ANY"), permission=q.get("permission", "ANY"))
     self_url = L.url("acls") + (f"?{request.query_string}" if request.query_string else "")
     return _ok(shapes.resource_list("KafkaAclList", self_url, [shapes.acl(L, a) for a in found]))
+
+
+def _acl_binding(body) -> dict:
+    """One CreateAclRequestData: every field a string, as the spec requires, and no filter
+    value where a binding needs a concrete one (Confluent's validateAclCreateParameters, with
+    its messages, checked before Kafka is asked)."""
+    body = _obj(body, "an ACL")
+    a = {f: _field(body, f, str, required=True) for f in
+         ("resource_type", "resource_name", "pattern_type", "principal", "host", "operation", "permission")}
+    if a["resource_type"].upper() in ("ANY", "UNKNOWN"):
+        raise HttpError(400, 400, "resource_type cannot be ANY")
+    if a["pattern_type"].upper() in ("ANY", "MATCH", "UNKNOWN"):
+        raise HttpError(400, 400, f"pattern_type cannot be {a['pattern_type'].upper()}")
+    if a["operation"].upper() in ("ANY", "UNKNOWN"):
+        raise HttpError(400, 400, "operation cannot be ANY")
+    if a["permission"].upper() in ("ANY", "UNKNOWN"):
+        raise HttpError(400, 400, "permission cannot be ANY")
+    return a
+
+
+async def create_acl(request):
+    L = _links(request)
+    a = _acl_binding(await read_json(request))
+    await model.create_acls(_kafka(request), [a])
+    from urllib.parse import urlencode
+    return web.Response(status=201, headers={"Location": f"{L.url('acls')}?{urlencode(a)}"})
+
+
+async def create_acls_batch(request):
+    _links(request)
+    body = _obj(await read_json(request), "a batch of ACLs")
+    acls = [_acl_binding(a) for a in _field(body, "data", list, required=True)]
+    await model.create_acls(_kafka(request), acls)
+    return web.Response(status=201)
+
+
+_ACL_ORDER = ("resource_type", "resource_name", "pattern_type", "principal", "host", "operation", "permission")
+
+
+async def delete_acls(request):
+    """DELETE /acls?...: resource_type, pattern_type, operation and permission are required
+    (Confluent's "... cannot be unspecified or UNKNOWN", 400); the deleted ACLs, sorted."""
+    L = _links(request)
+    q = request.query
+    for f in ("resource_type", "pattern_type", "operation", "permission"):
+        if not q.get(f) or q[f].upper() == "UNKNOWN":
+            raise HttpError(400, 400, f"{f} cannot be unspecified or UNKNOWN")
+    deleted = await model.delete_acls(
+        _kafka(request), resource_type=q["resource_type"], resource_name=q.get("resource_name") or None,
+        pattern_type=q["pattern_type"], principal=q.get("principal") or None, host=q.get("host") or None,
+        operation=q["operation"], permission=q["permission"])
+    deleted.sort(key=lambda a: tuple(a[f] for f in _ACL_ORDER))
+    return _ok({"data": [shapes.acl(L, a) for a in deleted]})
 
 
 # ---- Hourglass extensions -------------------------------------------------------------------
@@ -646,24 +861,36 @@ def routes() -> list:
     t = c + "/topics/{topic_name}"
     tp = t + "/partitions/{partition_id}"
     out = [
+        # "-" (every broker, every topic) before the routes whose {broker_id}/{topic_name} it would match
+        ("GET", c + "/brokers/-/configs", list_all_broker_configs),
+        ("GET", c + "/topics/-/configs", list_all_topic_configs),
         ("GET", "/clusters", list_clusters), ("GET", c, get_cluster),
         ("GET", c + "/brokers", list_brokers), ("GET", c + "/brokers/{broker_id}", get_broker),
         ("GET", c + "/brokers/{broker_id}/configs", list_broker_configs),
         ("GET", c + "/brokers/{broker_id}/configs/{name}", get_broker_config),
         ("GET", c + "/brokers/{broker_id}/partition-replicas", list_broker_replicas),
+        ("POST", c + "/brokers/{broker_id}/configs:alter", alter_broker_configs),
+        ("PUT", c + "/brokers/{broker_id}/configs/{name}", update_broker_config),
+        ("DELETE", c + "/brokers/{broker_id}/configs/{name}", reset_broker_config),
         ("GET", c + "/broker-configs", list_cluster_configs),
+        ("POST", c + "/broker-configs:alter", alter_cluster_configs),
+        ("GET", c + "/broker-configs/{name}", get_cluster_config),
+        ("PUT", c + "/broker-configs/{name}", update_cluster_config),
+        ("DELETE", c + "/broker-configs/{name}", reset_cluster_config),
         ("GET", c + "/topics/-/partitions/-/reassignment", list_reassignments),
         ("GET", t + "/partitions/-/reassignment", list_reassignments),
         ("GET", tp + "/reassignment", get_reassignment),
         ("GET", tp + "/replicas", list_replicas), ("GET", tp + "/replicas/{broker_id}", get_replica),
         ("GET", c + "/topics", list_topics), ("POST", c + "/topics", create_topic),
-        ("GET", t, get_topic), ("DELETE", t, delete_topic),
+        ("GET", t, get_topic), ("PATCH", t, update_partition_count), ("DELETE", t, delete_topic),
+        ("GET", tp + "/offset", get_partition_offsets),
         ("GET", t + "/partitions", list_partitions), ("GET", tp, get_partition),
         ("GET", t + "/configs", list_topic_configs), ("POST", t + "/configs:alter", alter_topic_configs),
         ("GET", t + "/configs/{name}", get_topic_config), ("PUT", t + "/configs/{name}", update_topic_config),
         ("DELETE", t + "/configs/{name}", reset_topic_config),
-        ("POST", t + "/records", produce_records),
-        ("GET", c + "/acls", list_acls),
+        ("POST", t + "/records", produce_records), ("POST", t + "/records:batch", produce_records_batch),
+        ("GET", c + "/acls", list_acls), ("POST", c + "/acls", create_acl), ("DELETE", c + "/acls", delete_acls),
+        ("POST", c + "/acls:batch", create_acls_batch),
         # Hourglass
         ("GET", tp + "/records", read_records), ("GET", tp + "/segments", get_segments),
         ("GET", c + "/topic-summaries", topic_summaries), ("GET", c + "/rates", rates),

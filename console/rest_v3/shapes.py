@@ -153,9 +153,12 @@ def lag_summary(L: Links, gid: str, lags: list[dict], collection: str = "consume
            "max_lag_client_id": top["client_id"] if top else "", "max_lag_topic_name": top["topic_name"] if top else "",
            "max_lag_partition_id": top["partition_id"] if top else 0, "max_lag": top["lag"] if top else 0,
            "total_lag": sum(r["lag"] for r in lags)}
-    if top:
-        out["max_lag_consumer"] = L.related(collection, gid, "consumers", top["consumer_id"]) if top["consumer_id"] else None
-        out["max_lag_partition"] = L.related("topics", top["topic_name"], "partitions", top["partition_id"])
+    # always both relationships, as Confluent's ConsumerGroupLagSummariesResource: its URL
+    # factory drops empty segments, so with no member the consumer's link is the collection
+    parts = [collection, gid, "consumers", out["max_lag_consumer_id"]]
+    out["max_lag_consumer"] = L.related(*(x for x in parts if x != ""))
+    parts = ["topics", out["max_lag_topic_name"], "partitions", out["max_lag_partition_id"]]
+    out["max_lag_partition"] = L.related(*(x for x in parts if x != ""))
     return out
 
 
@@ -174,6 +177,25 @@ def broker_config(L: Links, broker_id: int, c: dict) -> dict:
             "cluster_id": L.cid, "broker_id": broker_id, "name": name, "value": c["value"],
             "is_default": c["is_default"], "is_read_only": c["is_read_only"], "is_sensitive": c["is_sensitive"],
             "source": c["source"], "synonyms": c["synonyms"]}
+
+
+def cluster_config(L: Links, c: dict) -> dict:
+    """A cluster-wide dynamic broker config (``broker-configs/{name}``): KafkaClusterConfig."""
+    name = c["name"]
+    return {"kind": "KafkaClusterConfig",
+            "metadata": meta(L.url("broker-configs", name), f"{L.crn}/broker-config={name}"),
+            "cluster_id": L.cid, "config_type": "BROKER", "name": name, "value": c["value"],
+            "is_default": c["is_default"], "is_read_only": c["is_read_only"], "is_sensitive": c["is_sensitive"],
+            "source": c["source"], "synonyms": c["synonyms"]}
+
+
+def partition_offsets(L: Links, topic_name: str, partition_id: int, earliest: int, latest: int,
+                      offset_type: str) -> dict:
+    return {"kind": "KafkaPartitionWithOffsets",
+            "metadata": meta(L.url("topics", topic_name, "partitions", partition_id, "offset"),
+                             f"{L.crn}/topic={topic_name}/partition={partition_id}/offset_type={offset_type}"),
+            "cluster_id": L.cid, "topic_name": topic_name, "partition_id": partition_id,
+            "earliest_offset": earliest, "latest_offset": latest}
 
 
 def replica(L: Links, topic_name: str, partition_id: int, broker_id: int, leader: int, isr: list[int]) -> dict:

@@ -79,9 +79,11 @@ def sc_added(a: dict) -> dict:
 
 
 def sc_recreated(a: dict) -> dict:
-    """Consume a topic, delete it and create it again under the same name while the consumer
-    stays subscribed, produce, and consume the new topic's records."""
+    """Consume a topic, delete it and create it again under the same name (with
+    ``a["partitions"]`` partitions, 2 unless told) while the consumer stays subscribed,
+    produce, and consume the new topic's records."""
     bs, topic, errors, got = a["bs"], a["topic"], [], []
+    parts = a.get("partitions", 2)
     admin = AdminClient({"bootstrap.servers": bs})
     c = share_consumer(bs, a["group"], [topic])
     drain(c, lambda g: len(g) >= 10, got, 20, errors)
@@ -90,19 +92,41 @@ def sc_recreated(a: dict) -> dict:
     deadline = time.time() + 10
     while True:
         try:
-            admin.create_topics([NewTopic(topic, 2)])[topic].result()
+            admin.create_topics([NewTopic(topic, parts)])[topic].result()
             break
         except Exception:
             if time.time() > deadline:
                 raise
             time.sleep(0.2)
-    for p in (0, 1):
+    for p in range(parts):
         produce(bs, topic, [f"new{p}-{i}" for i in range(10)], partition=p)
     before = len(got)
-    drain(c, lambda g: len(g) >= before + 20, got, 30, errors)
+    drain(c, lambda g: len(g) >= before + 10 * parts, got, 30, errors)
     drain(c, lambda g: False, got, 0.5, errors)
     c.close()
     return {"got": got, "errors": [e for e in errors if "UNKNOWN_TOPIC" not in e]}
+
+
+def sc_rate(a: dict) -> dict:
+    """Consume for ``a["seconds"]`` as fast as the client may (client id ``a["client_id"]``,
+    implicit acknowledgement), or until ``a["until"]`` value bytes came: the value bytes
+    received, every delivery [partition, offset, delivery count] and the throttle times the
+    broker reported (librdkafka's throttle_cb)."""
+    errors, got, throttles = [], [], []
+    c = share_consumer(a["bs"], a["group"], [a["topic"]], **{
+        "client.id": a["client_id"], "throttle_cb": lambda ev: throttles.append(ev.throttle_time)})
+    size = 0
+    deadline = time.time() + a["seconds"]
+    until = a.get("until", float("inf"))
+    while time.time() < deadline and size < until:
+        for m in c.poll(0.2):
+            if m.error() is not None:
+                errors.append(str(m.error()))
+            else:
+                size += len(m.value())
+                got.append([m.partition(), m.offset(), m.delivery_count()])
+    c.close()
+    return {"bytes": size, "got": got, "errors": errors, "throttles": throttles}
 
 
 def sc_many(a: dict) -> dict:

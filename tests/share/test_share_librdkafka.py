@@ -18,6 +18,7 @@ from confluent_kafka.admin import (
 )
 
 from tests.helpers.librdkafka import releases, run_scenario
+from tests.quotas.test_quota_throttling import set_quota
 
 RELEASES = releases()
 
@@ -98,6 +99,20 @@ def test_a_recreated_topic_is_delivered_again(sbroker, release):
     assert out["errors"] == []
 
 
+@pytest.mark.parametrize("release", RELEASES)
+def test_a_topic_recreated_with_the_same_partition_count_is_delivered_again(sbroker, release):
+    """Same name, same partition count, a new topic id: only the id tells the share
+    coordinator the subscribed topic changed (Kafka's subscription metadata hash includes
+    it), so the members must get a new assignment naming the new id."""
+    bs = sbroker.bootstrap
+    setup(bs, "same", 1, "g", {0: 10})
+    out = run_scenario(release, "recreated", bs=bs, topic="same", group="g", partitions=1)
+    first, second = out["got"][:10], out["got"][10:]
+    assert sorted(o for _t, _p, o, *_ in first) == list(range(10))
+    assert sorted(v for *_, v in second) == sorted(f"new0-{i}" for i in range(10)), out
+    assert out["errors"] == []
+
+
 @pytest.mark.parametrize("consumers", [2, 3])
 @pytest.mark.parametrize("release", RELEASES)
 def test_consumers_with_explicit_commits_get_each_record_once(broker_factory, release, consumers):
@@ -151,3 +166,41 @@ def test_acknowledgements_sent_with_close_are_applied(sbroker, release, variant)
     setup(bs, "race", 1, "g")
     out = run_scenario(release, "close_race", bs=bs, topic="race", group="g", variant=variant, rounds=50)
     check_close_race(out, variant)
+
+
+QUOTA = 20_000.0  # bytes/s
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_share_fetch_is_held_to_the_consumer_byte_rate(broker_factory, release):
+    """ShareFetch counts against the same consumer_byte_rate as Fetch (Kafka's KafkaApis): a
+    share consumer whose client id has a 20 KB/s quota gets about that over 4 s, told by
+    throttle_time_ms, while one without a quota on the same broker takes all 400 KB.
+    A throttled answer carries no records and its acquisitions are given back: every record
+    the slow consumer got was a first delivery. (Three samples of 1 s, as tests/quotas: a
+    fresh client may burst two windows' worth.)"""
+    b = broker_factory({"quota.window.num": 3, "quota.window.size.seconds": 1})
+    bs = b.bootstrap
+    admin = AdminClient({"bootstrap.servers": bs})
+    admin.create_topics([NewTopic("rated", 1)])["rated"].result()
+    for g in ("slow", "fast"):
+        res = ConfigResource(ResourceType.GROUP, g, incremental_configs=[
+            ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
+        admin.incremental_alter_configs([res])[res].result()
+    # batches of ~16 records: a batch larger than the quota window could never be fetched
+    p = Producer({"bootstrap.servers": bs, "linger.ms": 5, "batch.size": 16384})
+    for _ in range(400):
+        p.produce("rated", b"y" * 1000)
+        p.poll(0)
+    assert p.flush(30) == 0
+    set_quota(bs, [("client-id", "slowc")], "consumer_byte_rate", QUOTA)
+    slow = run_scenario(release, "rate", bs=bs, topic="rated", group="slow", client_id="slowc", seconds=4)
+    # the free consumer has all the time a loaded host needs; it stops once it has everything
+    fast = run_scenario(release, "rate", bs=bs, topic="rated", group="fast", client_id="fastc", seconds=60,
+                        until=400_000)
+    assert fast["bytes"] == 400_000 and not any(t > 0 for t in fast["throttles"]), fast["throttles"]
+    # 4 s at 20 KB/s plus the two-window burst of a fresh client, and one window's worth
+    assert 0 < slow["bytes"] <= QUOTA * (4 + 2 + 1), slow["bytes"]
+    assert any(t > 0 for t in slow["throttles"]), slow["throttles"]
+    assert {c for _p, _o, c in slow["got"]} == {1}, slow["got"]
+    assert slow["errors"] == [] and fast["errors"] == []

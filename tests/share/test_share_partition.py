@@ -39,6 +39,21 @@ def test_delivery_count_limit_archives():
     assert sp.start_offset == 1
 
 
+def test_give_back_undoes_an_undelivered_acquisition():
+    """A throttled ShareFetch answer delivers nothing: its records are AVAILABLE again at once,
+    with the delivery count they had (so ten throttled answers never archive a record)."""
+    sp = SharePartition(0, lock_duration_ms=LOCK, delivery_count_limit=2)
+    for _ in range(10):
+        got = sp.acquire("a", [(0, 4, False)], now=0, max_records=500)
+        assert got == [(0, 4, 1)]
+        assert sp.give_back("a", got) == [0, 1, 2, 3, 4]
+    sp.acquire("a", [(0, 4, False)], now=0, max_records=500)
+    sp.acknowledge("a", 0, 1, [RELEASE], now=0)  # released: a second delivery comes next
+    assert sp.give_back("b", [(2, 4, 1)]) == []  # another member's records are not touched
+    assert sp.give_back("a", [(0, 4, 1)]) == [2, 3, 4]  # 0..1 are no longer a's
+    assert sp.acquire("b", [(0, 4, False)], now=0, max_records=500) == [(0, 1, 2), (2, 4, 1)]
+
+
 def test_max_record_locks_and_markers_and_persisted_state():
     sp = SharePartition(10, max_record_locks=3)
     assert sp.acquire("a", [(10, 12, False), (13, 13, True), (14, 20, False)], now=0, max_records=99) == [(10, 12, 1)]

@@ -220,3 +220,40 @@ def test_acknowledgements_after_the_leave_heartbeat_are_applied(sbroker):
     finally:
         raw.close()
         raw2.close()
+
+
+def test_share_fetch_counts_against_the_request_quota(broker_factory):
+    """request_percentage holds ShareFetch as it holds Fetch (Kafka's handleShareFetchRequest):
+    with a quota far below one request's handling time the answers are throttled, and a
+    throttled answer carries throttle_time_ms and no records -- what it acquired is given
+    back, not counted as a delivery: once the quota is removed every record comes, first
+    delivery each. The client of another id on the same broker is not throttled."""
+    from tests.quotas.test_quota_throttling import set_quota
+    b = broker_factory({"quota.window.num": 2})
+    bs = b.bootstrap
+    setup_topic(bs, "t", 20)
+    set_quota(bs, [("client-id", "greedy")], "request_percentage", 0.0001)
+    raw, other = RawClient(bs, client_id="greedy"), RawClient(bs, client_id="other")
+    try:
+        tid = _topic_id(other, "t")
+        join(other, "m1")
+        epoch, answers = 0, []
+        for _ in range(3):
+            answers.append(fetch(raw, "m1", epoch, tid, max_wait=200))
+            epoch += 1
+        throttled = [r for r in answers if r.throttle_time_ms > 0]
+        assert throttled, [r.throttle_time_ms for r in answers]
+        for r in throttled:
+            assert r.error_code == 0 and acquired(r) == {}, r
+        got = [a for r in answers for a in acquired(r).get(0, [])]
+        set_quota(bs, [("client-id", "greedy")], "request_percentage", None)
+        deadline = time.monotonic() + 10
+        while sum(z - a + 1 for a, z, _ in got) < 20 and time.monotonic() < deadline:
+            r = fetch(raw, "m1", epoch, tid, max_wait=200)
+            epoch += 1
+            got += acquired(r).get(0, [])
+        assert sorted(o for a, z, _ in got for o in range(a, z + 1)) == list(range(20)), got
+        assert {c for _a, _z, c in got} == {1}, got
+    finally:
+        raw.close()
+        other.close()
