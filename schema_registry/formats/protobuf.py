@@ -64,11 +64,17 @@ def _include_dirs() -> list[str]:
     """The well-known types that ship with grpcio-tools, then googleapis' google/type."""
     from grpc_tools import protoc
     dirs = [protoc._get_resource_file_name("grpc_tools", "_proto")]
+    # googleapis-common-protos installs google/type/*.proto beside its modules: the include
+    # directory is the one holding google/ (google.type is a namespace package, so its
+    # __path__ names .../google/type)
     try:
         import google.type
-        dirs.append(os.path.dirname(os.path.dirname(os.path.join(list(google.type.__path__)[0], "x"))))
     except ImportError:
-        pass
+        return dirs
+    for path in google.type.__path__:
+        if os.path.exists(os.path.join(path, "color.proto")):
+            dirs.append(os.path.dirname(os.path.dirname(path)))
+            break
     return dirs
 
 
