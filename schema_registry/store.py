@@ -48,7 +48,9 @@ from schema_registry.formats import ParsedSchema, SchemaError, parse_schema
 
 log = logging.getLogger(__name__)
 
-MODES = ("READWRITE", "READONLY", "IMPORT")
+# READONLY_OVERRIDE: deprecated in Confluent's registry and still accepted, a read-only mode
+MODES = ("READWRITE", "READONLY", "READONLY_OVERRIDE", "IMPORT")
+READ_ONLY_MODES = ("READONLY", "READONLY_OVERRIDE")
 CONTEXT = "."  # the default context, as Confluent names it in messages
 
 
@@ -436,7 +438,7 @@ class SchemaStore:
         req_id = -1 if req_id is None else int(req_id)
         req_version = int(body.get("version") or 0)
         mode = self.mode(subject)
-        if mode == "READONLY":
+        if mode in READ_ONLY_MODES:
             raise not_permitted(f"Subject {subject} in context {CONTEXT} is in read-only mode")
         if req_id >= 0 and mode != "IMPORT":
             raise not_permitted(f"Subject {subject} in context {CONTEXT} is not in import mode")
@@ -474,7 +476,7 @@ class SchemaStore:
         return self.state.subjects[subject][version]
 
     def _check_writable(self, subject: str | None) -> None:
-        if self.mode(subject) == "READONLY":
+        if self.mode(subject) in READ_ONLY_MODES:
             raise not_permitted(f"Subject {subject} in context {CONTEXT} is in read-only mode")
 
     def delete_version(self, subject: str, version: str, *, permanent: bool = False) -> int:
@@ -539,17 +541,14 @@ class SchemaStore:
         return [e.version for e in targets]
 
     def set_config(self, subject: str | None, update: dict) -> dict:
+        """Apply ``update`` (stored ConfigValue field -> typed value, None clears it; see
+        ``schema_registry.config_model``) to the subject's (None: global) config."""
         self.catch_up()
-        level = update.get("compatibility", update.get("compatibilityLevel"))
-        if level is not None and (not isinstance(level, str) or level.upper() not in LEVELS):
-            from schema_registry.errors import invalid_compatibility
-            raise invalid_compatibility()
         cfg = dict(self.state.configs.get(subject) or {})
         for k in R.CONFIG_FIELDS:
-            if k in update and k != "compatibilityLevel":
+            if k in update:
                 cfg[k] = update[k]
-        if level is not None:
-            cfg["compatibilityLevel"] = level.upper()
+        cfg = {k: v for k, v in cfg.items() if v is not None}
         self._append([(R.subject_key(R.CONFIG, subject), R.config_value(subject, cfg))])
         return cfg
 
@@ -569,10 +568,13 @@ class SchemaStore:
         self._append([(R.subject_key(R.MODE, subject), R.mode_value(subject, mode))])
         return mode
 
-    def delete_mode(self, subject: str) -> str:
+    def delete_mode(self, subject: str | None, *, recursive: bool = False) -> str:
+        """Remove the subject's (None: the global) mode; ``recursive`` on the global mode also
+        removes every subject's (the default context is the only one)."""
         self.catch_up()
         old = self.state.modes.get(subject, "READWRITE")
-        self._append([(R.subject_key(R.MODE, subject), None)])
+        scopes = [subject] + ([s for s in self.state.modes if s is not None] if recursive and subject is None else [])
+        self._append([(R.subject_key(R.MODE, s), None) for s in scopes])
         return old
 
     # ---- metrics ------------------------------------------------------------------------------
