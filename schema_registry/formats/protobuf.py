@@ -34,13 +34,15 @@ effort.
 """
 from __future__ import annotations
 
-import ast
 import base64
 import binascii
+import codecs
+import io
 import os
 import re
 import tempfile
 import threading
+import tokenize
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -106,13 +108,23 @@ def _known_dependencies() -> dict[str, str]:
 
 def _serialized_files(generated_code: bytes) -> bytes:
     """The serialized FileDescriptorProto in protoc's Python output (its AddSerializedFile
-    argument), read with ast: the code is never run."""
-    tree = ast.parse(generated_code)
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "AddSerializedFile" and node.args
-                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, bytes)):
-            return node.args[0].value
+    argument), read with the tokenizer and the bytes literal's escapes: the code is never run,
+    and never given to ``ast`` (CPython 3.11's AST builder is not thread-safe: a broker thread
+    parsing here while its embedding application imports a module fails one of the two)."""
+    tokens = tokenize.tokenize(io.BytesIO(generated_code).readline)
+    want = 0  # 0: looking for AddSerializedFile, 1: for "(", 2: for the literal
+    for tok in tokens:
+        if want == 0 and tok.type == tokenize.NAME and tok.string == "AddSerializedFile":
+            want = 1
+        elif want == 1:
+            want = 2 if tok.type == tokenize.OP and tok.string == "(" else 0
+        elif want == 2:
+            literal = tok.string
+            if tok.type == tokenize.STRING and literal[:1] in "bB" and literal[1:2] in "'\"":
+                quote = literal[1:4] if literal[1:4] in ("\'\'\'", '"""') else literal[1]
+                body = literal[1 + len(quote):-len(quote)]
+                return codecs.escape_decode(body.encode("latin-1"))[0]
+            want = 0
     raise SchemaError("protoc produced no descriptor")
 
 
