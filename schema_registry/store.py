@@ -425,10 +425,23 @@ class SchemaStore:
             raise subject_not_found(subject)
         _, schema_type, text, refs = self.prepare(subject, body, normalize)
         key = content_key(schema_type, text, refs, body.get("metadata"), body.get("ruleSet"))
-        matches = [e for e in versions.values() if (deleted or not e.deleted) and e.content_key()[:3] == key[:3]]
+        matches = [e for e in versions.values() if (deleted or not e.deleted) and self._same(e, key, 3)]
         if not matches:
             raise schema_not_found()
         return max(matches, key=lambda e: e.version)
+
+    def _same(self, e: VersionEntry, key: tuple, parts: int = 5) -> bool:
+        """``e`` holds the schema ``key`` names: the same stored text, or (an AVRO text kept
+        before the registry wrote Avro-Java's form) the same text once canonicalized again."""
+        mine = e.content_key()
+        if mine[:parts] == key[:parts]:
+            return True
+        if e.schema_type != "AVRO" or mine[0] != key[0] or mine[2:parts] != key[2:parts]:
+            return False
+        try:
+            return self.parsed_entry(e).canonical() == key[1]
+        except RegistryError:
+            return False
 
     # ---- writes -------------------------------------------------------------------------------
     def register(self, subject: str, body: dict, *, normalize: bool = False) -> VersionEntry:
@@ -450,7 +463,7 @@ class SchemaStore:
         versions = self.state.subjects.get(subject, {})
         live = [e for _, e in sorted(versions.items()) if not e.deleted]
         for e in reversed(live):
-            if e.content_key() == key and (req_id < 0 or req_id == e.id):
+            if self._same(e, key) and (req_id < 0 or req_id == e.id):
                 return e
         schema_id = self.state.by_content.get(key, -1)
         if req_id >= 0:

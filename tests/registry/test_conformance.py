@@ -247,3 +247,23 @@ def test_authentication_method_none_opens_the_registry_beside_a_sasl_listener():
 def test_authentication_method_is_checked_at_start():
     with pytest.raises(Exception, match="authentication.method"):
         EmbeddedBroker({"authentication.method": "KERBEROS"}, schema_registry=True).start()
+
+
+def test_avro_text_kept_before_avro_javas_form_is_still_found():
+    """A schema registered with the text this registry kept before it wrote Avro-Java's form
+    ("type" before "name") is found again by lookup and by a new registration of the same schema."""
+    from confluent_kafka import Producer
+    with EmbeddedBroker(schema_registry=True) as b:
+        url = b.schema_registry_url
+        assert call(f"{url}/subjects")[2] == []
+        old_text = '{"type":"record","name":"R","fields":[{"type":"int","name":"a"}]}'
+        value = {"subject": "old-value", "version": 1, "id": 3, "schema": old_text, "deleted": False}
+        p = Producer(b.client_config)
+        p.produce("_schemas", key=b'{"keytype":"SCHEMA","subject":"old-value","version":1,"magic":1}',
+                  value=json.dumps(value, separators=(",", ":")).encode(), partition=0)
+        assert p.flush(10) == 0
+        del p  # closed while the broker still runs
+        sr = SchemaRegistryClient({"url": url})
+        assert sr.lookup_schema("old-value", Schema(V1, "AVRO")).schema_id == 3
+        assert sr.register_schema("old-value", Schema(V1, "AVRO")) == 3
+        assert call(f"{url}/subjects/old-value/versions")[2] == [1]
