@@ -15,6 +15,7 @@ from schema_registry.formats import BACKWARD, FORWARD, parse_schema
 from schema_registry.formats.jsonschema_diff import COMPATIBLE_CHANGES, LENIENT, differences, incompatibilities
 
 STR, NUM, INT = {"type": "string"}, {"type": "number"}, {"type": "integer"}
+D2020 = {"$schema": "https://json-schema.org/draft/2020-12/schema"}
 
 
 def obj(props=None, **kw):
@@ -175,6 +176,22 @@ CASES = [
     ("minItems decreased", arr(minItems=2), arr(minItems=1), [("MIN_ITEMS_DECREASED", "#/minItems")], True),
     ("uniqueItems added", arr(), arr(uniqueItems=True), [("UNIQUE_ITEMS_ADDED", "#/uniqueItems")], False),
     ("uniqueItems removed", arr(uniqueItems=True), arr(), [("UNIQUE_ITEMS_REMOVED", "#/uniqueItems")], True),
+    # draft 2020-12: unevaluated*, prefixItems, contains
+    ("unevaluatedProperties closed", {**D2020, **obj({"a": STR})}, {**D2020, **obj({"a": STR}), "unevaluatedProperties": False},
+     [("UNEVALUATED_PROPERTIES_REMOVED", "#/unevaluatedProperties")], False),
+    ("unevaluatedProperties opened", {**D2020, **obj({"a": STR}), "unevaluatedProperties": False}, {**D2020, **obj({"a": STR})},
+     [("UNEVALUATED_PROPERTIES_ADDED", "#/unevaluatedProperties")], True),
+    ("unevaluatedProperties narrowed to a schema", {**D2020, **obj()}, {**D2020, **obj(), "unevaluatedProperties": STR},
+     [("UNEVALUATED_PROPERTIES_NARROWED", "#/unevaluatedProperties")], False),
+    ("prefixItems grow under items false", {**D2020, **arr(prefixItems=[STR], items=False)},
+     {**D2020, **arr(prefixItems=[STR, NUM], items=False)}, [("ITEM_ADDED_TO_CLOSED_CONTENT_MODEL", "#/items/1")], True),
+    ("unevaluatedItems closed", {**D2020, **arr(prefixItems=[STR])}, {**D2020, **arr(prefixItems=[STR], unevaluatedItems=False)},
+     [("UNEVALUATED_ITEMS_REMOVED", "#/unevaluatedItems")], False),
+    ("maxContains added", {**D2020, **arr(contains=NUM)}, {**D2020, **arr(contains=NUM, maxContains=2)},
+     [("MAX_CONTAINS_ADDED", "#/maxContains")], False),
+    ("minContains decreased", {**D2020, **arr(contains=NUM, minContains=2)}, {**D2020, **arr(contains=NUM, minContains=1)},
+     [("MIN_CONTAINS_DECREASED", "#/minContains")], True),
+    ("dependency schema added", obj(), obj(dependencies={"a": obj()}), [("DEPENDENCY_SCHEMA_ADDED", "#/dependencies/a")], False),
     # combined schemas
     ("oneOf branch added", {"oneOf": [STR]}, {"oneOf": [STR, NUM]}, [("SUM_TYPE_EXTENDED", "#/")], True),
     ("oneOf branch removed", {"oneOf": [STR, NUM]}, {"oneOf": [STR]}, [("SUM_TYPE_NARROWED", "#/")], False),
