@@ -308,9 +308,9 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
             errors = []
             from schema_registry.compatibility import directions
             for d in directions(level):
-                errors.extend(parsed.compatibility_errors(previous[0], d))
+                errors.extend(parsed.compatibility_errors(previous[0], d, store.policy(subject)))
         else:
-            errors = check(parsed, previous, level)
+            errors = check(parsed, previous, level, store.policy(subject))
         out = {"is_compatible": not errors}
         if _flag(request, "verbose"):
             out["messages"] = errors

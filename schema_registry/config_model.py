@@ -242,5 +242,8 @@ def config_update(body: dict) -> tuple[dict, dict]:
                                             "full_transitive")
             value = value.upper()
         echo[prop] = value
+        if prop == "compatibilityPolicy" and value is not None:
+            # stored as Confluent's CompatibilityPolicy.forName: STRICT, LENIENT, or nothing
+            value = value.upper() if value.upper() in ("STRICT", "LENIENT") else None
         update[stored] = value
     return echo, update

@@ -361,6 +361,14 @@ class SchemaStore:
                 return c["compatibilityLevel"]
         return self.default_level
 
+    def policy(self, subject: str | None) -> str:
+        """Confluent's ``compatibilityPolicy`` in scope (STRICT or LENIENT; STRICT when unset)."""
+        for scope in (subject, None):
+            c = self.state.configs.get(scope)
+            if c and isinstance(c.get("compatibilityPolicy"), str):
+                return c["compatibilityPolicy"].upper()
+        return "STRICT"
+
     def mode(self, subject: str | None) -> str:
         if subject is not None and subject in self.state.modes:
             return self.state.modes[subject]
@@ -472,7 +480,7 @@ class SchemaStore:
                 raise not_permitted(f"Overwrite new schema with id {req_id} in context {CONTEXT} is not permitted.")
             schema_id = req_id
         if mode != "IMPORT":
-            errors = check(parsed, [self.parsed_entry(e) for e in live], self.level(subject))
+            errors = check(parsed, [self.parsed_entry(e) for e in live], self.level(subject), self.policy(subject))
             if errors:
                 raise incompatible(subject, errors, live[-1] if live else None, self.level(subject))
         version = max(versions, default=0) + 1

@@ -55,7 +55,7 @@ class AvroSchema(ParsedSchema):
     def normalized(self) -> str:
         return json.dumps(self._to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
-    def compatibility_errors(self, previous: ParsedSchema, direction: str) -> list[str]:
+    def compatibility_errors(self, previous: ParsedSchema, direction: str, policy: str = "STRICT") -> list[str]:
         if not isinstance(previous, AvroSchema):
             return [f"Incompatible schema type: {previous.schema_type} vs AVRO"]
         reader, writer = (self, previous) if direction == BACKWARD else (previous, self)

@@ -6,8 +6,8 @@ The draft is the schema's ``$schema`` (draft 7 when absent, as Confluent's defau
 
 Compatibility: ``reader`` reads data valid for ``writer`` (BACKWARD: reader = new schema,
 FORWARD: reader = old schema); SchemaDiff walks from the writer's schema to the reader's and
-every difference outside Confluent's compatible changes (STRICT policy) is one error, worded as
-Confluent words it.
+every difference outside Confluent's compatible changes (the ``compatibilityPolicy`` config:
+STRICT by default, or LENIENT) is one error, worded as Confluent words it.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class JsonSchema(ParsedSchema):
     def normalized(self) -> str:
         return json.dumps(self.data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
-    def compatibility_errors(self, previous: ParsedSchema, direction: str) -> list[str]:
+    def compatibility_errors(self, previous: ParsedSchema, direction: str, policy: str = "STRICT") -> list[str]:
         if not isinstance(previous, JsonSchema):
             return ["Incompatible because of different schema type"]
         if direction == BACKWARD:
@@ -44,7 +44,9 @@ class JsonSchema(ParsedSchema):
         else:
             writer, reader, names = self, previous, ("old", "new")
         found = jsonschema_diff.incompatibilities(writer.data, reader.data, original_refs=writer.references,
-                                                  update_refs=reader.references)
+                                                  update_refs=reader.references,
+                                                  policy=policy if policy in jsonschema_diff.COMPATIBLE_CHANGES
+                                                  else jsonschema_diff.STRICT)
         return [jsonschema_diff.describe(d, *names) for d in found]
 
 

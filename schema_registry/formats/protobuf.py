@@ -691,7 +691,7 @@ class ProtobufSchema(ParsedSchema):
             msgs = msgs[i].nested_type
         return name
 
-    def compatibility_errors(self, previous: "ProtobufSchema", direction: str) -> list[str]:
+    def compatibility_errors(self, previous: "ProtobufSchema", direction: str, policy: str = "STRICT") -> list[str]:
         """Confluent's messages for what makes this schema incompatible with ``previous``:
         ``direction`` BACKWARD (this one reads data written with ``previous``), FORWARD
         (``previous`` reads this one's data) or FULL (both); ``_TRANSITIVE`` is the caller's."""

@@ -303,3 +303,22 @@ def test_issue_cases_through_the_registry(hourglass_broker):
     sr.register_schema(subject, Schema(json.dumps(obj({"x": {"$ref": "money.json#/$defs/amount"}})), "JSON", [ref]))
     assert sr.test_compatibility(subject, Schema(json.dumps(obj({"x": INT})), "JSON")) is False
     assert sr.test_compatibility(subject, Schema(json.dumps(obj({"x": NUM})), "JSON")) is True
+
+
+@pytest.mark.hourglass(schema_registry=True)
+def test_compatibility_policy_lenient_from_the_subjects_config(hourglass_broker):
+    """Confluent's ``compatibilityPolicy`` config: LENIENT lets an optional property join an open
+    content model, which STRICT (the default) refuses."""
+    sr = SchemaRegistryClient({"url": hourglass_broker.schema_registry_url})
+    subject = f"pol-{uuid.uuid4().hex[:8]}"
+    sr.register_schema(subject, Schema(json.dumps(obj({"a": STR})), "JSON"))
+    grown = Schema(json.dumps(obj({"a": STR, "b": STR})), "JSON")
+    assert sr.test_compatibility(subject, grown) is False
+    import urllib.request
+    req = urllib.request.Request(f"{hourglass_broker.schema_registry_url}/config/{subject}", method="PUT",
+                                 data=json.dumps({"compatibilityPolicy": "lenient"}).encode(),
+                                 headers={"Content-Type": "application/vnd.schemaregistry.v1+json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        assert json.loads(r.read()) == {"compatibilityPolicy": "lenient"}
+    assert sr.test_compatibility(subject, grown) is True
+    assert sr.register_schema(subject, grown) > 0
