@@ -18,6 +18,7 @@ import unicodedata
 from aiohttp import web
 
 from schema_registry import errors as E
+from schema_registry.config_model import config_update
 from schema_registry.store import MODES, SchemaStore
 from web.auth import BrokerUsers
 from web.http import HttpError, add_routes_slash_tolerant, error_response, middlewares, read_json
@@ -360,7 +361,6 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         return _ok(_config_answer(cfg))
 
     async def _put_config(request, subject):
-        from schema_registry.config_model import config_update
         if subject is not None:
             _valid_subject(subject)
         echo, update = config_update(await _body(request))  # Confluent's typed model, or 422
