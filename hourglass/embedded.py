@@ -42,6 +42,31 @@ def _value(v) -> str:
     return ("true" if v else "false") if isinstance(v, bool) else str(v)
 
 
+# what the HTTP services import later from the broker's threads, by service listener key
+_HTTP_SERVICE_MODULES = {
+    "schema.registry.listeners": ("schema_registry.app", "schema_registry.formats.avro",
+                                  "schema_registry.formats.jsonschema", "schema_registry.formats.protobuf"),
+    "console.listeners": ("console.app", "console.ui"),
+}
+
+
+def _preload_http_services(overrides) -> None:
+    """Import the HTTP services' modules in the calling thread before the broker's thread runs.
+
+    Under pytest these modules are assertion-rewritten (they ship in the distribution holding
+    the pytest plugin), and CPython 3.11's AST builder is not thread-safe: a service module
+    rewritten in the broker's executor while the test imported a test module failed one of the
+    two with "AST constructor recursion depth mismatch" (the service then did not start)."""
+    import importlib
+    for key, modules in _HTTP_SERVICE_MODULES.items():
+        if overrides.get(key):
+            for name in modules:
+                try:
+                    importlib.import_module(name)
+                except ImportError:  # the service reports it when it starts
+                    pass
+
+
 class EmbeddedBroker:
     def __init__(self, overrides: Mapping[str, object] | None = None, *, data_dir: str | os.PathLike | None = None,
                  mode: str = "thread", port: int = 0, host: str = "127.0.0.1", start_timeout: float = 20.0,
@@ -76,6 +101,8 @@ class EmbeddedBroker:
             opts = dict(self._security_opts)
             self.security = SecureSetup(opts.pop("protocol"), self.data_dir.parent / "tls", **opts)
             self.security.create_user(self.data_dir)
+        if self.mode == "thread":
+            _preload_http_services(self.overrides)
         t0 = time.perf_counter()
         (self._start_thread if self.mode == "thread" else self._start_subprocess)()
         self.startup_seconds = time.perf_counter() - t0

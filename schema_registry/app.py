@@ -13,13 +13,15 @@ from __future__ import annotations
 import collections
 import datetime as _dt
 import json
+import unicodedata
 
 from aiohttp import web
 
 from schema_registry import errors as E
+from schema_registry.config_model import config_update
 from schema_registry.store import MODES, SchemaStore
 from web.auth import BrokerUsers
-from web.http import HttpError, middlewares, read_json
+from web.http import HttpError, add_routes_slash_tolerant, error_response, middlewares, read_json
 
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
 ACCEPTED_BODY_TYPES = {"application/vnd.schemaregistry.v1+json", "application/vnd.schemaregistry+json",
@@ -30,6 +32,10 @@ STORE_KEY = web.AppKey("store", SchemaStore)
 STATS_KEY = web.AppKey("stats", collections.Counter)
 MAY_READ = web.RequestKey("may_read", object)  # subject -> bool, set when the broker's ACLs are on
 _MAX_VERSION = 2**31 - 1
+# a subject in a path: any character Confluent allows, URL-encoded ({, }, spaces, ...), but "/"
+SUBJECT = "{subject:[^/]+}"
+# what Confluent's resources produce, with their server-side weights (Versions.*_WEIGHTED)
+PRODUCES = ((CONTENT_TYPE, 1.0), ("application/vnd.schemaregistry+json", 0.9), ("application/json", 0.5))
 
 
 def _ok(body, status: int = 200) -> web.Response:
@@ -89,6 +95,42 @@ async def _body(request: web.Request) -> dict:
     if not isinstance(body, dict):
         raise HttpError(422, 422, "Unrecognized request body: a JSON object was expected")
     return body
+
+
+def _valid_subject(subject: str) -> None:
+    """Confluent's QualifiedSubject.isValidSubject: no control characters, not a reserved name."""
+    if any(unicodedata.category(c) == "Cc" for c in subject) or subject in ("__GLOBAL", "__EMPTY"):
+        raise E.invalid_subject(subject)
+
+
+def negotiate(accept: str | None) -> str | None:
+    """The media type Jersey answers for ``accept`` among ``PRODUCES``: the client's q first,
+    then the server's weight; None when nothing is acceptable (406)."""
+    if accept is None or not accept.strip():
+        return CONTENT_TYPE
+    best: tuple[float, float] | None = None
+    chosen = None
+    for part in accept.split(","):
+        media, *params = [p.strip() for p in part.split(";")]
+        if not media:
+            continue
+        q = 1.0
+        for param in params:
+            k, _, v = param.partition("=")
+            if k.strip().lower() == "q":
+                try:
+                    q = float(v)
+                except ValueError:
+                    q = 0.0
+        mtype, _, msub = media.lower().partition("/")
+        if q <= 0:
+            continue
+        for produced, qs in PRODUCES:
+            ptype, _, psub = produced.partition("/")
+            if mtype == "*" or (mtype == ptype and msub in ("*", psub)):
+                if best is None or (q, qs) > best:
+                    best, chosen = (q, qs), produced
+    return chosen
 
 
 def create_routes(store: SchemaStore) -> web.RouteTableDef:
@@ -182,15 +224,16 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         return _ok([s for s in store.subjects(deleted=_flag(request, "deleted"),
                                               prefix=request.query.get("subjectPrefix", "")) if may_read(s)])
 
-    @routes.get("/subjects/{subject}/versions")
+    @routes.get("/subjects/" + SUBJECT + "/versions")
     async def list_versions(request):
         subject = request.match_info["subject"]
         if "asOf" in request.query:
             return _ok(store.version_as_of(subject, parse_as_of(request.query["asOf"])).as_json())
         return _ok([e.version for e in store.versions(subject, deleted=_flag(request, "deleted"))])
 
-    @routes.post("/subjects/{subject}/versions")
+    @routes.post("/subjects/" + SUBJECT + "/versions")
     async def register(request):
+        _valid_subject(request.match_info["subject"])
         body = await _body(request)
         e = store.register(request.match_info["subject"], body, normalize=_flag(request, "normalize"))
         # Confluent's RegisterSchemaResponse (its 7.x answered the id alone; clients read both)
@@ -209,27 +252,27 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
             return store.version_as_of(subject, parse_as_of(request.query["asOf"]))
         return store.get_version(subject, version, deleted=_flag(request, "deleted"))
 
-    @routes.get("/subjects/{subject}/versions/{version}")
+    @routes.get("/subjects/" + SUBJECT + "/versions/{version}")
     async def get_version(request):
         e = _get_version(request)
         return _ok(_formatted(request, e, e.as_json()))
 
-    @routes.get("/subjects/{subject}/versions/{version}/schema")
+    @routes.get("/subjects/" + SUBJECT + "/versions/{version}/schema")
     async def get_version_schema(request):
         return _raw(_get_version(request).schema)
 
-    @routes.get("/subjects/{subject}/versions/{version}/referencedby")
+    @routes.get("/subjects/" + SUBJECT + "/versions/{version}/referencedby")
     async def referenced_by(request):
         e = _get_version(request)
         return _ok(store.referenced_by(e.subject, e.version, deleted=_flag(request, "deleted")))
 
-    @routes.delete("/subjects/{subject}/versions/{version}")
+    @routes.delete("/subjects/" + SUBJECT + "/versions/{version}")
     async def delete_version(request):
         version = _version(request.match_info["version"])
         return _ok(store.delete_version(request.match_info["subject"], version,
                                         permanent=_flag(request, "permanent")))
 
-    @routes.get("/subjects/{subject}/metadata")
+    @routes.get("/subjects/" + SUBJECT + "/metadata")
     async def latest_with_metadata(request):
         subject = request.match_info["subject"]
         wanted = list(zip(request.query.getall("key", []), request.query.getall("value", [])))
@@ -239,7 +282,7 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
                 return _ok(e.as_json())
         raise E.version_not_found("with the given metadata")
 
-    @routes.post("/subjects/{subject}")
+    @routes.post("/subjects/" + SUBJECT)
     async def lookup(request):
         body = await _body(request)
         if not isinstance(body.get("schema"), str):
@@ -248,7 +291,7 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
                          deleted=_flag(request, "deleted"))
         return _ok(e.as_json())
 
-    @routes.delete("/subjects/{subject}")
+    @routes.delete("/subjects/" + SUBJECT)
     async def delete_subject(request):
         return _ok(store.delete_subject(request.match_info["subject"], permanent=_flag(request, "permanent")))
 
@@ -266,28 +309,30 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
             errors = []
             from schema_registry.compatibility import directions
             for d in directions(level):
-                errors.extend(parsed.compatibility_errors(previous[0], d))
+                errors.extend(parsed.compatibility_errors(previous[0], d, store.policy(subject)))
         else:
-            errors = check(parsed, previous, level)
+            errors = check(parsed, previous, level, store.policy(subject))
         out = {"is_compatible": not errors}
         if _flag(request, "verbose"):
             out["messages"] = errors
         return _ok(out)
 
-    @routes.post("/compatibility/subjects/{subject}/versions/{version}")
+    @routes.post("/compatibility/subjects/" + SUBJECT + "/versions/{version}")
     async def compat_version(request):
         subject = request.match_info["subject"]
         version = _version(request.match_info["version"])
         try:
             e = store.get_version(subject, version)
         except E.RegistryError as err:
-            if err.error_code == 40401 and version == "latest":
-                await _body(request)
-                return _ok({"is_compatible": True, **({"messages": []} if _flag(request, "verbose") else {})})
-            raise
+            if err.error_code not in (40401, 40402):
+                raise
+            if version != "latest":  # Confluent: any missing (subject, version) is 40402
+                raise E.version_not_found(version) from None
+            await _body(request)
+            return _ok({"is_compatible": True, **({"messages": []} if _flag(request, "verbose") else {})})
         return await _compat(request, [e])
 
-    @routes.post("/compatibility/subjects/{subject}/versions")
+    @routes.post("/compatibility/subjects/" + SUBJECT + "/versions")
     async def compat_all(request):
         subject = request.match_info["subject"]
         versions = store.state.subjects.get(subject) or {}
@@ -304,7 +349,7 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         cfg.setdefault("compatibilityLevel", store.default_level)
         return _ok(_config_answer(cfg))
 
-    @routes.get("/config/{subject}")
+    @routes.get("/config/" + SUBJECT)
     async def get_config(request):
         subject = request.match_info["subject"]
         cfg = store.config(subject)
@@ -316,18 +361,17 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         return _ok(_config_answer(cfg))
 
     async def _put_config(request, subject):
-        body = await _body(request)
-        cfg = store.set_config(subject, body)
-        answer = {k: v for k, v in body.items() if k != "compatibilityLevel"}
-        if "compatibilityLevel" in cfg:
-            answer["compatibility"] = cfg["compatibilityLevel"]
-        return _ok(answer)
+        if subject is not None:
+            _valid_subject(subject)
+        echo, update = config_update(await _body(request))  # Confluent's typed model, or 422
+        store.set_config(subject, update)
+        return _ok(echo)
 
     @routes.put("/config")
     async def put_global_config(request):
         return await _put_config(request, None)
 
-    @routes.put("/config/{subject}")
+    @routes.put("/config/" + SUBJECT)
     async def put_config(request):
         return await _put_config(request, request.match_info["subject"])
 
@@ -336,7 +380,7 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         old = store.delete_config(None)
         return _ok(_config_answer({"compatibilityLevel": store.default_level, **old}))
 
-    @routes.delete("/config/{subject}")
+    @routes.delete("/config/" + SUBJECT)
     async def delete_config(request):
         subject = request.match_info["subject"]
         if store.config(subject) is None:
@@ -344,6 +388,8 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         return _ok(_config_answer(store.delete_config(subject)))
 
     async def _put_mode(request, subject):
+        if subject is not None:
+            _valid_subject(subject)
         body = await _body(request)
         mode = body.get("mode")
         if not isinstance(mode, str) or mode.upper() not in MODES:
@@ -358,23 +404,66 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
     async def put_global_mode(request):
         return await _put_mode(request, None)
 
-    @routes.get("/mode/{subject}")
+    @routes.get("/mode/" + SUBJECT)
     async def get_mode(request):
         subject = request.match_info["subject"]
         if subject not in store.state.modes and not _flag(request, "defaultToGlobal"):
             raise E.subject_mode_not_found(subject)
         return _ok({"mode": store.mode(subject)})
 
-    @routes.put("/mode/{subject}")
+    @routes.put("/mode/" + SUBJECT)
     async def put_mode(request):
         return await _put_mode(request, request.match_info["subject"])
 
-    @routes.delete("/mode/{subject}")
+    @routes.delete("/mode/" + SUBJECT)
     async def delete_mode(request):
-        subject = request.match_info["subject"]
-        if subject not in store.state.modes:
-            raise E.subject_mode_not_found(subject)
-        return _ok({"mode": store.delete_mode(subject)})
+        return _delete_mode(request, request.match_info["subject"])
+
+    @routes.delete("/mode")
+    async def delete_global_mode(request):
+        return _delete_mode(request, None)
+
+    def _delete_mode(request, subject):
+        """Confluent's deleteSubjectMode: 40401 when no mode is set there (unless recursive);
+        ``recursive=true`` on the global mode also clears every subject's mode."""
+        recursive = _flag(request, "recursive")
+        old = store.state.modes.get(subject)
+        if old is None and not recursive:
+            raise E.subject_not_found(subject if subject is not None else "null")
+        store.delete_mode(subject, recursive=recursive)
+        return _ok({"mode": old} if old is not None else {})
+
+    # ---- contexts, server metadata, GUIDs -------------------------------------------------------
+    @routes.delete("/contexts/{context}")
+    async def delete_context(request):
+        """Only the default context exists here; deleting it is refused while it holds a subject
+        (even a soft-deleted one), any other context is empty: 204 as Confluent answers."""
+        context = request.match_info["context"]
+        if context in (".", ":.:", "") and store.state.subjects:
+            raise E.context_not_empty(context)
+        return web.Response(status=204)
+
+    @routes.get("/v1/metadata/version")
+    async def metadata_version(request):
+        from broker import __version__
+        return _ok({"version": __version__, "commitId": "unknown"})
+
+    @routes.get("/v1/metadata/deployment")
+    async def metadata_deployment(request):
+        return _ok({"attributes": []})  # no schema.registry.metadata.deployment.attributes
+
+    @routes.get("/schemas/guids/{guid}/ids")
+    async def ids_by_guid(request):
+        e = store.schema_by_guid(request.match_info["guid"])
+        return _ok([] if e is None else [{"context": ".", "id": e.id}])
+
+    # ---- off, as in Confluent's registry with associations.enable=false -------------------------
+    async def _not_served(request):
+        raise HttpError(404, 404, "HTTP 404 Not Found")
+
+    for method in ("GET", "POST", "PUT", "DELETE"):
+        routes.route(method, "/associations")(_not_served)
+        routes.route(method, "/associations/{tail:.*}")(_not_served)
 
     return routes
 
@@ -416,6 +505,23 @@ def _authz_middleware(store: SchemaStore):
     return authorize
 
 
+def _negotiate_middleware():
+    """Accept negotiation as Confluent's Jersey resources do: the chosen type is the answer's
+    Content-Type (errors too); an Accept nothing matches is 406."""
+
+    @web.middleware
+    async def negotiate_type(request: web.Request, handler):
+        chosen = negotiate(request.headers.get("Accept"))
+        if chosen is None:
+            return error_response(406, 406, "HTTP 406 Not Acceptable", CONTENT_TYPE)
+        resp = await handler(request)
+        if chosen != CONTENT_TYPE and resp.headers.get("Content-Type") == CONTENT_TYPE:
+            resp.headers["Content-Type"] = chosen
+        return resp
+
+    return negotiate_type
+
+
 def _ready_middleware(store: SchemaStore, stats: collections.Counter):
     @web.middleware
     async def ready(request: web.Request, handler):
@@ -440,12 +546,15 @@ async def create_app(broker, users: BrokerUsers) -> web.Application:
     store = SchemaStore(broker, topic=cfg["kafkastore.topic"], default_level=cfg["schema.compatibility.level"].upper())
     stats: collections.Counter = collections.Counter()
     count, ready = _ready_middleware(store, stats)
+    method = (cfg["authentication.method"] or "").upper()
+    required = {"NONE": False, "BASIC": True}.get(method)  # unset: as the Kafka listeners (BrokerUsers)
     app = web.Application(client_max_size=MAX_BODY, middlewares=[
-        count, *middlewares(users, content_type=CONTENT_TYPE, internal_error_code=50001,
-                            realm="SchemaRegistry"), ready, _authz_middleware(store)])
+        count, _negotiate_middleware(),
+        *middlewares(users, content_type=CONTENT_TYPE, internal_error_code=50001,
+                     realm="SchemaRegistry", required=required), ready, _authz_middleware(store)])
     app[STORE_KEY] = store
     app[STATS_KEY] = stats
-    app.add_routes(create_routes(store))
+    add_routes_slash_tolerant(app, create_routes(store))
     broker.schema_registry = store
     store.request_stats = stats
     import asyncio

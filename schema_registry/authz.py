@@ -58,6 +58,8 @@ _LISTINGS = {"/subjects", "/schemas"}
 
 def need(method: str, route: str) -> Need:
     """What the route (aiohttp's canonical path, e.g. ``/subjects/{subject}/versions``) needs."""
+    if route != "/":
+        route = route.rstrip("/")  # the same resource under a trailing slash
     if route in _PUBLIC:
         return Need(PUBLIC)
     if method == "GET" and route in _LISTINGS:

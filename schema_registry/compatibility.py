@@ -19,7 +19,7 @@ def directions(level: str) -> tuple[str, ...]:
             "FULL": (BACKWARD, FORWARD)}[base]
 
 
-def check(new: ParsedSchema, previous: list[ParsedSchema], level: str) -> list[str]:
+def check(new: ParsedSchema, previous: list[ParsedSchema], level: str, policy: str = "STRICT") -> list[str]:
     """Why ``new`` may not follow ``previous`` (live versions, oldest first) at ``level``;
     empty when it may."""
     if not previous or level == "NONE":
@@ -29,5 +29,5 @@ def check(new: ParsedSchema, previous: list[ParsedSchema], level: str) -> list[s
     # newest first, as Confluent reports them
     for old in reversed(against):
         for direction in directions(level):
-            errors.extend(new.compatibility_errors(old, direction))
+            errors.extend(new.compatibility_errors(old, direction, policy))
     return errors

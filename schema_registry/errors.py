@@ -78,6 +78,14 @@ def not_permitted(message: str) -> RegistryError:
     return RegistryError(422, 42205, message)
 
 
+def invalid_subject(subject) -> RegistryError:
+    return RegistryError(422, 42208, f"The specified subject '{subject}' is not a valid.")
+
+
+def context_not_empty(context) -> RegistryError:
+    return RegistryError(422, 42211, f"The specified context '{context}' is not empty.")
+
+
 def reference_exists(subject, version) -> RegistryError:
     return RegistryError(422, 42206, f"One or more references exist to the schema "
                                      f"{{magic=1,keytype=SCHEMA,subject={subject},version={version}}}.")

@@ -48,7 +48,9 @@ from schema_registry.formats import ParsedSchema, SchemaError, parse_schema
 
 log = logging.getLogger(__name__)
 
-MODES = ("READWRITE", "READONLY", "IMPORT")
+# READONLY_OVERRIDE: deprecated in Confluent's registry and still accepted, a read-only mode
+MODES = ("READWRITE", "READONLY", "READONLY_OVERRIDE", "IMPORT")
+READ_ONLY_MODES = ("READONLY", "READONLY_OVERRIDE")
 CONTEXT = "."  # the default context, as Confluent names it in messages
 
 
@@ -359,6 +361,14 @@ class SchemaStore:
                 return c["compatibilityLevel"]
         return self.default_level
 
+    def policy(self, subject: str | None) -> str:
+        """Confluent's ``compatibilityPolicy`` in scope (STRICT or LENIENT; STRICT when unset)."""
+        for scope in (subject, None):
+            c = self.state.configs.get(scope)
+            if c and isinstance(c.get("compatibilityPolicy"), str):
+                return c["compatibilityPolicy"].upper()
+        return "STRICT"
+
     def mode(self, subject: str | None) -> str:
         if subject is not None and subject in self.state.modes:
             return self.state.modes[subject]
@@ -423,10 +433,23 @@ class SchemaStore:
             raise subject_not_found(subject)
         _, schema_type, text, refs = self.prepare(subject, body, normalize)
         key = content_key(schema_type, text, refs, body.get("metadata"), body.get("ruleSet"))
-        matches = [e for e in versions.values() if (deleted or not e.deleted) and e.content_key()[:3] == key[:3]]
+        matches = [e for e in versions.values() if (deleted or not e.deleted) and self._same(e, key, 3)]
         if not matches:
             raise schema_not_found()
         return max(matches, key=lambda e: e.version)
+
+    def _same(self, e: VersionEntry, key: tuple, parts: int = 5) -> bool:
+        """``e`` holds the schema ``key`` names: the same stored text, or (an AVRO text kept
+        before the registry wrote Avro-Java's form) the same text once canonicalized again."""
+        mine = e.content_key()
+        if mine[:parts] == key[:parts]:
+            return True
+        if e.schema_type != "AVRO" or mine[0] != key[0] or mine[2:parts] != key[2:parts]:
+            return False
+        try:
+            return self.parsed_entry(e).canonical() == key[1]
+        except RegistryError:
+            return False
 
     # ---- writes -------------------------------------------------------------------------------
     def register(self, subject: str, body: dict, *, normalize: bool = False) -> VersionEntry:
@@ -436,7 +459,7 @@ class SchemaStore:
         req_id = -1 if req_id is None else int(req_id)
         req_version = int(body.get("version") or 0)
         mode = self.mode(subject)
-        if mode == "READONLY":
+        if mode in READ_ONLY_MODES:
             raise not_permitted(f"Subject {subject} in context {CONTEXT} is in read-only mode")
         if req_id >= 0 and mode != "IMPORT":
             raise not_permitted(f"Subject {subject} in context {CONTEXT} is not in import mode")
@@ -448,7 +471,7 @@ class SchemaStore:
         versions = self.state.subjects.get(subject, {})
         live = [e for _, e in sorted(versions.items()) if not e.deleted]
         for e in reversed(live):
-            if e.content_key() == key and (req_id < 0 or req_id == e.id):
+            if self._same(e, key) and (req_id < 0 or req_id == e.id):
                 return e
         schema_id = self.state.by_content.get(key, -1)
         if req_id >= 0:
@@ -457,7 +480,7 @@ class SchemaStore:
                 raise not_permitted(f"Overwrite new schema with id {req_id} in context {CONTEXT} is not permitted.")
             schema_id = req_id
         if mode != "IMPORT":
-            errors = check(parsed, [self.parsed_entry(e) for e in live], self.level(subject))
+            errors = check(parsed, [self.parsed_entry(e) for e in live], self.level(subject), self.policy(subject))
             if errors:
                 raise incompatible(subject, errors, live[-1] if live else None, self.level(subject))
         version = max(versions, default=0) + 1
@@ -474,7 +497,7 @@ class SchemaStore:
         return self.state.subjects[subject][version]
 
     def _check_writable(self, subject: str | None) -> None:
-        if self.mode(subject) == "READONLY":
+        if self.mode(subject) in READ_ONLY_MODES:
             raise not_permitted(f"Subject {subject} in context {CONTEXT} is in read-only mode")
 
     def delete_version(self, subject: str, version: str, *, permanent: bool = False) -> int:
@@ -539,17 +562,14 @@ class SchemaStore:
         return [e.version for e in targets]
 
     def set_config(self, subject: str | None, update: dict) -> dict:
+        """Apply ``update`` (stored ConfigValue field -> typed value, None clears it; see
+        ``schema_registry.config_model``) to the subject's (None: global) config."""
         self.catch_up()
-        level = update.get("compatibility", update.get("compatibilityLevel"))
-        if level is not None and (not isinstance(level, str) or level.upper() not in LEVELS):
-            from schema_registry.errors import invalid_compatibility
-            raise invalid_compatibility()
         cfg = dict(self.state.configs.get(subject) or {})
         for k in R.CONFIG_FIELDS:
-            if k in update and k != "compatibilityLevel":
+            if k in update:
                 cfg[k] = update[k]
-        if level is not None:
-            cfg["compatibilityLevel"] = level.upper()
+        cfg = {k: v for k, v in cfg.items() if v is not None}
         self._append([(R.subject_key(R.CONFIG, subject), R.config_value(subject, cfg))])
         return cfg
 
@@ -569,10 +589,13 @@ class SchemaStore:
         self._append([(R.subject_key(R.MODE, subject), R.mode_value(subject, mode))])
         return mode
 
-    def delete_mode(self, subject: str) -> str:
+    def delete_mode(self, subject: str | None, *, recursive: bool = False) -> str:
+        """Remove the subject's (None: the global) mode; ``recursive`` on the global mode also
+        removes every subject's (the default context is the only one)."""
         self.catch_up()
         old = self.state.modes.get(subject, "READWRITE")
-        self._append([(R.subject_key(R.MODE, subject), None)])
+        scopes = [subject] + ([s for s in self.state.modes if s is not None] if recursive and subject is None else [])
+        self._append([(R.subject_key(R.MODE, s), None) for s in scopes])
         return old
 
     # ---- metrics ------------------------------------------------------------------------------

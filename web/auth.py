@@ -85,9 +85,10 @@ class BrokerUsers:
                 return f"User:{user}"
         return None
 
-    def authenticate(self, header: str | None) -> str:
-        """The request's principal; ``User:ANONYMOUS`` when auth is not required."""
-        if not self.required:
+    def authenticate(self, header: str | None, *, required: bool | None = None) -> str:
+        """The request's principal; ``User:ANONYMOUS`` when auth is not required (``required``:
+        the service's own choice, None: ``self.required``)."""
+        if not (self.required if required is None else required):
             return ANONYMOUS
         user, password = parse_basic(header)
         principal = self.principal(user, password)

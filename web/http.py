@@ -34,10 +34,20 @@ def json_response(body, content_type: str, status: int = 200) -> web.Response:
     return web.Response(status=status, headers={"Content-Type": content_type}, body=json.dumps(body).encode())
 
 
+def add_routes_slash_tolerant(app: web.Application, routes) -> None:
+    """Add ``routes``, each also under its path with a trailing slash: Confluent's servers
+    (Jersey) answer ``/config/`` as ``/config``, and clients call both."""
+    app.add_routes(routes)
+    for r in routes:
+        if isinstance(r, web.RouteDef) and r.path != "/" and not r.path.endswith("/"):
+            web.RouteDef(r.method, r.path + "/", r.handler, r.kwargs).register(app.router)
+
+
 def middlewares(users: BrokerUsers, *, content_type: str, internal_error_code: int,
-                realm: str, public=lambda request: False):
+                realm: str, public=lambda request: False, required: bool | None = None):
     """[errors, auth]: every error leaves as Confluent's JSON; unless ``public(request)``, the
-    request is authenticated and ``request["principal"]`` set (``User:ANONYMOUS`` without auth)."""
+    request is authenticated and ``request["principal"]`` set (``User:ANONYMOUS`` without auth).
+    ``required``: basic auth always (True), never (False), or as ``BrokerUsers.required`` (None)."""
 
     @web.middleware
     async def errors(request: web.Request, handler):
@@ -68,7 +78,7 @@ def middlewares(users: BrokerUsers, *, content_type: str, internal_error_code: i
         if public(request):
             request["principal"] = None
         else:
-            request["principal"] = users.authenticate(request.headers.get("Authorization"))
+            request["principal"] = users.authenticate(request.headers.get("Authorization"), required=required)
         return await handler(request)
 
     return [errors, auth]

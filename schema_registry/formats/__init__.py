@@ -8,7 +8,7 @@ Contract shared by every format (AVRO, JSON, PROTOBUF):
 - ``ParsedSchema.canonical()`` is the text the registry keeps and looks schemas up by (two
   registrations with the same canonical text are the same schema and share an id);
   ``normalized()`` is the stronger form used when a request says ``normalize=true``.
-- ``ParsedSchema.compatibility_errors(previous, direction)`` lists why ``self`` (the new
+- ``ParsedSchema.compatibility_errors(previous, direction, policy)`` lists why ``self`` (the new
   schema) is not compatible with ``previous`` in one direction, empty when it is:
   ``BACKWARD``: a reader using ``self`` reads data written with ``previous``;
   ``FORWARD``: a reader using ``previous`` reads data written with ``self``.
@@ -42,7 +42,7 @@ class ParsedSchema:
     def normalized(self) -> str:
         return self.canonical()
 
-    def compatibility_errors(self, previous: "ParsedSchema", direction: str) -> list[str]:
+    def compatibility_errors(self, previous: "ParsedSchema", direction: str, policy: str = "STRICT") -> list[str]:
         raise NotImplementedError
 
     def formatted(self, fmt: str) -> str | None:

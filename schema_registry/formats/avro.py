@@ -4,11 +4,12 @@ Parsing, name resolution and the reader/writer resolution rules are Avro's
 (``avro.schema``, ``avro.compatibility.ReaderWriterCompatibilityChecker``); nothing here
 restates them.
 
-- ``canonical()``: Avro's own re-serialization of the parsed schema (``to_json``, compact),
-  as Confluent keeps Avro Java's ``Schema.toString()``: the same schema sent with other
+- ``canonical()``: the text Avro-Java prints (``schema_registry.formats.avro_text``), as
+  Confluent keeps ``Schema.toString(references, false)``: the same schema sent with other
   spacing, key order or ``{"type":"int"}`` for ``"int"`` finds its id, while schemas that
-  differ in defaults, docs, aliases or custom properties stay apart. Referenced named types
-  stay references.
+  differ in defaults, docs, aliases or custom properties stay apart; Java clients see the
+  same characters (and so the same fingerprints and GUIDs). Referenced named types stay
+  references.
 - ``normalized()`` (``normalize=true``): the same with keys sorted.
 - References: each reference's schema is parsed first into the same ``Names``, so the main
   schema may use the referenced named types by name (as Confluent's AvroSchema does).
@@ -23,6 +24,7 @@ from avro.compatibility import ReaderWriterCompatibilityChecker, SchemaCompatibi
 from avro.name import Names
 
 from schema_registry.formats import BACKWARD, ParsedSchema, SchemaError
+from schema_registry.formats.avro_text import java_text
 
 
 def _loads(text: str):
@@ -35,11 +37,11 @@ def _loads(text: str):
 class AvroSchema(ParsedSchema):
     schema_type = "AVRO"
 
-    def __init__(self, schema: avro.schema.Schema, json_data, ref_names: frozenset[str]):
+    def __init__(self, schema: avro.schema.Schema, json_data, ref_names: frozenset[str], ref_data: list = ()):
         self.schema = schema
         self.json_data = json_data
         self.ref_names = ref_names
-        self._canonical = json.dumps(self._to_json(), separators=(",", ":"), ensure_ascii=False)
+        self._canonical = java_text(json_data, ref_data)
 
     def _to_json(self):
         names = Names()
@@ -53,7 +55,7 @@ class AvroSchema(ParsedSchema):
     def normalized(self) -> str:
         return json.dumps(self._to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
-    def compatibility_errors(self, previous: ParsedSchema, direction: str) -> list[str]:
+    def compatibility_errors(self, previous: ParsedSchema, direction: str, policy: str = "STRICT") -> list[str]:
         if not isinstance(previous, AvroSchema):
             return [f"Incompatible schema type: {previous.schema_type} vs AVRO"]
         reader, writer = (self, previous) if direction == BACKWARD else (previous, self)
@@ -87,6 +89,7 @@ def parse(text: str, references: dict[str, str]) -> AvroSchema:
             raise SchemaError(f"Invalid schema reference {name}: {exc}")
         pending = [(n, t) for n, t, _ in failed]
     ref_names = frozenset(names.names)
+    ref_data = [_loads(t) for t in references.values()]
     data = _loads(text)
     try:
         schema = avro.schema.make_avsc_object(data, names)
@@ -94,4 +97,7 @@ def parse(text: str, references: dict[str, str]) -> AvroSchema:
         raise SchemaError(f"Invalid schema {text}: {exc}") from None
     except (TypeError, ValueError, AttributeError, KeyError) as exc:
         raise SchemaError(f"Invalid schema {text}: {type(exc).__name__}: {exc}") from None
-    return AvroSchema(schema, data, ref_names)
+    try:
+        return AvroSchema(schema, data, ref_names, ref_data)
+    except (KeyError, TypeError, ValueError) as exc:  # what Avro's Python parser let through
+        raise SchemaError(f"Invalid schema {text}: {type(exc).__name__}: {exc}") from None

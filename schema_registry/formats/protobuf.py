@@ -34,13 +34,15 @@ effort.
 """
 from __future__ import annotations
 
-import ast
 import base64
 import binascii
+import codecs
+import io
 import os
 import re
 import tempfile
 import threading
+import tokenize
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -64,11 +66,17 @@ def _include_dirs() -> list[str]:
     """The well-known types that ship with grpcio-tools, then googleapis' google/type."""
     from grpc_tools import protoc
     dirs = [protoc._get_resource_file_name("grpc_tools", "_proto")]
+    # googleapis-common-protos installs google/type/*.proto beside its modules: the include
+    # directory is the one holding google/ (google.type is a namespace package, so its
+    # __path__ names .../google/type)
     try:
         import google.type
-        dirs.append(os.path.dirname(os.path.dirname(os.path.join(list(google.type.__path__)[0], "x"))))
     except ImportError:
-        pass
+        return dirs
+    for path in google.type.__path__:
+        if os.path.exists(os.path.join(path, "color.proto")):
+            dirs.append(os.path.dirname(os.path.dirname(path)))
+            break
     return dirs
 
 
@@ -100,13 +108,23 @@ def _known_dependencies() -> dict[str, str]:
 
 def _serialized_files(generated_code: bytes) -> bytes:
     """The serialized FileDescriptorProto in protoc's Python output (its AddSerializedFile
-    argument), read with ast: the code is never run."""
-    tree = ast.parse(generated_code)
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "AddSerializedFile" and node.args
-                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, bytes)):
-            return node.args[0].value
+    argument), read with the tokenizer and the bytes literal's escapes: the code is never run,
+    and never given to ``ast`` (CPython 3.11's AST builder is not thread-safe: a broker thread
+    parsing here while its embedding application imports a module fails one of the two)."""
+    tokens = tokenize.tokenize(io.BytesIO(generated_code).readline)
+    want = 0  # 0: looking for AddSerializedFile, 1: for "(", 2: for the literal
+    for tok in tokens:
+        if want == 0 and tok.type == tokenize.NAME and tok.string == "AddSerializedFile":
+            want = 1
+        elif want == 1:
+            want = 2 if tok.type == tokenize.OP and tok.string == "(" else 0
+        elif want == 2:
+            literal = tok.string
+            if tok.type == tokenize.STRING and literal[:1] in "bB" and literal[1:2] in "'\"":
+                quote = literal[1:4] if literal[1:4] in ("\'\'\'", '"""') else literal[1]
+                body = literal[1 + len(quote):-len(quote)]
+                return codecs.escape_decode(body.encode("latin-1"))[0]
+            want = 0
     raise SchemaError("protoc produced no descriptor")
 
 
@@ -673,7 +691,7 @@ class ProtobufSchema(ParsedSchema):
             msgs = msgs[i].nested_type
         return name
 
-    def compatibility_errors(self, previous: "ProtobufSchema", direction: str) -> list[str]:
+    def compatibility_errors(self, previous: "ProtobufSchema", direction: str, policy: str = "STRICT") -> list[str]:
         """Confluent's messages for what makes this schema incompatible with ``previous``:
         ``direction`` BACKWARD (this one reads data written with ``previous``), FORWARD
         (``previous`` reads this one's data) or FULL (both); ``_TRANSITIVE`` is the caller's."""

@@ -398,7 +398,8 @@ def read_schemas_topic(broker) -> list[tuple[bytes, bytes | None]]:
 def test_schemas_topic_bytes_are_confluents():
     with EmbeddedBroker(schema_registry=True) as b:
         c = SchemaRegistryClient({"url": b.schema_registry_url})
-        schema = '{"type":"record","name":"U","namespace":"x","fields":[{"type":"int","name":"a","doc":"a \\"quoted\\" é"}]}'
+        # the text as Avro-Java prints it (a field's "name" before its "type"), which the registry keeps
+        schema = '{"type":"record","name":"U","namespace":"x","fields":[{"name":"a","type":"int","doc":"a \\"quoted\\" é"}]}'
         c.register_schema("t-value", Schema(schema, "AVRO"))
         c.register_schema("j-value", Schema('{"type":"object"}', "JSON"))
         c.set_compatibility("t-value", "FULL")

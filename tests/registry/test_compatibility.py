@@ -142,7 +142,8 @@ def test_avro_references_and_forms():
     addr = rec({"name": "street", "type": "string"}, name="Address", namespace="x")
     person = rec({"name": "home", "type": "x.Address"}, name="Person", namespace="x")
     p = parse_schema("AVRO", person, {"x.Address": addr})
-    assert json.loads(p.canonical()) == json.loads(person)  # the reference stays a name
+    # the reference stays a name, short in its own namespace as Avro-Java prints it
+    assert json.loads(p.canonical()) == json.loads(person.replace('"x.Address"', '"Address"'))
     reordered = json.dumps({"fields": [{"type": "string", "name": "name"}, {"type": "x.Address", "name": "home"}],
                             "namespace": "x", "name": "Person", "type": "record"})
     assert parse_schema("AVRO", reordered, {"x.Address": addr}).canonical() == \

@@ -207,3 +207,54 @@ def test_serializer_without_auto_register_finds_the_text_form(hourglass_broker, 
     assert got == users
     assert [v for v in sr2.get_versions("users-pb-value")] == [1]
     assert sr2.get_latest_version("users-pb-value").schema_id == sid
+
+
+def _googleapis_include() -> str:
+    """The directory holding googleapis-common-protos' google/type/*.proto."""
+    import os
+
+    import google.type
+    for path in google.type.__path__:
+        if os.path.exists(os.path.join(path, "color.proto")):
+            return os.path.dirname(os.path.dirname(path))
+    raise AssertionError("googleapis-common-protos ships no google/type/*.proto")
+
+
+GOOGLE_TYPES = ["calendar_period", "color", "date", "datetime", "dayofweek", "decimal", "expr", "fraction",
+                "interval", "latlng", "money", "month", "phone_number", "postal_address", "quaternion",
+                "timeofday"]  # the google/type files Confluent's ProtobufSchema bundles
+
+
+def test_google_type_well_known_files_resolve(hourglass_broker, tmp_path):
+    """Confluent bundles google/type/*.proto as known dependencies: a schema importing one needs
+    no reference, and confluent-kafka's serializer (which skips google/type/ imports) round-trips."""
+    sr = SchemaRegistryClient({"url": hourglass_broker.schema_registry_url})
+    tag = uuid.uuid4().hex[:8]
+    for name in GOOGLE_TYPES:
+        text = f'syntax = "proto3";\npackage gt{tag};\nimport "google/type/{name}.proto";\nmessage M {{ int32 a = 1; }}\n'
+        assert sr.register_schema(f"gt-{tag}-{name}", Schema(text, "PROTOBUF")) > 0, name
+    mod = f"pay_{tag}"
+    from grpc_tools import protoc
+    (tmp_path / f"{mod}.proto").write_text(f"""
+syntax = "proto3";
+package pay{tag};
+import "google/type/money.proto";
+import "google/type/latlng.proto";
+import "google/type/date.proto";
+message Payment {{ google.type.Money amount = 1; google.type.LatLng at = 2; google.type.Date day = 3; }}
+""")
+    inc = protoc._get_resource_file_name("grpc_tools", "_proto")
+    assert protoc.main(["protoc", f"-I{tmp_path}", f"-I{inc}", f"-I{_googleapis_include()}",
+                        f"--python_out={tmp_path}", f"{mod}.proto"]) == 0
+    sys.path.insert(0, str(tmp_path))
+    try:
+        pb = importlib.import_module(f"{mod}_pb2")
+    finally:
+        sys.path.remove(str(tmp_path))
+    from google.type import date_pb2, latlng_pb2, money_pb2
+    payments = [pb.Payment(amount=money_pb2.Money(currency_code="EUR", units=12, nanos=500_000_000),
+                           at=latlng_pb2.LatLng(latitude=48.85, longitude=2.35),
+                           day=date_pb2.Date(year=2026, month=11, day=27))]
+    sr2, got = round_trip(hourglass_broker, f"pay-{tag}", pb.Payment, payments)
+    assert got == payments
+    assert 'import "google/type/money.proto";' in sr2.get_latest_version(f"pay-{tag}-value").schema.schema_str

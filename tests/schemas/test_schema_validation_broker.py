@@ -22,6 +22,9 @@ from protocol.messages.produce import ProduceRequest
 from protocol.records.record import build_batch
 from tests.helpers.java import run_java
 from tests.helpers.raw import RawClient
+# at collection, not inside the test: importing a test module rewrites it with ast while the
+# test's broker imports in its own threads (CPython 3.11's AST builder is not thread-safe)
+from tests.schemas.test_protobuf_clients import generate
 
 ON = "confluent.value.schema.validation"
 ORDER = {"type": "record", "name": "Order", "namespace": "com.acme",
@@ -207,7 +210,6 @@ def test_protobuf_record_name_strategy_follows_the_message_indexes(hourglass_bro
     indexes point to (the second message of a file here), as the serializer names its subject."""
     import uuid
     from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
-    from tests.schemas.test_protobuf_clients import generate
     b = hourglass_broker
     create(b, "events", {ON: "true", "confluent.value.subject.name.strategy":
                          "io.confluent.kafka.serializers.subject.RecordNameStrategy"})
