@@ -15,7 +15,7 @@ from console import model, serde
 from console.rest_v3 import errors, shapes
 from console.rest_v3.produce import (ProduceInputError, encode_data, needs_registry, parse_headers,
                                      parse_partition, parse_timestamp, split_stream)
-from web.http import HttpError, json_response, middlewares, read_json
+from web.http import HttpError, add_routes_slash_tolerant, json_response, middlewares, read_json
 
 
 CT = "application/json"
@@ -916,6 +916,6 @@ def create_v3_app(broker, users, *, rate_history, lag_history) -> web.Applicatio
                           middlewares=[*middlewares(users, content_type=CT, internal_error_code=500,
                                                     realm="hourglass"), model_errors])
     app[BROKER], app[RATE_HISTORY], app[LAG_HISTORY] = broker, rate_history, lag_history
-    for method, path, handler in routes():
-        app.router.add_route(method, path, handler)
+    # each path also with a trailing slash, as Confluent's REST Proxy (Jersey) answers it
+    add_routes_slash_tolerant(app, [web.route(method, path, handler) for method, path, handler in routes()])
     return app

@@ -317,3 +317,13 @@ def test_acls_without_an_authorizer_answer_kafkas_error(rest):
     """Kafka's SECURITY_DISABLED, with its message, as the REST proxy passes it on."""
     body = _error(rest.call("POST", rest.c + "/acls", _acl()), 400)
     assert body["message"] == "No Authorizer is configured.", body
+
+
+# ---- a trailing slash -----------------------------------------------------------------------
+
+def test_a_trailing_slash_is_the_same_resource(hg, rest):
+    """Confluent's REST Proxy (Jersey) answers ``/v3/clusters/`` as ``/v3/clusters``."""
+    for path in ("/v3/clusters", rest.c, rest.c + "/topics", rest.c + "/brokers", rest.c + "/broker-configs"):
+        plain, slashed = rest.get(path), rest.get(path + "/")
+        assert plain[0] == slashed[0] == 200, (path, plain, slashed)
+        assert plain[1] == slashed[1], path
