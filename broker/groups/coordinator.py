@@ -786,7 +786,8 @@ class GroupCoordinator(ConsumerGroupCoordinator):
             group = self._add_group(GroupMetadata(group_id, S.EMPTY, self.now()))
         if isinstance(group, ConsumerGroup):
             err = self._validate_consumer_offset_commit(group, member_id, generation_id, api_version=api_version,
-                                                        transactional=False)
+                                                        transactional=False, partitions=offsets,
+                                                        instance_id=group_instance_id)
             if err is not None:
                 return {tp: err for tp in offsets}
             return self._store_offsets(group, offsets)
@@ -880,7 +881,8 @@ class GroupCoordinator(ConsumerGroupCoordinator):
             group = self._add_group(GroupMetadata(group_id, S.EMPTY, self.now()))
         if isinstance(group, ConsumerGroup):
             err = self._validate_consumer_offset_commit(group, member_id, generation_id, api_version=5,
-                                                        transactional=True)
+                                                        transactional=True, partitions=offsets,
+                                                        instance_id=group_instance_id)
         else:
             err = self._validate_offset_commit(group, generation_id, member_id, group_instance_id,
                                                is_transactional=True)
