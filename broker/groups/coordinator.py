@@ -919,6 +919,8 @@ class GroupCoordinator(ConsumerGroupCoordinator):
         if isinstance(group, ConsumerGroup):
             err = self._validate_consumer_offset_fetch(group, member_id, member_epoch)
             if err is not None:
+                log.debug("[GroupId %s] OffsetFetch by member %s at epoch %d refused: %s", group_id, member_id,
+                          member_epoch, E(err).name)
                 return err, {}
         elif group is None or group.is_(S.DEAD):
             return 0, {tp: (-1, -1, "", 0) for tp in (partitions or [])}
@@ -931,6 +933,9 @@ class GroupCoordinator(ConsumerGroupCoordinator):
                 continue
             om = group.offsets.get(tp)
             out[tp] = (-1, -1, "", 0) if om is None else (om.offset, om.leader_epoch, om.metadata, 0)
+        if isinstance(group, ConsumerGroup) and log.isEnabledFor(logging.DEBUG):
+            log.debug("[GroupId %s] OffsetFetch by member %s at epoch %d: %s", group_id, member_id, member_epoch,
+                      ", ".join(f"{t}-{p}={v[0]}" for (t, p), v in sorted(out.items())))
         return 0, out
 
     # ---- admin ----------------------------------------------------------------------------------

@@ -158,7 +158,13 @@ def parts(topic: str, *ps) -> set:
 def assert_exactly_once(produced: set, got: list) -> None:
     dups = len(got) - len(set(got))
     missing = produced - set(got)
-    assert not missing and not dups, f"{len(missing)} records lost, {dups} consumed twice"
+    seen, twice = set(), {}
+    for r in got:
+        if r in seen:
+            twice.setdefault((r[0], r[1]), []).append(r[2])
+        seen.add(r)
+    where = {tp: f"{min(os)}..{max(os)} ({len(os)})" for tp, os in sorted(twice.items())}
+    assert not missing and not dups, f"{len(missing)} records lost, {dups} consumed twice: {where}"
 
 
 def disjoint_cover(members, topic) -> bool:
