@@ -88,14 +88,8 @@ RUN_ARGS ?=
 run: $(RUN_STAMP)
 	$(VPY) -m broker serve --config config/server.properties $(RUN_ARGS)
 
-# The KIP-848 rebalance tests (three Java or librdkafka members, 30 s bounds) run alone after the
-# rest: with a busy second core (a container build, 20,000 partitions) they miss their bounds
-# (see the note in tests/integration/test_consumer_protocol.py).
-ALONE := tests/integration/test_consumer_protocol.py
-
 test: venv deps jars java-harness confluent-kafka-versions jvm
-	$(VPY) -m pytest $(PYTEST_ARGS) --ignore=$(ALONE) tests
-	$(VPY) -m pytest $(filter-out -n 2,$(PYTEST_ARGS)) $(ALONE)
+	$(VPY) -m pytest $(PYTEST_ARGS) tests
 
 # Reliability tools (short passes of both run inside `make test`, in tests/reliability).
 #   make crash-test [ROUNDS=100 CRASH_SECONDS=2]   kill -9 rounds: acknowledged records lost/duplicated must be 0

@@ -157,6 +157,18 @@ class BrokerCollector:
                                   value=getattr(cleaner, "bytes_reclaimed", 0))
         yield GaugeMetricFamily("hourglass_connections_open", "Open client connections", value=m.connections_open)
         yield CounterMetricFamily("hourglass_connections", "Client connections accepted", value=m.connections_total)
+        lag = getattr(b, "loop_lag", None)
+        if lag is not None:
+            yield GaugeMetricFamily("hourglass_event_loop_lag_max_seconds",
+                                    "The longest the event loop ran a due timer late over the last minute (the "
+                                    "longest loop iteration, or time off the CPU)", value=lag.max_lag())
+            yield GaugeMetricFamily("hourglass_event_loop_lag_seconds", "How late the event loop ran its last probe "
+                                    f"timer (armed every {lag.interval * 1000:.0f} ms)", value=lag.last_lag)
+            yield GaugeMetricFamily("hourglass_event_loop_longest_callback_seconds",
+                                    "The most CPU the event loop thread used between two probe ticks over the last "
+                                    "minute (bounds the longest callback from above)", value=lag.max_busy())
+            yield CounterMetricFamily("hourglass_event_loop_stalls", f"Probe ticks {lag.warn_s:.0f} s or more late",
+                                      value=lag.stalls)
         yield CounterMetricFamily("hourglass_group_rebalances", "Consumer group rebalances started",
                                   value=getattr(b.groups, "rebalances", 0))
         for collector in b.extensions.metric_collectors:  # e.g. the Schema Registry's (hourglass.app)

@@ -62,6 +62,8 @@ class Broker:
         self.file_ops = file_ops  # storage.files.FileOps for the logs (None: the real OS); tests inject faults
         self.handlers = load_handlers()
         self.metrics = Metrics()
+        from broker.loop_lag import LoopLagProbe
+        self.loop_lag = LoopLagProbe()  # started with the broker: how late the event loop runs
         self.waiters = PartitionWaiters()
         self.rejections_logged: dict = {}  # (client id, kind) -> (last logged, held back); see connection.py
         self.metrics_server = None
@@ -180,6 +182,7 @@ class Broker:
         plog.on_append = lambda *_a: waiters.notify(key)
 
     async def start(self) -> None:
+        self.loop_lag.start()
         self.open_storage()
         try:
             from broker.groups.coordinator import GroupCoordinator
@@ -345,6 +348,7 @@ class Broker:
             return
         self._stopping = True
         log.info("shutting down")
+        self.loop_lag.stop()
         for s in self.servers:
             s.close()
         if self.metrics_server is not None:

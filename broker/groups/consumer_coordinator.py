@@ -245,13 +245,19 @@ class ConsumerGroupCoordinator:
         m = g.members.get(member_id) if isinstance(g, ConsumerGroup) else None
         if m is None:
             return
-        log.info("[GroupId %s] Member %s fenced from the group because %s.", group_id, member_id, reason)
+        log.info("[GroupId %s] Member %s fenced from the group because %s (member epoch %d, state %s, group epoch "
+                 "%d).", group_id, member_id, reason, m.member_epoch, m.state.name, g.group_epoch)
         self._fence_members(g, [m])
 
     def _schedule_loaded_consumer_group(self, group: ConsumerGroup) -> None:
         """Kafka's onLoaded: every member must heartbeat within the session timeout; a member
         asked to revoke keeps its rebalance timeout."""
+        log.info("Loaded consumer group %s with %d members (group epoch %d, target assignment epoch %d, %s).",
+                 group.group_id, len(group.members), group.group_epoch, group.target_assignment_epoch, group.state)
         for mid, m in group.members.items():
+            log.debug("Loaded member %s in consumer group %s: epoch %d, state %s, assigned %s, pending revocation %s.",
+                      mid, group.group_id, m.member_epoch, m.state.name, self._fmt(m.assigned),
+                      self._fmt(m.pending_revocation))
             self._schedule_session_timeout(group.group_id, mid)
             if m.state is MemberState.UNREVOKED_PARTITIONS:
                 self._schedule_rebalance_timeout(group.group_id, mid, m.member_epoch, m.rebalance_timeout_ms)
@@ -370,6 +376,12 @@ class ConsumerGroupCoordinator:
             self._resolve_regexes(group_id, member_id, refresh, describable)
         full = rebalance_timeout_ms != -1 and (names is not None or regex is not None) and owned_list is not None
         send = member_epoch == 0 or full or freeze(updated.assigned) != freeze(member.assigned)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("[GroupId %s] Heartbeat of member %s at epoch %d (owns %s): answered epoch %d, state %s, "
+                      "%s; session timeout rearmed for %d ms", group_id, member_id, member_epoch,
+                      "?" if owned is None else self._fmt(owned), updated.member_epoch, updated.state.name,
+                      f"assignment {self._fmt(updated.assigned)} sent" if send else "no assignment sent",
+                      self._session_timeout(group_id))
         return HeartbeatResult(0, None, updated.member_id, updated.member_epoch, self._heartbeat_interval(group_id),
                                dict(updated.assigned) if send else None)
 
@@ -620,6 +632,11 @@ class ConsumerGroupCoordinator:
             raise GroupError(E.UNKNOWN_SERVER_ERROR, msg) from None
         log.info("[GroupId %s] Computed a new target assignment for epoch %d with '%s' assignor.", group.group_id,
                  epoch, name)
+        if log.isEnabledFor(logging.DEBUG):
+            for mid in sorted(new):
+                if freeze(new[mid]) != freeze(group.target_assignment.get(mid, {})):
+                    log.debug("[GroupId %s] Target assignment of member %s at epoch %d: %s (was %s).", group.group_id,
+                              mid, epoch, self._fmt(new[mid]), self._fmt(group.target_assignment.get(mid, {})))
         records.extend(recs)
         return new.get(updated.member_id, {})
 
@@ -632,9 +649,16 @@ class ConsumerGroupCoordinator:
                             subscription_changed=subscription_changed)
         if updated != member:
             records.append(current_assignment_record(group.group_id, updated))
-            log.debug("[GroupId %s] Member %s new assignment state: epoch=%d, previousEpoch=%d, state=%s",
-                      group.group_id, updated.member_id, updated.member_epoch, updated.previous_member_epoch,
-                      updated.state.name)
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug("[GroupId %s] Member %s new assignment state: epoch=%d, previousEpoch=%d, state=%s, "
+                          "assignedPartitions=%s and revokedPartitions=%s (target epoch %d: %s).",
+                          group.group_id, updated.member_id, updated.member_epoch, updated.previous_member_epoch,
+                          updated.state.name, self._fmt(updated.assigned), self._fmt(updated.pending_revocation),
+                          target_epoch, self._fmt(target))
+                if member.state is MemberState.UNREVOKED_PARTITIONS and updated.state is not \
+                        MemberState.UNREVOKED_PARTITIONS:
+                    log.debug("[GroupId %s] Member %s acknowledged the revocation of %s.", group.group_id,
+                              updated.member_id, self._fmt(member.pending_revocation))
             if not updated.use_classic_protocol:
                 if updated.state is MemberState.UNREVOKED_PARTITIONS:
                     self._schedule_rebalance_timeout(group.group_id, updated.member_id, updated.member_epoch,
@@ -671,7 +695,9 @@ class ConsumerGroupCoordinator:
             # the member keeps its partitions until it comes back or its session expires
             log.info("[GroupId %s] Static member %s with instance id %s temporarily left the consumer group.",
                      group_id, member_id, instance_id)
-            leaving = member.replace(member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH, pending_revocation={})
+            # Kafka's resetAssignedPartitionsEpochsToZero: the member comes back at epoch 0
+            leaving = member.replace(member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH, pending_revocation={},
+                                     assignment_epochs={(t, p): 0 for t, ps in member.assigned.items() for p in ps})
             self._append(group_id, [current_assignment_record(group_id, leaving)])
             return HeartbeatResult(0, None, member_id, LEAVE_GROUP_STATIC_MEMBER_EPOCH)
         log.info("[GroupId %s] Static member %s with instance id %s left the consumer group.", group_id, member_id,
@@ -874,6 +900,9 @@ class ConsumerGroupCoordinator:
         self._cancel_timer(("join", gid, updated.member_id))
         self._schedule_session_timeout(gid, updated.member_id, session_timeout_ms)
         self._schedule_sync_timeout(gid, updated.member_id, rebalance_timeout_ms)
+        log.debug("[GroupId %s] JoinGroup of classic member %s answered at epoch %d (state %s, assigned %s); session "
+                  "timeout rearmed for %d ms.", gid, updated.member_id, updated.member_epoch, updated.state.name,
+                  self._fmt(updated.assigned), session_timeout_ms)
         callback(JoinResult(updated.member_id, 0, updated.member_epoch, cp.PROTOCOL_TYPE, protocols[0][0], ""))
 
     def _validate_consumer_group_member(self, group: ConsumerGroup, member_id: str, instance_id) -> ConsumerGroupMember:
@@ -934,6 +963,8 @@ class ConsumerGroupCoordinator:
         if (m.member_epoch < group.group_epoch or m.state is MemberState.UNREVOKED_PARTITIONS
                 or (m.state is MemberState.UNRELEASED_PARTITIONS and not group.waiting_on_unreleased_partition(m))):
             self._schedule_join_timeout_if_absent(gid, m.member_id, m.rebalance_timeout_ms)
+            log.debug("[GroupId %s] Heartbeat of classic member %s at epoch %d (state %s, group epoch %d): rejoin.",
+                      gid, m.member_id, m.member_epoch, m.state.name, group.group_epoch)
             return E.REBALANCE_IN_PROGRESS
         return 0
 
@@ -988,6 +1019,15 @@ class ConsumerGroupCoordinator:
                 g.preferred_server_assignor() or self._consumer_assignors()[0], members))
         return out
 
+    def _fmt(self, a) -> str:
+        """An assignment (topic id -> partitions) as ``name-p,...`` for the log."""
+        out = []
+        for tid, ps in sorted(a.items()):
+            t = self.topics.by_id(tid) if self.topics is not None else None
+            name = t.name if t is not None else bytes(tid).hex()[:8]
+            out += [f"{name}-{p}" for p in sorted(ps)]
+        return "[" + ",".join(out) + "]"
+
     def _described_partitions(self, a) -> list:
         out = []
         for tid, ps in sorted(a.items()):
@@ -997,23 +1037,41 @@ class ConsumerGroupCoordinator:
         return out
 
     # ---- offsets --------------------------------------------------------------------------------------
-    @staticmethod
-    def _validate_consumer_offset_commit(group: ConsumerGroup, member_id: str, epoch: int, *, api_version: int,
-                                         transactional: bool) -> Optional[int]:
-        """Kafka's ConsumerGroup.validateOffsetCommit with OffsetMetadataManager's error
+    def _validate_consumer_offset_commit(self, group: ConsumerGroup, member_id: str, epoch: int, *, api_version: int,
+                                         transactional: bool, partitions=(), instance_id=None) -> Optional[int]:
+        """Kafka 4.x's ConsumerGroup.validateOffsetCommit with OffsetMetadataManager's error
         mapping: STALE_MEMBER_EPOCH from OffsetCommit v9+ (UNSUPPORTED_VERSION before),
-        ILLEGAL_GENERATION for TxnOffsetCommit and for classic members."""
+        ILLEGAL_GENERATION for TxnOffsetCommit and for classic members.
+
+        KIP-1251: a commit at an epoch older than the member's is accepted when every
+        partition it commits (``partitions``: (topic name, partition)) is still held by the
+        member (assigned or pending revocation) and was assigned at or before that epoch. The
+        member's epoch moves on when the coordinator answers a heartbeat; a commit the member
+        sent before it read that answer carries the epoch before, and must not fail for it."""
         if epoch < 0 and not group.members:
             return None  # an admin client or a consumer without group management
+        if transactional and epoch == -1 and member_id == "" and instance_id is None:
+            return None  # TxnOffsetCommit before v3 carries no member (KIP-447)
         m = group.members.get(member_id)
         if m is None:
             return E.UNKNOWN_MEMBER_ID
         if not transactional and not m.use_classic_protocol and api_version < 9:
             return E.UNSUPPORTED_VERSION
-        if epoch != m.member_epoch:
-            if m.use_classic_protocol or transactional:
-                return E.ILLEGAL_GENERATION
-            return E.STALE_MEMBER_EPOCH if api_version >= 9 else E.UNSUPPORTED_VERSION
+        if epoch == m.member_epoch:
+            return None
+        stale = (E.ILLEGAL_GENERATION if m.use_classic_protocol or transactional else
+                 E.STALE_MEMBER_EPOCH if api_version >= 9 else E.UNSUPPORTED_VERSION)
+        if epoch > m.member_epoch:
+            return stale
+        for name, p in partitions:
+            t = self.topics.get(name) if self.topics is not None else None
+            tid = bytes(t.topic_id) if t is not None else None
+            if tid is None or not m.holds(tid, p) or epoch < m.assignment_epoch(tid, p):
+                log.debug("[GroupId %s] Commit of %s-%d by member %s at epoch %d refused: member epoch %d, partition "
+                          "%s.", group.group_id, name, p, member_id, epoch, m.member_epoch,
+                          f"assigned at epoch {m.assignment_epoch(tid, p)}" if tid is not None and m.holds(tid, p)
+                          else "not held")
+                return stale
         return None
 
     @staticmethod

@@ -94,13 +94,37 @@ class ConsumerGroupMember:
     assigned: Mapping = dataclasses.field(default_factory=dict)
     pending_revocation: Mapping = dataclasses.field(default_factory=dict)
     classic: Optional[ClassicMemberMetadata] = None
+    # KIP-1251: (topic id, partition) -> the member epoch it was assigned at, for the partitions
+    # held (assigned or pending revocation); one missing stands at ``member_epoch``
+    assignment_epochs: Mapping = dataclasses.field(default_factory=dict)
 
     def replace(self, **kw) -> "ConsumerGroupMember":
         return dataclasses.replace(self, **kw)
 
     def with_epoch(self, epoch: int, **kw) -> "ConsumerGroupMember":
-        """Kafka's ``updateMemberEpoch``: the current epoch becomes the previous one."""
-        return dataclasses.replace(self, member_epoch=epoch, previous_member_epoch=self.member_epoch, **kw)
+        """Kafka's ``updateMemberEpoch``: the current epoch becomes the previous one. A partition
+        the member already had keeps the epoch it was assigned at (moved to pending revocation
+        too); one newly assigned is stamped with the new epoch (CurrentAssignmentBuilder)."""
+        new = dataclasses.replace(self, member_epoch=epoch, previous_member_epoch=self.member_epoch, **kw)
+        if "assigned" not in kw and "pending_revocation" not in kw:
+            return new
+        epochs = {}
+        for t, ps in new.assigned.items():
+            had = self.assigned.get(t, frozenset())
+            for p in ps:
+                epochs[(t, p)] = self.assignment_epoch(t, p) if p in had else epoch
+        for t, ps in new.pending_revocation.items():
+            had = self.assigned.get(t, frozenset()) | self.pending_revocation.get(t, frozenset())
+            for p in ps:
+                epochs[(t, p)] = self.assignment_epoch(t, p) if p in had else epoch
+        return dataclasses.replace(new, assignment_epochs=epochs)
+
+    def assignment_epoch(self, topic_id, partition: int) -> int:
+        """The epoch the member was given ``partition`` at (KIP-1251; meaningful for a held one)."""
+        return self.assignment_epochs.get((topic_id, partition), self.member_epoch)
+
+    def holds(self, topic_id, partition: int) -> bool:
+        return partition in self.assigned.get(topic_id, ()) or partition in self.pending_revocation.get(topic_id, ())
 
     def is_reconciled_to(self, target_epoch: int) -> bool:
         return self.state is MemberState.STABLE and self.member_epoch == target_epoch
@@ -325,13 +349,20 @@ class ConsumerGroup(GroupOffsets):
             if old is not None:
                 self._update_member(old.replace(member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
                                                 previous_member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
-                                                state=MemberState.STABLE, assigned={}, pending_revocation={}))
+                                                state=MemberState.STABLE, assigned={}, pending_revocation={},
+                                                assignment_epochs={}))
             return
         base = old or ConsumerGroupMember(member_id)
+        epochs: dict = {}
+        for tps in (value.assigned_partitions, value.partitions_pending_revocation):
+            for tp in tps:
+                given = tp.assignment_epochs
+                if given is not None and len(given) == len(tp.partitions):  # else: the member epoch
+                    epochs.update(((bytes(tp.topic_id), p), e) for p, e in zip(tp.partitions, given))
         self._update_member(base.replace(
             member_epoch=value.member_epoch, previous_member_epoch=value.previous_member_epoch,
             state=MemberState.from_value(value.state), assigned=_assignment_from(value.assigned_partitions),
-            pending_revocation=_assignment_from(value.partitions_pending_revocation)))
+            pending_revocation=_assignment_from(value.partitions_pending_revocation), assignment_epochs=epochs))
 
     def _update_member(self, new: ConsumerGroupMember) -> None:
         old = self.members.get(new.member_id)
@@ -379,6 +410,11 @@ def _assignment_from(topic_partitions) -> dict:
         if tp.partitions:
             out[bytes(tp.topic_id)] = frozenset(out.get(bytes(tp.topic_id), frozenset()) | set(tp.partitions))
     return out
+
+
+def _epoched_topic_partitions(cls, m: ConsumerGroupMember, a: Mapping) -> list:
+    return [cls(topic_id=t, partitions=sorted(ps), assignment_epochs=[m.assignment_epoch(t, p) for p in sorted(ps)])
+            for t, ps in sorted(a.items()) if ps]
 
 
 def _topic_partitions(cls, a: Mapping) -> list:
@@ -465,8 +501,8 @@ def current_assignment_record(group_id: str, m: ConsumerGroupMember) -> Record:
     return (S.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT,
             _key(S.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, group_id, member_id=m.member_id),
             V(member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch, state=int(m.state),
-              assigned_partitions=_topic_partitions(V.TopicPartitions, m.assigned),
-              partitions_pending_revocation=_topic_partitions(V.TopicPartitions, m.pending_revocation)))
+              assigned_partitions=_epoched_topic_partitions(V.TopicPartitions, m, m.assigned),
+              partitions_pending_revocation=_epoched_topic_partitions(V.TopicPartitions, m, m.pending_revocation)))
 
 
 def current_assignment_tombstone(group_id: str, member_id: str) -> Record:

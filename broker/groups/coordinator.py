@@ -786,7 +786,8 @@ class GroupCoordinator(ConsumerGroupCoordinator):
             group = self._add_group(GroupMetadata(group_id, S.EMPTY, self.now()))
         if isinstance(group, ConsumerGroup):
             err = self._validate_consumer_offset_commit(group, member_id, generation_id, api_version=api_version,
-                                                        transactional=False)
+                                                        transactional=False, partitions=offsets,
+                                                        instance_id=group_instance_id)
             if err is not None:
                 return {tp: err for tp in offsets}
             return self._store_offsets(group, offsets)
@@ -880,7 +881,8 @@ class GroupCoordinator(ConsumerGroupCoordinator):
             group = self._add_group(GroupMetadata(group_id, S.EMPTY, self.now()))
         if isinstance(group, ConsumerGroup):
             err = self._validate_consumer_offset_commit(group, member_id, generation_id, api_version=5,
-                                                        transactional=True)
+                                                        transactional=True, partitions=offsets,
+                                                        instance_id=group_instance_id)
         else:
             err = self._validate_offset_commit(group, generation_id, member_id, group_instance_id,
                                                is_transactional=True)
@@ -917,6 +919,8 @@ class GroupCoordinator(ConsumerGroupCoordinator):
         if isinstance(group, ConsumerGroup):
             err = self._validate_consumer_offset_fetch(group, member_id, member_epoch)
             if err is not None:
+                log.debug("[GroupId %s] OffsetFetch by member %s at epoch %d refused: %s", group_id, member_id,
+                          member_epoch, E(err).name)
                 return err, {}
         elif group is None or group.is_(S.DEAD):
             return 0, {tp: (-1, -1, "", 0) for tp in (partitions or [])}
@@ -929,6 +933,9 @@ class GroupCoordinator(ConsumerGroupCoordinator):
                 continue
             om = group.offsets.get(tp)
             out[tp] = (-1, -1, "", 0) if om is None else (om.offset, om.leader_epoch, om.metadata, 0)
+        if isinstance(group, ConsumerGroup) and log.isEnabledFor(logging.DEBUG):
+            log.debug("[GroupId %s] OffsetFetch by member %s at epoch %d: %s", group_id, member_id, member_epoch,
+                      ", ".join(f"{t}-{p}={v[0]}" for (t, p), v in sorted(out.items())))
         return 0, out
 
     # ---- admin ----------------------------------------------------------------------------------

@@ -23,7 +23,8 @@ non-flexible and versioned by their record type:
 - 7 ``ConsumerGroupTargetAssignmentMemberKey`` (group, member) -> its target partitions;
 - 8 ``ConsumerGroupCurrentMemberAssignmentKey`` (group, member) -> member epoch, previous
   epoch, state (0 stable, 1 unrevoked partitions, 2 unreleased partitions), assigned
-  partitions and partitions pending revocation (by topic id);
+  partitions and partitions pending revocation (by topic id), each with the epoch it was
+  assigned at (KIP-1251, a tagged field);
 - 16 ``ConsumerGroupRegularExpressionKey`` (group, regex) -> the topics it resolved to, the
   metadata version and time of the resolution.
 
@@ -116,6 +117,10 @@ def _value(name: str, fields):
 
 
 _TOPIC_PARTITIONS = [F("topic_id", "uuid", "0+"), F("partitions", "[]int32", "0+")]
+# KIP-1251 (Kafka 4.2+): the epoch each partition was assigned at, parallel to ``partitions``
+# (null in records of older coordinators: the member epoch then stands for every partition)
+_EPOCHED_TOPIC_PARTITIONS = _TOPIC_PARTITIONS + [
+    F("assignment_epochs", "[]int32", "0+", nullable="0+", default=None, tag=0, tagged_versions="0+")]
 
 ConsumerGroupMetadataValue = _value("ConsumerGroupMetadataValue", [
     F("epoch", "int32", "0+"),
@@ -168,8 +173,8 @@ ConsumerGroupCurrentMemberAssignmentValue = _value("ConsumerGroupCurrentMemberAs
     F("member_epoch", "int32", "0+"),
     F("previous_member_epoch", "int32", "0+"),
     F("state", "int8", "0+"),
-    F("assigned_partitions", "[]TopicPartitions", "0+", fields=_TOPIC_PARTITIONS),
-    F("partitions_pending_revocation", "[]TopicPartitions", "0+", fields=_TOPIC_PARTITIONS),
+    F("assigned_partitions", "[]TopicPartitions", "0+", fields=_EPOCHED_TOPIC_PARTITIONS),
+    F("partitions_pending_revocation", "[]TopicPartitions", "0+", fields=_EPOCHED_TOPIC_PARTITIONS),
 ])
 
 ConsumerGroupRegularExpressionValue = _value("ConsumerGroupRegularExpressionValue", [

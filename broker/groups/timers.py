@@ -5,10 +5,15 @@ Setting a key replaces its pending timer; a timer that fires is forgotten before
 runs, so the callback may set the same key again; a callback's exception is logged, never
 raised into the event loop. The scheduler is looked up at each call (``scheduler()``), as the
 coordinators get theirs only when they start.
+
+At DEBUG, every timer armed, cancelled and fired is logged with its key, its delay and, when
+it fires, how late it ran after its deadline (a late timer is an event loop that was blocked
+or starved of CPU: see ``broker.loop_lag``).
 """
 from __future__ import annotations
 
 import logging
+import time
 from typing import Callable
 
 log = logging.getLogger(__name__)
@@ -30,13 +35,17 @@ class KeyedTimers:
         """Run ``fn`` after ``delay_ms`` unless the key is set again or cancelled first."""
         if if_absent and key in self._handles:
             return
-        self.cancel(key)
+        self.cancel(key, quiet=True)
+        deadline = time.monotonic() + max(delay_ms, 0) / 1000.0
 
         def fire():
             if self._handles.get(key) is handle:
                 del self._handles[key]
             if not self._active():
                 return
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug("%s %s fired (armed for %d ms, ran %d ms after its deadline)", self._name, key, delay_ms,
+                          (time.monotonic() - deadline) * 1000)
             try:
                 fn()
             except self._quiet as exc:
@@ -45,11 +54,15 @@ class KeyedTimers:
                 log.exception("%s %s failed", self._name, key)
         handle = self._scheduler().call_later(delay_ms, fire)
         self._handles[key] = handle
+        if log.isEnabledFor(logging.DEBUG) and key[0] != "session":  # session timers: rearmed by every heartbeat
+            log.debug("%s %s armed for %d ms", self._name, key, delay_ms)
 
-    def cancel(self, key: tuple) -> None:
+    def cancel(self, key: tuple, *, quiet: bool = False) -> None:
         h = self._handles.pop(key, None)
         if h is not None:
             h.cancel()
+            if not quiet and log.isEnabledFor(logging.DEBUG):
+                log.debug("%s %s cancelled", self._name, key)
 
     def cancel_all(self) -> None:
         for h in self._handles.values():

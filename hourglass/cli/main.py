@@ -22,6 +22,10 @@ class JsonFormatter(logging.Formatter):
 
 
 def setup_logging(level: str = "INFO", fmt: str = "text") -> None:
+    """``level`` is the root level, optionally followed by per-logger levels, as log4j's
+    ``log4j.logger.NAME=LEVEL``: ``INFO,broker.groups=DEBUG`` (the consumer group
+    coordinator's reconciliation steps at DEBUG, everything else at INFO)."""
+    root_level, *per_logger = [p.strip() for p in level.split(",") if p.strip()] or ["INFO"]
     handler = logging.StreamHandler(sys.stderr)
     if fmt == "json":
         handler.setFormatter(JsonFormatter())
@@ -29,7 +33,10 @@ def setup_logging(level: str = "INFO", fmt: str = "text") -> None:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
-    root.setLevel(level.upper())
+    root.setLevel(root_level.upper())
+    for item in per_logger:
+        name, _, lvl = item.partition("=")
+        logging.getLogger(name.strip()).setLevel(lvl.strip().upper() or root_level.upper())
 
 
 def _usage_error(msg: str) -> int:
@@ -169,7 +176,8 @@ def _inspect(args) -> int:
 def main(argv: list[str] | None = None) -> int:
 
     p = argparse.ArgumentParser(prog="hourglass", description="Hourglass: a Kafka-compatible broker with Kafka's time semantics.")
-    p.add_argument("--log-level", default="INFO")
+    p.add_argument("--log-level", default="INFO",
+                   help="root level, then optional per-logger levels: INFO,broker.groups=DEBUG")
     p.add_argument("--log-format", choices=["text", "json"], default="text")
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("serve", help="run the broker")

@@ -411,6 +411,48 @@ async def test_offset_commit_and_fetch_check_the_member_epoch(env):
     assert res == {(TOPIC, 0): E.ILLEGAL_GENERATION}
 
 
+@pytest.mark.asyncio
+async def test_a_commit_at_the_epoch_before_is_accepted_for_partitions_held_since(env):
+    """KIP-1251 (Kafka 4.2+): the coordinator moves a member's epoch on when it answers a
+    heartbeat; a commit the member sent before reading that answer carries the epoch before.
+    It is accepted for partitions the member held at that epoch (assigned or pending
+    revocation), refused (STALE_MEMBER_EPOCH) for one assigned later or not held; the
+    epochs each partition was assigned at survive a restart."""
+    sims = [Sim(env, f"m{i}") for i in range(2)]
+    settle(sims)
+    a = sims[0]
+    old = a.epoch
+    kept = sorted(a.parts())
+    Sim(env, "m2").beat()  # a third member: a new epoch, a partition of each to revoke
+    settle(sims)
+    assert a.epoch > old
+    t = TOPIC
+    mine = sorted(a.parts())
+    om = lambda p: {(t, p): OffsetAndMetadata(5, commit_timestamp=T0)}  # noqa: E731
+    assert env.gc.handle_commit_offsets("g", "m0", None, old, om(mine[0]), api_version=9) == {(t, mine[0]): 0}
+    gone = next(p for p in kept if p not in mine)  # revoked: no longer held
+    assert env.gc.handle_commit_offsets("g", "m0", None, old, om(gone), api_version=9) == {(t, gone): E.STALE_MEMBER_EPOCH}
+    other = next(p for p in range(6) if p not in kept)  # never this member's
+    assert env.gc.handle_commit_offsets("g", "m0", None, old, om(other), api_version=9) == {
+        (t, other): E.STALE_MEMBER_EPOCH}
+    assert env.gc.handle_commit_offsets("g", "m0", None, a.epoch + 1, om(mine[0]), api_version=9) == {
+        (t, mine[0]): E.STALE_MEMBER_EPOCH}
+    # a partition assigned at the new epoch is refused at the old one
+    new = Sim(env, "m2")
+    new.member_id, new.epoch = "m2", env.group().members["m2"].member_epoch
+    new.owned = {}
+    settle(sims + [new])
+    m2 = env.group().members["m2"]
+    p2 = sorted(new.parts())[0]
+    assert m2.assignment_epoch(env.tid(), p2) == m2.member_epoch
+    assert env.gc.handle_commit_offsets("g", "m2", None, m2.member_epoch - 1, om(p2), api_version=9) == {
+        (t, p2): E.STALE_MEMBER_EPOCH}
+    epochs = {mid: dict(m.assignment_epochs) for mid, m in env.group().members.items()}
+    e2 = await restart(env)
+    assert {mid: dict(m.assignment_epochs) for mid, m in e2.group().members.items()} == epochs
+    assert e2.gc.handle_commit_offsets("g", "m0", None, old, om(mine[0]), api_version=9) == {(t, mine[0]): 0}
+
+
 # ---- durability --------------------------------------------------------------------------------------------------
 @pytest.mark.asyncio
 async def test_restart_replays_epochs_and_assignments(env):

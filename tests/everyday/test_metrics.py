@@ -83,3 +83,40 @@ def test_rejected_requests_are_counted_and_logged_once(broker_factory):
     wait_until(lambda: _scrape(url).get(("hourglass_rejected_connections_total", (("reason", "unknown_api"),))) == 2,
                timeout=10, what="two rejections counted")
     assert b.log_text().count("unknown API key 999") == 1
+
+
+def test_event_loop_lag_shows_in_metrics_and_log(broker_factory):
+    """A broker kept off the CPU for 2 s (SIGSTOP, as a starved container would be) reports an
+    event loop at least that late in /metrics and says in its log that it was not our code."""
+    import os
+    import signal
+    b = broker_factory({"metrics.port": 0})
+    url = _metrics_url(b)
+    wait_until(lambda: ("hourglass_event_loop_lag_max_seconds", ()) in _scrape(url), timeout=10,
+               what="the loop lag gauge")
+    os.kill(b.proc.pid, signal.SIGSTOP)
+    try:
+        time.sleep(2.0)
+    finally:
+        os.kill(b.proc.pid, signal.SIGCONT)
+    m = _scrape(url)
+    assert m[("hourglass_event_loop_lag_max_seconds", ())] >= 1.5
+    assert m[("hourglass_event_loop_stalls_total", ())] >= 1
+    assert m[("hourglass_event_loop_longest_callback_seconds", ())] >= 0
+    wait_until(lambda: "event loop stalled" in b.log_text(), timeout=10, what="the stall logged")
+    line = next(l for l in b.log_text().splitlines() if "event loop stalled" in l)
+    assert "kept off the CPU" in line, line
+
+
+def test_loop_lag_probe_keeps_the_last_minute():
+    """The probe's window: per-second maxima of the last 60 s; a stall's cause is told by the
+    CPU the loop thread used meanwhile."""
+    from broker.loop_lag import LoopLagProbe
+    p = LoopLagProbe(clock=lambda: 0.0)
+    p.record(100.2, 0.01, 0.01)
+    p.record(100.7, 2.5, 2.4)  # a callback of ours ran 2.4 s
+    p.record(130.0, 0.05, 0.05)
+    assert p.max_lag(130.0) == 2.5 and p.max_busy(130.0) == 2.4 and p.last_lag == 0.05
+    assert p.max_lag(160.9) == 0.05  # the 2.5 s stall is over a minute old
+    p.record(161.0, 0.0, 0.0)
+    assert p.max_lag(161.0) == 0.05 and p.stalls == 1
