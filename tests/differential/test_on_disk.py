@@ -419,3 +419,47 @@ def test_offsets_for_times_on_kafkas_files_equal_kafkas_answers(kafka_disk, tmp_
     assert differences == []
     # the questions cover answers inside, between and past the records, and "none"
     assert any(a[1] == -1 for a in answers.values()) and sum(a[1] >= 0 for a in answers.values()) > 300
+
+
+def _consume_all(bootstrap: str, topic: str, isolation: str) -> list[tuple[int, int, str, str | None]]:
+    import time
+    from confluent_kafka import Consumer, TopicPartition
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"copy-{topic}", "enable.auto.commit": False,
+                  "isolation.level": isolation})
+    try:
+        lo, hi = c.get_watermark_offsets(TopicPartition(topic, 0), timeout=20)
+        c.assign([TopicPartition(topic, 0, lo)])
+        got, deadline = [], time.monotonic() + 60
+        while c.position([TopicPartition(topic, 0)])[0].offset < hi and time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is not None:
+                assert m.error() is None, m.error()
+                got.append((m.offset(), m.timestamp()[1], m.key().decode(),
+                            None if m.value() is None else m.value().decode()))
+        return got
+    finally:
+        c.close()
+
+
+def test_hourglass_serves_a_copy_of_kafkas_data_dir(kafka_disk, kafka_dump, tmp_path):
+    """A Hourglass broker started on a copy of Kafka's log dir (its meta.properties, its
+    ``__cluster_metadata``, checkpoints and leader-epoch files included) serves Kafka's
+    records: the same offsets, timestamps, keys and values, and read_committed leaves out the
+    aborted transactions. (Topic configs live in Kafka's metadata log, which Hourglass does
+    not read: the topics are adopted with the broker's defaults.)"""
+    data_dir, res, _ = kafka_disk
+    copy = tmp_path / "data"
+    shutil.copytree(data_dir, copy)
+    parts = _by_partition(kafka_dump, data_dir)
+    b = BrokerProcess(copy)
+    b.start()
+    try:
+        for topic in USER_TOPICS:
+            want = [(r.offset, r.timestamp, r.key, r.payload) for bt, r in _disk_records(parts[topic])
+                    if bt["isControl"] == "false"]
+            assert _consume_all(b.bootstrap, topic, "read_uncommitted") == want, topic
+        committed = _consume_all(b.bootstrap, "txn", "read_committed")
+        assert [o for o, *_ in committed] == sorted(res.committed_offsets)
+    finally:
+        rc = b.stop()
+    assert rc == 0, b.log_tail()
