@@ -789,6 +789,8 @@ def main(argv=None) -> int:
     ap.add_argument("--big", action="store_true", help="add the 10M-record lookup")
     ap.add_argument("--noise", type=float, default=0.15)
     a = ap.parse_args(argv)
+    import signal
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a stopped run still stops its brokers (finally)
     steps = set(a.only.split(","))
     tmp = Path(tempfile.mkdtemp(prefix="hourglass-bench-"))
     load0 = os.getloadavg()[0]
@@ -801,15 +803,15 @@ def main(argv=None) -> int:
                 t = Tansu(find_tansu())
                 t.start()
                 brokers["tansu"] = t
-            if a.kafka:
-                from bench.kafka_peer import Kafka, warm_up
-                k = Kafka(tmp / "kafka" / "data")
-                k.start()
-                brokers["kafka"] = k
-                for name, b in brokers.items():  # the same warm-up for all: the JVM's JIT, every page cache
-                    log(f"warm-up run against {name}")
-                    warm_up(b.bootstrap, a.quick)
             try:
+                if a.kafka:
+                    from bench.kafka_peer import Kafka, warm_up
+                    k = Kafka(tmp / "kafka" / "data")
+                    brokers["kafka"] = k
+                    k.start()
+                    for name, b in brokers.items():  # the same warm-up for all: the JVM's JIT, every page cache
+                        log(f"warm-up run against {name}")
+                        warm_up(b.bootstrap, a.quick, log)
                 if "suite" in steps:
                     step_suite(brokers, a.rounds, a.quick)
                 if "suite" in steps and a.kafka:
