@@ -48,7 +48,7 @@ def _settle_and_stop(broker, data_dir: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def hourglass_disk(tmp_path_factory, client_tools):
+def hourglass_disk(tmp_path_factory):
     """A Hourglass data dir after the workload and a clean shutdown, and what was produced."""
     base = tmp_path_factory.mktemp("hourglass-disk")
     b = BrokerProcess(base / "data", W.BROKER_OVERRIDES)
