@@ -36,6 +36,9 @@ from tests.differential import kafka_dump as KD
 from tests.helpers.broker import REPO_ROOT, BrokerProcess
 from tests.helpers.kafka_oracle import KafkaProcess
 
+# One xdist worker runs the whole module, so each broker and its workload run once.
+pytestmark = pytest.mark.xdist_group("on_disk")
+
 USER_TOPICS = tuple(W.TOPICS)
 MAX_TIMESTAMP = -3
 
