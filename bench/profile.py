@@ -11,7 +11,8 @@ event loop waiting in epoll) are not recorded, so percentages are of busy time. 
 collapsed stacks are kept in ``--out`` (default a temp dir) for flame graphs.
 
 Workloads: ``java_produce`` (Java producer, 100 B, acks=1), ``java_consume`` (Java consumer
-reading that topic from the beginning), ``offsets_for_times`` (the shared suite's Java
+reading that topic from the beginning), ``java_produce_1KiB_acksall`` and ``java_consume_1KiB``
+(the same at 1 KiB, acks=all), ``rdkafka_consume`` (librdkafka reading ``rdkafka_produce``'s topic), ``offsets_for_times`` (the shared suite's Java
 ``offsetsForTimes`` step: load, then 2000 timed lookups), ``rdkafka_produce`` (librdkafka, 100 B, acks=1),
 ``ingest`` / ``serve`` (1 MiB batches in, then fetched back, by ``bench/rawclient.py``).
 """
@@ -56,6 +57,15 @@ def workload_cmd(name: str, bootstrap: str, topic: str, records: int, env: dict)
     if name == "rdkafka_produce":
         return [rd_py, str(SHARED / "rdkafka_bench.py"), "produce", "--bootstrap", bootstrap, "--topic",
                 topic + "-rd", "--records", str(records * 2), "--record-size", "100", "--acks", "1", "--name", name]
+    if name == "rdkafka_consume":   # reads back what rdkafka_produce wrote
+        return [rd_py, str(SHARED / "rdkafka_bench.py"), "consume", "--bootstrap", bootstrap, "--topic",
+                topic + "-rd", "--records", str(records * 2), "--name", name]
+    if name == "java_produce_1KiB_acksall":   # the path furthest behind Kafka's in bench/run.py --kafka
+        return [k, "produce", "--bootstrap", bootstrap, "--topic", topic + "-1k", "--records", str(records // 5),
+                "--record-size", "1024", "--acks", "all", "--batch-size", "65536", "--linger-ms", "5", "--name", name]
+    if name == "java_consume_1KiB":
+        return [k, "consume", "--bootstrap", bootstrap, "--topic", topic + "-1k", "--records", str(records // 5),
+                "--name", name]
     return None
 
 

@@ -2,7 +2,13 @@
 run, interleaved, with ratios. One ``name value unit`` line per figure on stdout; results are
 saved to ``bench/results/<timestamp>.json`` and compared with the last saved run.
 
-    .venv/bin/python bench/run.py [--quick] [--peer] [--rounds 3] [--no-suite]
+    .venv/bin/python bench/run.py [--quick] [--peer] [--kafka] [--rounds 3] [--no-suite]
+
+With ``--kafka``, Apache Kafka (the oracle's jars, bench/kafka_peer.py) joins the suite, the
+``vs_kafka`` clients (librdkafka at 1 KiB, Kafka's kafka-producer-perf-test and
+kafka-consumer-perf-test, broker CPU-seconds per GB, RSS under load) and the start-up step,
+interleaved with the other brokers after every broker got the same JVM warm-up run; every
+figure both have is also given as ``vs_kafka.<broker>.<figure>`` (broker / Kafka).
 
 Steps:
 - ``suite``: ../shared/bench/run.sh (Java and librdkafka producers/consumers, offsets-for-times,
@@ -201,12 +207,15 @@ def run_suite(bootstrap: str, quick: bool) -> dict[str, float]:
 
 
 def step_suite(brokers: dict, rounds: int, quick: bool) -> None:
+    from bench.kafka_peer import RssSampler
     runs: dict[str, dict[str, list[float]]] = {name: {} for name in brokers}
     for i in range(rounds):
         for name, b in brokers.items():  # interleaved: A, B, A, B, ...
             log(f"suite round {i + 1}/{rounds} against {name}")
-            for k, v in run_suite(b.bootstrap, quick).items():
-                runs[name].setdefault(k, []).append(v)
+            with RssSampler(b.proc.pid) as rss:
+                for k, v in run_suite(b.bootstrap, quick).items():
+                    runs[name].setdefault(k, []).append(v)
+            runs[name].setdefault("rss_under_suite_max", []).append(rss.max_mib)
     for name, per in runs.items():
         for k, vs in sorted(per.items()):
             emit(f"{name}.{k}", statistics.median(vs), "median")
@@ -336,7 +345,7 @@ def empty_starts(new_broker, repeats: int, prefix: str) -> None:
     emit(f"{prefix}startup_empty_median", statistics.median(times) * 1000, "ms")
 
 
-def step_startup(tmp: Path, repeats: int, peer: bool) -> None:
+def step_startup(tmp: Path, repeats: int, peer: bool, kafka: bool = False) -> None:
     # The floor under any asyncio broker in Python on this machine: the interpreter starting
     # and importing asyncio and uvloop, nothing else (what is left is Hourglass's own).
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -349,6 +358,9 @@ def step_startup(tmp: Path, repeats: int, peer: bool) -> None:
     if peer:
         binary = find_tansu()
         empty_starts(lambda _i: Tansu(binary), repeats, "tansu.")
+    if kafka:
+        from bench.kafka_peer import Kafka
+        empty_starts(lambda i: Kafka(tmp / f"kafka-empty-{i}" / "data"), repeats, "kafka.")
     empty_starts(lambda i: Hourglass(tmp / f"empty-{i}"), repeats, "")
     from bench.rawclient import RawClient
     d = tmp / "many"
@@ -736,7 +748,7 @@ def compare(prev: dict, noise: float) -> list[str]:
     return out
 
 
-def baseline(results: list[Path], quick: bool, peer: bool) -> Path | None:
+def baseline(results: list[Path], quick: bool, peer: bool, kafka: bool = False) -> Path | None:
     """The newest saved run made the same way (--quick and --peer alike): full runs are not
     compared with quick ones, whose smaller loads give other figures."""
     for f in reversed(results):
@@ -744,7 +756,7 @@ def baseline(results: list[Path], quick: bool, peer: bool) -> Path | None:
             d = json.loads(f.read_text())
         except (OSError, ValueError):
             continue
-        if d.get("quick") == quick and d.get("peer") == peer:
+        if d.get("quick") == quick and d.get("peer") == peer and d.get("kafka", False) == kafka:
             return f
     return None
 
@@ -769,12 +781,16 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--peer", action="store_true", help="also run the suite against Tansu, interleaved")
+    ap.add_argument("--kafka", action="store_true",
+                    help="also run Apache Kafka (the oracle's jars, warmed up) as a peer, interleaved; ratios to Kafka")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", default="suite,ofs,ingest,startup,lookup,micro,quota,txn,groups,share,tls,rest,console,first_run",
                     help="comma list of steps; `container` is opt-in")
     ap.add_argument("--big", action="store_true", help="add the 10M-record lookup")
     ap.add_argument("--noise", type=float, default=0.15)
     a = ap.parse_args(argv)
+    import signal
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a stopped run still stops its brokers (finally)
     steps = set(a.only.split(","))
     tmp = Path(tempfile.mkdtemp(prefix="hourglass-bench-"))
     load0 = os.getloadavg()[0]
@@ -788,8 +804,19 @@ def main(argv=None) -> int:
                 t.start()
                 brokers["tansu"] = t
             try:
+                if a.kafka:
+                    from bench.kafka_peer import Kafka, warm_up
+                    k = Kafka(tmp / "kafka" / "data")
+                    brokers["kafka"] = k
+                    k.start()
+                    for name, b in brokers.items():  # the same warm-up for all: the JVM's JIT, every page cache
+                        log(f"warm-up run against {name}")
+                        warm_up(b.bootstrap, a.quick, log)
                 if "suite" in steps:
                     step_suite(brokers, a.rounds, a.quick)
+                if "suite" in steps and a.kafka:
+                    from bench.kafka_peer import step_vs_kafka
+                    step_vs_kafka(brokers, a.rounds, a.quick, emit, log, SHARED)
                 if "ofs" in steps:
                     step_ofs_many(brokers, a.rounds, a.quick)
                 if "ingest" in steps:
@@ -798,7 +825,7 @@ def main(argv=None) -> int:
                 for b in brokers.values():
                     b.stop()
         if "startup" in steps:
-            step_startup(tmp, 3 if a.quick else 5, a.peer)
+            step_startup(tmp, 3 if a.quick else 5, a.peer, a.kafka)
         if "lookup" in steps:
             step_lookup(tmp, a.big)
         if "micro" in steps:
@@ -841,13 +868,16 @@ def main(argv=None) -> int:
                 hg.stop()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    if a.kafka:
+        from bench.kafka_peer import ratios_to_kafka
+        ratios_to_kafka(figures, emit)
     emit("host_loadavg1_start", load0, "load")
     emit("host_loadavg1_end", os.getloadavg()[0], "load")
     RESULTS.mkdir(parents=True, exist_ok=True)
-    base = baseline(sorted(RESULTS.glob("*.json")), a.quick, a.peer)
+    base = baseline(sorted(RESULTS.glob("*.json")), a.quick, a.peer, a.kafka)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     (RESULTS / f"{stamp}.json").write_text(json.dumps(
-        {"when": stamp, "quick": a.quick, "peer": a.peer, "steps": sorted(steps), "figures": figures}, indent=1))
+        {"when": stamp, "quick": a.quick, "peer": a.peer, "kafka": a.kafka, "steps": sorted(steps), "figures": figures}, indent=1))
     if base is None:
         log("no earlier run made the same way (--quick/--peer) in bench/results: nothing to compare")
     else:

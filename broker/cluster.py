@@ -28,6 +28,10 @@ log = logging.getLogger(__name__)
 MAX_TOPIC_NAME = 249
 _LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+# One node, one leadership: every partition's leader epoch is 0, and every leader append (a
+# client's produce and the coordinators' own records alike) stamps it on its batches, as
+# Kafka's leader does.
+LEADER_EPOCH = 0
 
 
 def validate_topic_name(name: str) -> str | None:

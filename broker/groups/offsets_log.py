@@ -45,6 +45,7 @@ from broker.groups.schemas import (
 from protocol.errors import CorruptRecordError, DecodeError
 from protocol.records.batch import iter_batch_positions
 from protocol.records.record import CONTROL_COMMIT, build_batch, control_record_type, decode_batch
+from broker.cluster import LEADER_EPOCH
 
 log = logging.getLogger(__name__)
 
@@ -181,7 +182,7 @@ class OffsetsLog:
             return None
         now = self.clock.now_ms()
         data = build_batch([(k, v, now) for k, v in records], **batch)
-        return self._log(group_id).append(data, from_client=False)
+        return self._log(group_id).append(data, from_client=False, partition_leader_epoch=LEADER_EPOCH)
 
     # ---- writes (raise storage errors; the coordinator maps them) -------------------------------
     def write_offsets(self, group_id: str, offsets: dict[tuple[str, int], Optional[OffsetAndMetadata]]):

@@ -39,6 +39,7 @@ from protocol.codec import compile_message
 from protocol.errors import DecodeError
 from protocol.records.record import build_batch
 from protocol.schema import F, MessageSpec
+from broker.cluster import LEADER_EPOCH
 
 log = logging.getLogger(__name__)
 
@@ -198,7 +199,8 @@ class ShareStateLog:
     def _append(self, key: SPKey, k: bytes, v: Optional[bytes]) -> None:
         self.ensure_topic()
         plog = self.topics.log(SHARE_GROUP_STATE_TOPIC, self.partition_for(key))
-        plog.append(build_batch([(k, v, self.clock.now_ms())]), from_client=False)
+        plog.append(build_batch([(k, v, self.clock.now_ms())]), from_client=False,
+                    partition_leader_epoch=LEADER_EPOCH)
 
     def load(self) -> dict[SPKey, PersistedState]:
         t = self.topics.get(SHARE_GROUP_STATE_TOPIC)

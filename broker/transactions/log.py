@@ -33,6 +33,7 @@ from protocol.codec import compile_message
 from protocol.errors import DecodeError
 from protocol.records.record import build_batch
 from protocol.schema import F, MessageSpec
+from broker.cluster import LEADER_EPOCH
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +158,8 @@ class TransactionLog:
         if plog is None:
             raise RuntimeError(f"{TRANSACTION_STATE_TOPIC_NAME}-{partition} is not open")
         now = self.clock.now_ms()
-        plog.append(build_batch([(k, v, now) for k, v in records]), from_client=False)
+        plog.append(build_batch([(k, v, now) for k, v in records]), from_client=False,
+                    partition_leader_epoch=LEADER_EPOCH)
 
     def write(self, transactional_id: str, t: TxnTransitMetadata) -> None:
         """One record for one transition (raises storage errors; the coordinator maps them)."""
