@@ -64,6 +64,8 @@ def run_job(job: str, timeout: float = 300.0, **args) -> dict:
     env.pop("PYTHONPATH", None)
     env.setdefault("JAVA_HOME", str(Path(jvm.java()).resolve().parents[1]))
     args = {"connector_jar": str(connector_jar()), **args}
+    if job == "many":
+        args["jobs"] = [[name, {"connector_jar": str(connector_jar()), **a}] for name, a in args["jobs"]]
     p = subprocess.run([str(python()), str(JOBS), job, json.dumps(args)], env=env, capture_output=True,
                        text=True, timeout=timeout)
     if p.returncode != 0:

@@ -7,7 +7,7 @@ the Kafka tables through ``flink-sql-connector-kafka`` (``connector_jar``), a lo
 with parallelism 1. Not a test module: tests/streams/test_flink.py runs it (this interpreter has
 PyFlink and none of the test venv's packages).
 
-Jobs:
+Jobs (``many`` runs several, ``{"jobs": [[name, args], ...]}``, in one process):
 - ``read_from_timestamp``: a Flink SQL table over ``topic`` with ``scan.startup.mode =
   'timestamp'`` (bounded at the latest offsets), the record timestamp as the ``timestamp``
   metadata column and an event-time watermark on it; answers every row (partition, offset, key,
@@ -127,7 +127,12 @@ def exactly_once_sink(a: dict) -> dict:
 ANSWER = "FLINK-JOB-ANSWER "
 JOBS = {"read_from_timestamp": read_from_timestamp, "exactly_once_sink": exactly_once_sink}
 
+def many(a: dict) -> dict:
+    """Several jobs in one PyFlink process (its JVM's start is most of a small job's time)."""
+    return {name: JOBS[name](args) for name, args in a["jobs"]}
+
+
 if __name__ == "__main__":
-    answer = JOBS[sys.argv[1]](json.loads(sys.argv[2]))
+    answer = many(json.loads(sys.argv[2])) if sys.argv[1] == "many" else JOBS[sys.argv[1]](json.loads(sys.argv[2]))
     sys.stdout.write("\n" + ANSWER + json.dumps(answer) + "\n")
     sys.stdout.flush()
