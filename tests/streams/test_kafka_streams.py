@@ -10,6 +10,8 @@ broker restart, and while two instances share the work and a third joins and lea
 """
 from __future__ import annotations
 
+import base64
+import struct
 import threading
 import time
 import uuid
@@ -214,6 +216,19 @@ def test_clean_run_equals_topology_test_driver(broker_factory, data, expected, a
     app.wait_state("RUNNING")
     wait_until_done(broker.bootstrap, app_id, data, [app])
     assert_same_as_driver(broker.bootstrap, expected)
+
+    # the offsets were committed with Streams' metadata (base64 of a version byte and the
+    # partition's stream time): the broker keeps it, and a restarted task resumes that time
+    c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": app_id, "enable.auto.commit": False})
+    try:
+        committed = c.committed([TopicPartition(sa.EVENTS, p) for p in range(PARTITIONS)], timeout=20)
+    finally:
+        c.close()
+    for tp in committed:
+        raw = base64.b64decode(tp.metadata)
+        stream_time = struct.unpack(">q", raw[1:9])[0]
+        want = max(ts for t, k, v, ts in data.rows() if t == sa.EVENTS and sa.partition_of(k, PARTITIONS) == tp.partition)
+        assert stream_time == want, (tp.partition, raw[:1], stream_time, want)
 
     # the internal topics Kafka Streams created, as it asked for them
     for store in ("regions-store", "region-totals-store"):
