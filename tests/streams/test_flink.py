@@ -122,10 +122,10 @@ def test_flink_exactly_once_sink_read_committed(flink_run):
     committed = read_to_end(bootstrap, topic, range(PARTITIONS), READ_COMMITTED, timeout=60)
     values = sorted(int(v) for v in committed.all_values())
     assert values == list(range(1, EOS_ROWS + 1))  # every row once: nothing lost, nothing twice
-    # it went through transactions, one per checkpoint: each commit marker takes an offset in
-    # every partition the transaction wrote to (4 s of rows, a checkpoint a second: at least
-    # two transactions over the three partitions), and the last stable offset has reached the
-    # high watermark (nothing left open)
+    # it went through transactions, one per completed checkpoint: each commit marker takes an
+    # offset in every partition the transaction wrote to (at least the final checkpoint's, over
+    # the three partitions; how many checkpoints complete while the rows flow depends on the
+    # machine's load), and the last stable offset has reached the high watermark (none open)
     ends = end_offsets(bootstrap, topic, range(PARTITIONS), READ_UNCOMMITTED)
-    assert sum(ends.values()) - EOS_ROWS >= 2 * PARTITIONS, ends
+    assert sum(ends.values()) - EOS_ROWS >= PARTITIONS, ends
     assert end_offsets(bootstrap, topic, range(PARTITIONS), READ_COMMITTED) == ends

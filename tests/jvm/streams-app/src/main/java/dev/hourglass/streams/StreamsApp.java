@@ -218,6 +218,10 @@ public final class StreamsApp {
     static void driver(Path input, Path output) throws IOException {
         Properties p = baseConfig("hourglass-streams-driver");
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+        // its own state directory: the default (/tmp/kafka-streams/<application.id>) is shared by
+        // every driver run on the machine, and RocksDB's lock fails a concurrent one
+        Path stateDir = Files.createTempDirectory("hourglass-streams-driver-");
+        p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         List<String[]> out = new ArrayList<>();
         try (TopologyTestDriver driver = new TopologyTestDriver(topology(), p)) {
             TestInputTopic<String, String> events = driver.createInputTopic(EVENTS, new StringSerializer(), new StringSerializer());
@@ -243,6 +247,9 @@ public final class StreamsApp {
                 w.write(String.join("\t", rec));
                 w.newLine();
             }
+        }
+        try (java.util.stream.Stream<Path> paths = Files.walk(stateDir)) {
+            paths.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
         }
     }
 
