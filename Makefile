@@ -47,7 +47,7 @@ JVM_SRCS := $(shell find tests/jvm -path '*/src/*' -type f -not -path '*/target/
 JVM_STAMP = $(HOURGLASS_CACHE)/jvm-$(shell cat $(JVM_POMS) $(JVM_SRCS) | sha1sum | cut -c1-16).stamp
 MVN := mvn -q -B -Dmaven.repo.local=$(HOURGLASS_CACHE)/m2
 
-.PHONY: jvm venv venv-run deps jars java-harness confluent-kafka-versions run test crash-test fuzz bench soak load-limits
+.PHONY: jvm flink venv venv-run deps jars java-harness confluent-kafka-versions run test crash-test fuzz bench soak load-limits
 
 venv: $(VENV_STAMP)
 venv-run: $(RUN_STAMP)
@@ -74,6 +74,11 @@ java-harness: jars $(JAVA_STAMP)
 jvm: deps
 	@test -f $(JVM_STAMP) || { $(MVN) -f tests/jvm/pom.xml package -DskipTests && touch $(JVM_STAMP); }
 
+# PyFlink (apache-flink at tests/jvm/pom.xml's flink.version) in its own venv in ~/.cache/hourglass:
+# it pins numpy/pandas/pyarrow/apache-beam releases of its own (tests/helpers/pyflink.py)
+flink: $(VENV_STAMP) jvm
+	@$(VPY) -m tests.helpers.pyflink >/dev/null
+
 # a second confluent-kafka (its own librdkafka) for the share-group tests, in ~/.cache/hourglass
 confluent-kafka-versions: $(VENV_STAMP)
 	@$(VPY) -m tests.helpers.librdkafka >/dev/null
@@ -88,7 +93,7 @@ RUN_ARGS ?=
 run: $(RUN_STAMP)
 	$(VPY) -m broker serve --config config/server.properties $(RUN_ARGS)
 
-test: venv deps jars java-harness confluent-kafka-versions jvm
+test: venv deps jars java-harness confluent-kafka-versions jvm flink
 	$(VPY) -m pytest $(PYTEST_ARGS) tests
 
 # Reliability tools (short passes of both run inside `make test`, in tests/reliability).

@@ -52,6 +52,10 @@ Steps:
   connecting over SASL_SSL at once (TLS handshake, SCRAM login, one Metadata each): how many
   are served and how long it takes.
 
+- ``streams`` (not in the default set: minutes, and Apache Kafka's JVM): bench/streams_throughput.py,
+  the Kafka Streams application of tests/jvm/streams-app (exactly_once_v2) on Hourglass and on
+  the Apache Kafka oracle, interleaved rounds: events/s from RUNNING to every input offset
+  committed, medians, and the ratio;
 - ``first_run``: bench/first_run.py, a copy of the repository's tracked files then ``make run``
   (a new venv, the broker's dependencies from pip's cache) to the first answered ApiVersions;
 - ``container`` (not in the default set: needs podman, see tests/container): the image's build
@@ -761,6 +765,16 @@ def baseline(results: list[Path], quick: bool, peer: bool, kafka: bool = False) 
     return None
 
 
+def step_streams(rounds: int, quick: bool) -> None:
+    """bench/streams_throughput.py: the Kafka Streams application (exactly_once_v2) on Hourglass
+    and on Apache Kafka, interleaved rounds, medians, and the ratio."""
+    from bench.streams_throughput import measure
+    res = measure(50_000 if quick else 200_000, rounds)
+    emit("streams_eos_hourglass", res["streams_eos_hourglass"], "events/s")
+    emit("streams_eos_kafka", res["streams_eos_kafka"], "events/s")
+    emit("streams_eos_ratio", res["streams_eos_ratio"], "x")
+
+
 def step_first_run(tmp: Path) -> None:
     sys.path.insert(0, str(ROOT / "bench"))
     from first_run import first_run
@@ -785,7 +799,7 @@ def main(argv=None) -> int:
                     help="also run Apache Kafka (the oracle's jars, warmed up) as a peer, interleaved; ratios to Kafka")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", default="suite,ofs,ingest,startup,lookup,micro,quota,txn,groups,share,tls,rest,console,first_run",
-                    help="comma list of steps; `container` is opt-in")
+                    help="comma list of steps; `container`, `partitions` and `streams` are opt-in")
     ap.add_argument("--big", action="store_true", help="add the 10M-record lookup")
     ap.add_argument("--noise", type=float, default=0.15)
     a = ap.parse_args(argv)
@@ -857,6 +871,8 @@ def main(argv=None) -> int:
             step_first_run(tmp)
         if "container" in steps:
             step_container()
+        if "streams" in steps:
+            step_streams(1 if a.quick else a.rounds, a.quick)
         if "console" in steps:
             step_console(a.quick)
         if "txn" in steps:

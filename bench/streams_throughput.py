@@ -1,0 +1,131 @@
+"""The Kafka Streams application's throughput (tests/jvm/streams-app, exactly_once_v2) on
+Hourglass and on Apache Kafka (the oracle, ``KafkaProcess``), interleaved rounds, medians.
+
+Each round starts a fresh broker of one kind, creates the topics, writes the same input (the
+designed input of tests/helpers/streams_app.py: ``--events`` events over 4 partitions, the
+regions table first), then starts one instance of the application and times it from the moment
+it reports RUNNING to the moment its group has committed every input offset (every event
+processed, its transaction committed). The figure is events per second over that time; the
+application's JVM start and first rebalance are outside it, the windows' repartitioned output,
+the join and the changelog writes are inside it.
+
+    .venv/bin/python bench/streams_throughput.py [--events 200000] [--rounds 3]
+
+Needs ``make jvm`` (the application's and Kafka's jars in ~/.cache/hourglass).
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.helpers import streams_app as sa  # noqa: E402
+from tests.helpers.broker import BrokerProcess  # noqa: E402
+from tests.helpers.kafka_oracle import KafkaProcess  # noqa: E402
+
+PARTITIONS = 4
+HOURGLASS_OVERRIDES = {"group.initial.rebalance.delay.ms": 0, "group.min.session.timeout.ms": 1000}
+
+
+def _setup(bootstrap: str, data: sa.StreamsInput) -> None:
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    topics = [NewTopic(sa.EVENTS, PARTITIONS, 1),
+              NewTopic(sa.REGIONS, PARTITIONS, 1, config={"cleanup.policy": "compact"}),
+              NewTopic(sa.WINDOW_RESULTS, PARTITIONS, 1), NewTopic(sa.REGION_TOTALS, PARTITIONS, 1)]
+    for f in admin.create_topics(topics).values():
+        f.result(30)
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "enable.idempotence": True,
+                  "batch.num.messages": 10000})
+    for topic, key, value, ts in data.rows():
+        while True:
+            try:
+                p.produce(topic, key=key.encode(), value=value.encode(), timestamp=ts,
+                          partition=sa.partition_of(key, PARTITIONS))
+                break
+            except BufferError:
+                p.poll(0.01)
+    assert p.flush(120) == 0
+
+
+def _committed(bootstrap: str, group: str) -> int:
+    from confluent_kafka import Consumer, TopicPartition
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+    try:
+        return sum(max(tp.offset, 0) for tp in c.committed(
+            [TopicPartition(sa.EVENTS, p) for p in range(PARTITIONS)], timeout=20))
+    finally:
+        c.close()
+
+
+def one_round(kind: str, data: sa.StreamsInput, tmp: Path, timeout: float = 900.0) -> float:
+    """Events per second of one run of the application against a fresh broker of ``kind``."""
+    d = tmp / f"{kind}-{uuid.uuid4().hex[:6]}"
+    broker = (BrokerProcess(d / "data", HOURGLASS_OVERRIDES) if kind == "hourglass"
+              else KafkaProcess(d / "data", {"transaction.state.log.num.partitions": 4}))
+    broker.start()
+    app = None
+    try:
+        _setup(broker.bootstrap, data)
+        app_id = f"bench-streams-{uuid.uuid4().hex[:6]}"
+        app = sa.StreamsAppProcess(broker.bootstrap, app_id, d, "app")
+        app.start()
+        app.wait_state("RUNNING", timeout=180)
+        t0 = time.monotonic()
+        while True:
+            done = _committed(broker.bootstrap, app_id)
+            if done >= data.events:
+                break
+            if not app.running:
+                raise RuntimeError(f"the application exited:\n{app.tail()}")
+            if time.monotonic() - t0 > timeout:
+                raise RuntimeError(f"{kind}: {done}/{data.events} events after {timeout:.0f} s")
+            time.sleep(0.2)
+        return data.events / (time.monotonic() - t0)
+    finally:
+        if app is not None:
+            app.kill9()
+        broker.stop()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def measure(events: int = 200_000, rounds: int = 3) -> dict[str, float]:
+    per_round = 200
+    data = sa.make_input(partitions=PARTITIONS, rounds=max(3, events // (PARTITIONS * per_round)),
+                         per_round=per_round, regions_per_partition=4, users_per_region=25)
+    figures: dict[str, list[float]] = {"hourglass": [], "kafka": []}
+    with tempfile.TemporaryDirectory(prefix="bench-streams-") as t:
+        for r in range(rounds):
+            order = ("hourglass", "kafka") if r % 2 == 0 else ("kafka", "hourglass")
+            for kind in order:
+                eps = one_round(kind, data, Path(t))
+                figures[kind].append(eps)
+                print(f"round {r + 1} {kind} {eps:.0f} events/s", file=sys.stderr, flush=True)
+    hg, kf = statistics.median(figures["hourglass"]), statistics.median(figures["kafka"])
+    return {"streams_eos_hourglass": hg, "streams_eos_kafka": kf, "streams_eos_ratio": hg / kf,
+            "events": data.events}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--events", type=int, default=200_000)
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    res = measure(a.events, a.rounds)
+    print(f"streams_eos_hourglass {res['streams_eos_hourglass']:.0f} events/s")
+    print(f"streams_eos_kafka {res['streams_eos_kafka']:.0f} events/s")
+    print(f"streams_eos_ratio {res['streams_eos_ratio']:.2f} hourglass/kafka")
+    print(f"events {res['events']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,337 @@
+"""Kafka Streams (kafka-streams ``kafka.version``, exactly_once_v2) on Hourglass (issue 35).
+
+The application (tests/jvm/streams-app, see tests/helpers/streams_app.py for the topology and
+why its output is deterministic) runs against a real broker; its output, read back by a
+read_committed consumer, must equal the output of the same topology in TopologyTestDriver on the
+same input: same keys, values and timestamps in each output partition's order. That holds after
+a clean run (on Apache Kafka too, which shows the comparison itself is sound), after the application is killed with kill -9 mid-stream and restarted on an empty
+state directory (every store restored from its changelog, nothing counted twice), across a
+broker restart, and while two instances share the work and a third joins and leaves.
+"""
+from __future__ import annotations
+
+import base64
+import struct
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+
+from tests.helpers import streams_app as sa
+from tests.helpers.txn import READ_COMMITTED, end_offsets, group_committed
+
+pytestmark = [pytest.mark.timeout(420), pytest.mark.xdist_group("kafka-streams")]
+
+BROKER_OVERRIDES = {
+    "group.initial.rebalance.delay.ms": 0,
+    "group.min.session.timeout.ms": 1000,
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": 500,
+}
+PARTITIONS = 4
+DONE_TIMEOUT_S = 180.0
+CLEAN_EXIT = (0, 143)  # 143: the JVM's status after SIGTERM, its shutdown hook (KafkaStreams.close) run
+
+
+@pytest.fixture(scope="module")
+def data():
+    return sa.make_input(partitions=PARTITIONS, rounds=30, per_round=40)
+
+
+@pytest.fixture(scope="module")
+def expected(data, tmp_path_factory):
+    """The reference output: the topology in TopologyTestDriver, per output partition."""
+    out = sa.run_driver(data.rows(), tmp_path_factory.mktemp("driver"))
+    per = sa.by_partition(out, PARTITIONS)
+    assert sum(len(v) for v in per.values()) > 500  # the input closes hundreds of windows
+    return per
+
+
+def _create_topics(bootstrap: str) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    topics = [NewTopic(sa.EVENTS, PARTITIONS, 1),
+              NewTopic(sa.REGIONS, PARTITIONS, 1, config={"cleanup.policy": "compact"}),
+              NewTopic(sa.WINDOW_RESULTS, PARTITIONS, 1), NewTopic(sa.REGION_TOTALS, PARTITIONS, 1)]
+    for f in admin.create_topics(topics).values():
+        f.result(20)
+
+
+def _producer(bootstrap: str) -> Producer:
+    # idempotent: a broker restart mid-stream must not duplicate or reorder the designed input
+    return Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5,
+                     "message.timeout.ms": 120_000})
+
+
+def _send(p: Producer, rows, partitions: int) -> None:
+    for topic, key, value, ts in rows:
+        while True:
+            try:
+                p.produce(topic, value=value.encode(), key=key.encode(), timestamp=ts,
+                          partition=sa.partition_of(key, partitions))
+                break
+            except BufferError:
+                p.poll(0.05)
+        p.poll(0)
+
+
+def produce_all(bootstrap: str, data: sa.StreamsInput) -> None:
+    p = _producer(bootstrap)
+    _send(p, data.rows(), data.partitions)
+    assert p.flush(60) == 0
+
+
+class PacedProducer(threading.Thread):
+    """The regions, then the events one round every ``interval`` seconds (a live stream).
+
+    With ``hold_at`` rounds, it stops before each until the next ``release()``: the disruption
+    a test makes (a kill, a broker restart, an instance joining or leaving) is then mid-stream
+    by construction, however slow the machine, and rounds keep coming while it happens.
+    """
+
+    def __init__(self, bootstrap: str, data: sa.StreamsInput, interval: float, hold_at: tuple[int, ...] = ()):
+        super().__init__(daemon=True)
+        self.bootstrap, self.data, self.interval = bootstrap, data, interval
+        self._holds = {r: threading.Event() for r in hold_at}
+        self._order = sorted(hold_at)
+        self.rounds_sent = 0
+        self.error: BaseException | None = None
+
+    def release(self) -> None:
+        """Let the producer past its next hold."""
+        for r in self._order:
+            if not self._holds[r].is_set():
+                self._holds[r].set()
+                return
+
+    def run(self) -> None:
+        try:
+            p = _producer(self.bootstrap)
+            _send(p, self.data.regions, self.data.partitions)
+            assert p.flush(60) == 0
+            for i, rnd in enumerate(self.data.rounds):
+                if i in self._holds:
+                    self._holds[i].wait(300)
+                _send(p, rnd, self.data.partitions)
+                assert p.flush(120) == 0
+                self.rounds_sent += 1
+                time.sleep(self.interval)
+        except BaseException as exc:  # noqa: BLE001 - surfaced by finish()
+            self.error = exc
+
+    def finish(self, timeout: float = 300.0) -> None:
+        for e in self._holds.values():
+            e.set()
+        self.join(timeout)
+        assert not self.is_alive(), "the paced producer did not finish"
+        if self.error is not None:
+            raise self.error
+
+
+def read_outputs(bootstrap: str, timeout: float = 30.0) -> dict[tuple[str, int], list[tuple[str, str, int]]]:
+    """Both output topics read_committed from the beginning to their last stable offsets."""
+    out: dict[tuple[str, int], list[tuple[str, str, int]]] = {}
+    for topic in sa.OUTPUTS:
+        ends = end_offsets(bootstrap, topic, range(PARTITIONS), READ_COMMITTED)
+        c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"verify-{uuid.uuid4().hex[:6]}",
+                      "isolation.level": READ_COMMITTED, "enable.auto.commit": False,
+                      "enable.partition.eof": True})
+        try:
+            c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
+            done = {p for p in range(PARTITIONS) if ends[p] == 0}
+            for p in range(PARTITIONS):
+                out[(topic, p)] = []
+            deadline = time.monotonic() + timeout
+            while len(done) < PARTITIONS:
+                assert time.monotonic() < deadline, f"reading {topic}: ends {ends}, done {done}"
+                m = c.poll(0.2)
+                if m is None:
+                    continue
+                if m.error() is not None:
+                    if m.error().code() == KafkaError._PARTITION_EOF:
+                        if m.offset() >= ends[m.partition()]:
+                            done.add(m.partition())
+                        continue
+                    raise RuntimeError(f"reading {topic}: {m.error()}")
+                out[(topic, m.partition())].append((m.key().decode(), m.value().decode(), m.timestamp()[1]))
+        finally:
+            c.close()
+    return out
+
+
+def output_counts(bootstrap: str) -> int:
+    return sum(sum(end_offsets(bootstrap, t, range(PARTITIONS), READ_COMMITTED).values()) for t in sa.OUTPUTS)
+
+
+def wait_until_done(bootstrap: str, app_id: str, data: sa.StreamsInput, apps, timeout: float = DONE_TIMEOUT_S) -> None:
+    """Until the application has committed every input offset and every repartition offset."""
+    ev_end = end_offsets(bootstrap, sa.EVENTS, range(PARTITIONS), READ_COMMITTED)
+    assert sum(ev_end.values()) == data.events
+    repart = f"{app_id}-by-region-repartition"
+    deadline = time.monotonic() + timeout
+    while True:
+        for app in apps:
+            assert app.running, f"{app.name} exited {app.proc.returncode}:\n{app.tail()}"
+        committed = group_committed(bootstrap, app_id, sa.EVENTS, range(PARTITIONS))
+        if committed == ev_end:
+            rp_end = end_offsets(bootstrap, repart, range(PARTITIONS), READ_COMMITTED)
+            if group_committed(bootstrap, app_id, repart, range(PARTITIONS)) == rp_end:
+                return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{app_id} did not finish within {timeout:.0f} s: committed {committed} of "
+                                 f"{ev_end}\n" + "\n".join(a.tail(30) for a in apps))
+        time.sleep(0.5)
+
+
+def assert_same_as_driver(bootstrap: str, expected) -> None:
+    got = read_outputs(bootstrap)
+    for key in sorted(set(got) | set(expected)):
+        want, have = expected.get(key, []), got.get(key, [])
+        if want != have:
+            first = next((i for i, (a, b) in enumerate(zip(want, have)) if a != b), min(len(want), len(have)))
+            pytest.fail(f"{key[0]} partition {key[1]}: {len(have)} records on the broker, {len(want)} from "
+                        f"TopologyTestDriver; first difference at #{first}: broker "
+                        f"{have[first:first + 3]} driver {want[first:first + 3]}", pytrace=False)
+
+
+def wait_output(bootstrap: str, at_least: int, apps, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while output_counts(bootstrap) < at_least:
+        for app in apps:
+            assert app.running, f"{app.name} exited:\n{app.tail()}"
+        assert time.monotonic() < deadline, f"fewer than {at_least} output records within {timeout:.0f} s"
+        time.sleep(0.3)
+
+
+def _describe_configs(bootstrap: str, topic: str) -> dict[str, str]:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    res = ConfigResource(ConfigResource.Type.TOPIC, topic)
+    return {k: v.value for k, v in admin.describe_configs([res])[res].result(20).items()}
+
+
+@pytest.fixture
+def app_factory(tmp_path):
+    apps: list[sa.StreamsAppProcess] = []
+
+    def make(bootstrap: str, app_id: str, name: str, **kw) -> sa.StreamsAppProcess:
+        app = sa.StreamsAppProcess(bootstrap, app_id, tmp_path, name, **kw)
+        apps.append(app)
+        return app
+
+    yield make
+    for app in apps:
+        app.kill9()
+
+
+@pytest.mark.parametrize("kind", ["hourglass", "kafka"])
+def test_clean_run_equals_topology_test_driver(kind, request, data, expected, app_factory):
+    """On Hourglass, and on Apache Kafka as the oracle: the comparison itself is sound."""
+    if kind == "hourglass":
+        broker = request.getfixturevalue("broker_factory")(BROKER_OVERRIDES)
+    else:
+        broker = request.getfixturevalue("kafka_factory")()
+    _create_topics(broker.bootstrap)
+    produce_all(broker.bootstrap, data)
+    app_id = f"hg-streams-{uuid.uuid4().hex[:6]}"
+    app = app_factory(broker.bootstrap, app_id, "a").start()
+    app.wait_state("RUNNING")
+    wait_until_done(broker.bootstrap, app_id, data, [app])
+    assert_same_as_driver(broker.bootstrap, expected)
+
+    # the offsets were committed with Streams' metadata (base64 of a version byte and the
+    # partition's stream time): the broker keeps it, and a restarted task resumes that time
+    # (read with kafka-python: confluent-kafka 2.16's committed() hands back undecodable
+    # metadata from Apache Kafka 4.4 for these offsets, while kafka-python reads the same string)
+    from kafka import KafkaAdminClient
+    admin_kp = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        committed = admin_kp.list_group_offsets(app_id)[app_id]
+    finally:
+        admin_kp.close()
+    for p in range(PARTITIONS):
+        om = committed[next(tp for tp in committed if tp.topic == sa.EVENTS and tp.partition == p)]
+        raw = base64.b64decode(om.metadata)
+        stream_time = struct.unpack(">q", raw[1:9])[0]
+        want = max(ts for t, k, v, ts in data.rows() if t == sa.EVENTS and sa.partition_of(k, PARTITIONS) == p)
+        assert raw[0] == 2 and stream_time == want, (p, raw, stream_time, want)
+
+    # the internal topics Kafka Streams created, as it asked for them
+    for store in ("regions-store", "region-totals-store"):
+        assert _describe_configs(broker.bootstrap, f"{app_id}-{store}-changelog")["cleanup.policy"] == "compact"
+    assert _describe_configs(broker.bootstrap, f"{app_id}-user-windows-changelog")["cleanup.policy"] == "compact,delete"
+    # the repartition topic is purged (DeleteRecords) up to what the app committed
+    repart = f"{app_id}-by-region-repartition"
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    from confluent_kafka.admin import OffsetSpec
+    deadline = time.monotonic() + 30
+    while True:
+        starts = {tp.partition: f.result().offset for tp, f in admin.list_offsets(
+            {TopicPartition(repart, p): OffsetSpec.earliest() for p in range(PARTITIONS)}).items()}
+        if all(v > 0 for v in starts.values()):
+            break
+        assert time.monotonic() < deadline, f"repartition topic never purged: log start offsets {starts}"
+        time.sleep(0.5)
+    assert app.stop() in CLEAN_EXIT, app.tail()
+
+
+def test_kill9_mid_stream_then_restore_from_changelogs(broker_factory, data, expected, app_factory):
+    broker = broker_factory(BROKER_OVERRIDES)
+    _create_topics(broker.bootstrap)
+    app_id = f"hg-streams-{uuid.uuid4().hex[:6]}"
+    app = app_factory(broker.bootstrap, app_id, "a").start()
+    app.wait_state("RUNNING")
+    producer = PacedProducer(broker.bootstrap, data, interval=0.2, hold_at=(20,))
+    producer.start()
+    wait_output(broker.bootstrap, 150, [app])
+    app.kill9()
+    time.sleep(1.0)
+    # an empty state directory: every store comes back from its changelog topic
+    app.start(fresh_state=True)
+    app.wait_state("RUNNING")
+    producer.finish()
+    wait_until_done(broker.bootstrap, app_id, data, [app])
+    assert_same_as_driver(broker.bootstrap, expected)
+    assert app.stop() in CLEAN_EXIT, app.tail()
+
+
+def test_broker_restart_mid_stream(broker_factory, data, expected, app_factory):
+    broker = broker_factory(BROKER_OVERRIDES)
+    _create_topics(broker.bootstrap)
+    app_id = f"hg-streams-{uuid.uuid4().hex[:6]}"
+    app = app_factory(broker.bootstrap, app_id, "a").start()
+    app.wait_state("RUNNING")
+    producer = PacedProducer(broker.bootstrap, data, interval=0.2, hold_at=(20,))
+    producer.start()
+    wait_output(broker.bootstrap, 150, [app])
+    broker.restart()
+    producer.finish()
+    wait_until_done(broker.bootstrap, app_id, data, [app])
+    assert_same_as_driver(broker.bootstrap, expected)
+    assert app.stop() in CLEAN_EXIT, app.tail()
+
+
+def test_two_instances_and_a_third_joining_and_leaving(broker_factory, data, expected, app_factory):
+    broker = broker_factory(BROKER_OVERRIDES)
+    _create_topics(broker.bootstrap)
+    app_id = f"hg-streams-{uuid.uuid4().hex[:6]}"
+    a = app_factory(broker.bootstrap, app_id, "a").start()
+    b = app_factory(broker.bootstrap, app_id, "b").start()
+    a.wait_state("RUNNING")
+    b.wait_state("RUNNING")
+    producer = PacedProducer(broker.bootstrap, data, interval=0.2, hold_at=(12, 24))
+    producer.start()
+    wait_output(broker.bootstrap, 150, [a, b])
+    c = app_factory(broker.bootstrap, app_id, "c").start()
+    c.wait_state("RUNNING")
+    producer.release()  # rounds 12 to 23 while the three share the work
+    wait_output(broker.bootstrap, output_counts(broker.bootstrap) + 150, [a, b, c])
+    assert c.stop() in CLEAN_EXIT, c.tail()
+    producer.finish()  # the rest after the third left
+    wait_until_done(broker.bootstrap, app_id, data, [a, b])
+    assert_same_as_driver(broker.bootstrap, expected)
+    # the third instance really took a share: it reached RUNNING after a rebalance gave it tasks
+    assert "REBALANCING" in a.states[1:] and "REBALANCING" in b.states[1:]
+    assert a.stop() in CLEAN_EXIT, a.tail()
+    assert b.stop() in CLEAN_EXIT, b.tail()
