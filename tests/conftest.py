@@ -45,30 +45,36 @@ def client_tools() -> None:
         pytest.fail(f"Java harness does not compile: {exc}\n{getattr(exc, 'stderr', '')}", pytrace=False)
 
 
-@pytest.fixture
-def broker_factory(request, tmp_path_factory, client_tools):
-    started: list[BrokerProcess] = []
-    request.node.stash[_BROKERS] = started
+def _process_factory(request, tmp_path_factory, key, cls, clean_exits):
+    """Yields ``make(overrides=None, **kwargs)`` starting ``cls`` processes on fresh data dirs;
+    at teardown each is stopped, and one that died during the test or exited otherwise than in
+    ``clean_exits`` on SIGTERM fails the test with its log."""
+    started = []
+    request.node.stash[key] = started
 
-    def make(overrides=None, **kwargs) -> BrokerProcess:
-        base = tmp_path_factory.mktemp("broker")
-        b = BrokerProcess(base / "data", overrides, **kwargs)
-        started.append(b)
-        return b.start()
+    def make(overrides=None, **kwargs):
+        p = cls(tmp_path_factory.mktemp(cls.kind) / "data", overrides, **kwargs)
+        started.append(p)
+        return p.start()
 
     yield make
 
     problems = []
-    for b in started:
-        if b.proc is not None and b.proc.poll() is not None:
-            rc = b.stop()
-            problems.append(f"broker {b.data_dir} died during the test (exit {rc})\n{b.log_tail()}")
-        elif b.running:
-            rc = b.stop()
-            if rc != 0:
-                problems.append(f"broker {b.data_dir} exited {rc} on SIGTERM\n{b.log_tail()}")
+    for p in started:
+        if p.proc is not None and p.proc.poll() is not None:
+            rc = p.stop()
+            problems.append(f"{p.kind} {p.data_dir} died during the test (exit {rc})\n{p.log_tail()}")
+        elif p.running:
+            rc = p.stop()
+            if rc not in clean_exits:
+                problems.append(f"{p.kind} {p.data_dir} exited {rc} on SIGTERM\n{p.log_tail()}")
     if problems:
         pytest.fail("\n\n".join(problems), pytrace=False)
+
+
+@pytest.fixture
+def broker_factory(request, tmp_path_factory, client_tools):
+    yield from _process_factory(request, tmp_path_factory, _BROKERS, BrokerProcess, (0,))
 
 
 @pytest.fixture
@@ -78,28 +84,8 @@ def broker(broker_factory) -> BrokerProcess:
 
 @pytest.fixture
 def kafka_factory(request, tmp_path_factory):
-    started: list[KafkaProcess] = []
-    request.node.stash[_KAFKAS] = started
-
-    def make(overrides=None, **kwargs) -> KafkaProcess:
-        base = tmp_path_factory.mktemp("kafka")
-        k = KafkaProcess(base / "data", overrides, **kwargs)
-        started.append(k)
-        return k.start()
-
-    yield make
-
-    problems = []
-    for k in started:
-        if k.proc is not None and k.proc.poll() is not None:
-            rc = k.stop()
-            problems.append(f"kafka {k.data_dir} died during the test (exit {rc})\n{k.log_tail()}")
-        elif k.running:
-            rc = k.stop()
-            if rc not in (0, 143):  # 143: the JVM's exit status after its SIGTERM shutdown hooks ran
-                problems.append(f"kafka {k.data_dir} exited {rc} on SIGTERM\n{k.log_tail()}")
-    if problems:
-        pytest.fail("\n\n".join(problems), pytrace=False)
+    # 143: the JVM's exit status after its SIGTERM shutdown hooks ran
+    yield from _process_factory(request, tmp_path_factory, _KAFKAS, KafkaProcess, (0, 143))
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from tests.helpers.process import ServerProcess
+
 READY_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 15.0
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -57,16 +59,20 @@ def _value(v: object) -> str:
     return str(v)
 
 
-class BrokerProcess:
+class BrokerProcess(ServerProcess):
     """One broker subprocess bound to a loopback port, with its data in ``data_dir``.
 
     Invariants: while ``running``, ``bootstrap`` is the ``host:port`` the broker reported in
     its ready file; ``data_dir`` and the overrides stay the same across ``restart()``/``start()``.
     """
 
+    kind = "broker"
+    STOP_TIMEOUT_S = STOP_TIMEOUT_S
+
     def __init__(self, data_dir: str | os.PathLike, overrides: Mapping[str, object] | Iterable[str] | None = None,
                  *, config: str | os.PathLike | None = None, cmd: list[str] | None = None,
                  ready_timeout: float = READY_TIMEOUT_S, env: Mapping[str, str] | None = None):
+        super().__init__()
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = self.data_dir.with_name(self.data_dir.name + ".broker.log")
@@ -76,11 +82,9 @@ class BrokerProcess:
         self.cmd = list(cmd) if cmd is not None else broker_command()
         self.ready_timeout = ready_timeout
         self.env = dict(env) if env is not None else None
-        self.proc: subprocess.Popen | None = None
         self.port: int | None = None
         self.host = "127.0.0.1"
         self.listeners: dict[str, str] = {}  # listener name -> host:port, from the ready file
-        self.exit_codes: list[int] = []  # every exit seen, in order (negative = killed by signal)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -89,10 +93,6 @@ class BrokerProcess:
         if self.port is None:
             raise RuntimeError("broker not started")
         return f"{self.host}:{self.port}"
-
-    @property
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
 
     def argv(self, port: int) -> list[str]:
         args = [*self.cmd, "serve",
@@ -152,10 +152,8 @@ class BrokerProcess:
                         h, _, p = hp.rpartition(":")
                         self.listeners[name] = f"{h if h not in ('', '0.0.0.0', '::') else '127.0.0.1'}:{p}"
                     return
-            rc = self.proc.poll()
+            rc = self._exited_before_ready()
             if rc is not None:
-                self.exit_codes.append(rc)
-                self.proc = None
                 raise BrokerStartError(f"broker exited with {rc} before it was ready\n{self.log_tail()}")
             if time.monotonic() > deadline:
                 self._kill_group()
@@ -163,75 +161,13 @@ class BrokerProcess:
                     f"broker not ready within {self.ready_timeout:.0f} s\n{self.log_tail()}")
             time.sleep(0.01)
 
-    def stop(self, timeout: float = STOP_TIMEOUT_S) -> int:
-        """SIGTERM the broker and wait for it to exit; returns its exit code.
-
-        Past ``timeout`` the group is SIGKILLed and ``BrokerStartError``-style details are in
-        the log; the return value is then the (negative) kill status.
-        """
-        if self.proc is None:
-            return self.exit_codes[-1] if self.exit_codes else 0
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self._kill_group()
-        return self._reap()
-
-    def kill(self) -> int:
-        """SIGKILL the broker's whole process group (a crash: no shutdown code runs)."""
-        if self.proc is None:
-            return self.exit_codes[-1] if self.exit_codes else 0
-        self._kill_group()
-        return self._reap()
-
     def restart(self, port: int | None = None) -> "BrokerProcess":
         """Clean stop (SIGTERM), then start again on the same data dir (and port, if free)."""
         self.stop()
         return self.start(port)
 
-    def _kill_group(self) -> None:
-        assert self.proc is not None
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.proc.wait()
-
-    def _reap(self) -> int:
-        assert self.proc is not None
-        rc = self.proc.wait()
-        # Whatever the broker spawned dies with it.
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        self.exit_codes.append(rc)
-        self.proc = None
-        return rc
-
-    # ------------------------------------------------------------------ diagnostics
-
-    def log_text(self) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")
-        except FileNotFoundError:
-            return ""
-
-    def log_tail(self, max_chars: int = 8000) -> str:
-        text = self.log_text()
-        if len(text) > max_chars:
-            text = "...\n" + text[-max_chars:]
-        return f"--- broker log ({self.log_path}) ---\n{text}"
-
-    def __enter__(self) -> "BrokerProcess":
-        if not self.running:
-            self.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+    def log_paths(self) -> list[Path]:
+        return [self.log_path]
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"

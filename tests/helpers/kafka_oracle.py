@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Mapping
 
 from tests.helpers import jvm
+from tests.helpers.process import ServerProcess
 
 READY_TIMEOUT_S = 90.0  # a cold JVM on a busy 2-core machine
 STOP_TIMEOUT_S = 30.0
@@ -104,16 +105,20 @@ def run_tool(main_class: str, *args: str, timeout: float = 120.0, check: bool = 
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=check)
 
 
-class KafkaProcess:
+class KafkaProcess(ServerProcess):
     """One Apache Kafka node (KRaft, broker+controller) on loopback ports, data in ``data_dir``.
 
     Invariants: while ``running``, ``bootstrap`` answers Kafka requests; ``data_dir`` (the
     ``log.dirs``), the cluster id and the ports stay the same across ``restart()``.
     """
 
+    kind = "kafka"
+    STOP_TIMEOUT_S = STOP_TIMEOUT_S
+
     def __init__(self, data_dir: str | os.PathLike, overrides: Mapping[str, object] | None = None, *,
                  listeners: Mapping[str, str] | None = None, heap: str = "768m",
                  jvm_opts: tuple[str, ...] = (), ready_timeout: float = READY_TIMEOUT_S):
+        super().__init__()
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.home = self.data_dir.with_name(self.data_dir.name + ".kafka")
@@ -129,8 +134,6 @@ class KafkaProcess:
         self.port: int | None = None
         self.controller_port: int | None = None
         self.listeners: dict[str, str] = {}
-        self.proc: subprocess.Popen | None = None
-        self.exit_codes: list[int] = []
         self._formatted = False
 
     # ------------------------------------------------------------------ config
@@ -140,10 +143,6 @@ class KafkaProcess:
         if self.port is None:
             raise RuntimeError("kafka not started")
         return f"{self.host}:{self.port}"
-
-    @property
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
 
     def _ports(self) -> None:
         if self.port is None:
@@ -210,10 +209,8 @@ class KafkaProcess:
         while True:
             if self._started_since(mark) and self._answers():
                 return self
-            rc = self.proc.poll()
+            rc = self._exited_before_ready()
             if rc is not None:
-                self.exit_codes.append(rc)
-                self.proc = None
                 raise KafkaStartError(f"kafka exited with {rc} before it was ready\n{self.log_tail()}")
             if time.monotonic() > deadline:
                 self._kill_group()
@@ -236,71 +233,12 @@ class KafkaProcess:
         except OSError:
             return False
 
-    def stop(self, timeout: float = STOP_TIMEOUT_S) -> int:
-        """SIGTERM (Kafka's controlled shutdown) and wait; SIGKILL past ``timeout``."""
-        if self.proc is None:
-            return self.exit_codes[-1] if self.exit_codes else 0
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self._kill_group()
-        return self._reap()
-
-    def kill(self) -> int:
-        if self.proc is None:
-            return self.exit_codes[-1] if self.exit_codes else 0
-        self._kill_group()
-        return self._reap()
-
     def restart(self) -> "KafkaProcess":
         self.stop()
         return self.start()
 
-    def _kill_group(self) -> None:
-        assert self.proc is not None
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.proc.wait()
-
-    def _reap(self) -> int:
-        assert self.proc is not None
-        rc = self.proc.wait()
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        self.exit_codes.append(rc)
-        self.proc = None
-        return rc
-
-    # ------------------------------------------------------------------ diagnostics
-
-    def log_text(self) -> str:
-        parts = []
-        for p in (self.log_path, self.home / "stdout.log"):
-            try:
-                parts.append(p.read_text(errors="replace"))
-            except FileNotFoundError:
-                pass
-        return "\n".join(parts)
-
-    def log_tail(self, max_chars: int = 8000) -> str:
-        text = self.log_text()
-        if len(text) > max_chars:
-            text = "...\n" + text[-max_chars:]
-        return f"--- kafka log ({self.log_path}) ---\n{text}"
-
-    def __enter__(self) -> "KafkaProcess":
-        if not self.running:
-            self.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+    def log_paths(self) -> list[Path]:
+        return [self.log_path, self.home / "stdout.log"]
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"

@@ -1,0 +1,108 @@
+"""What every server a test runs as a subprocess shares (our broker, Apache Kafka, ...): its
+own process group, SIGTERM for a clean stop and SIGKILL of the whole group for a crash, every
+exit status kept, and its log for failure reports.
+
+Subclasses set ``proc`` when they start and name their log in ``log_paths()``.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+
+class ServerProcess:
+    """Invariant: ``proc`` is the running process or None; ``exit_codes`` holds every exit seen,
+    in order (negative: killed by that signal)."""
+
+    kind = "server"
+    STOP_TIMEOUT_S = 15.0
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen | None = None
+        self.exit_codes: list[int] = []
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, timeout: float | None = None) -> int:
+        """SIGTERM and wait for the exit; past ``timeout`` the group is SIGKILLed. Returns the
+        exit status."""
+        if self.proc is None:
+            return self.exit_codes[-1] if self.exit_codes else 0
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(self.STOP_TIMEOUT_S if timeout is None else timeout)
+            except subprocess.TimeoutExpired:
+                self._kill_group()
+        return self._reap()
+
+    def kill(self) -> int:
+        """SIGKILL the whole process group (a crash: no shutdown code runs)."""
+        if self.proc is None:
+            return self.exit_codes[-1] if self.exit_codes else 0
+        self._kill_group()
+        return self._reap()
+
+    def _kill_group(self) -> None:
+        assert self.proc is not None
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+
+    def _reap(self) -> int:
+        assert self.proc is not None
+        rc = self.proc.wait()
+        # whatever the server spawned dies with it
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.exit_codes.append(rc)
+        self.proc = None
+        return rc
+
+    def _exited_before_ready(self) -> int | None:
+        """The exit status when the process has died (recorded, ``proc`` cleared), else None."""
+        assert self.proc is not None
+        rc = self.proc.poll()
+        if rc is not None:
+            self.exit_codes.append(rc)
+            self.proc = None
+        return rc
+
+    # ------------------------------------------------------------------ diagnostics
+
+    def log_paths(self) -> list[Path]:
+        raise NotImplementedError
+
+    def log_text(self) -> str:
+        parts = []
+        for p in self.log_paths():
+            try:
+                parts.append(p.read_text(errors="replace"))
+            except FileNotFoundError:
+                pass
+        return "\n".join(parts)
+
+    def log_tail(self, max_chars: int = 8000) -> str:
+        text = self.log_text()
+        if len(text) > max_chars:
+            text = "...\n" + text[-max_chars:]
+        return f"--- {self.kind} log ({self.log_paths()[0]}) ---\n{text}"
+
+    def __enter__(self):
+        if not self.running:
+            self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self):
+        raise NotImplementedError
