@@ -1,0 +1,70 @@
+"""The differences between Apache Kafka and Hourglass that we keep, each with its reason.
+
+An entry names the API, the versions (inclusive), the difference path (fnmatch pattern) and,
+optionally, the two values; ``tests/differential/framework.py`` accepts a difference only when
+an entry here matches it. "not yet fixed: ..." marks differences that are ours to fix.
+"""
+from __future__ import annotations
+
+from tests.differential.framework import ANY, Kept  # noqa: F401
+
+NO_FEATURES = ("Hourglass finalizes no feature levels (no KRaft metadata.version); clients learn what it "
+               "serves from the API ranges, and a finalized transaction.version 2 would move them to the "
+               "transaction protocol Hourglass does not serve (README: What it serves)")
+
+KEPT: list[Kept] = [
+    # ApiVersions (18)
+    Kept(18, (3, 4), "supported_features*", NO_FEATURES),
+    Kept(18, (3, 4), "finalized_features*", NO_FEATURES),
+]
+
+# ApiVersions: API key -> why Hourglass advertises another range than Kafka 4.4.
+OLD = "older versions Kafka 4 removed (KIP-896) stay served for older clients"
+NEWER = "not yet: Kafka 4.4's newest version(s) of this API"
+ONE_NODE = "one node, its own only replica: no replica placement or log-dir moves to serve"
+KRAFT = "no KRaft quorum: Hourglass is its own controller without a metadata log"
+KEPT_RANGES: dict[int, str] = {
+    0: NEWER + " (Produce v12-13: v13 by topic id, KIP-516)",
+    1: f"{OLD}; {NEWER} (Fetch v18)",
+    2: f"{OLD}; {NEWER} (ListOffsets v10-11)",
+    3: NEWER + " (Metadata v13)",
+    8: f"{OLD}; {NEWER} (OffsetCommit v10)",
+    9: f"{OLD}; {NEWER} (OffsetFetch v10)",
+    15: NEWER + " (DescribeGroups v6)",
+    18: NEWER + " (ApiVersions v5)",
+    19: OLD,
+    20: OLD,
+    23: OLD,
+    27: NEWER + " (WriteTxnMarkers v2, transaction version 2 is not served: README)",
+    28: NEWER + " (TxnOffsetCommit v6)",
+    29: OLD, 30: OLD, 31: OLD, 32: OLD,
+    34: ONE_NODE + " (AlterReplicaLogDirs)",
+    35: ONE_NODE + " (DescribeLogDirs)",
+    38: "delegation tokens are not served (README)",
+    39: "delegation tokens are not served (README)",
+    40: "delegation tokens are not served (README)",
+    41: "delegation tokens are not served (README)",
+    42: NEWER + " (DeleteGroups v3)",
+    43: ONE_NODE + " (ElectLeaders)",
+    45: ONE_NODE + " (AlterPartitionReassignments)",
+    46: ONE_NODE + " (ListPartitionReassignments)",
+    55: KRAFT + " (DescribeQuorum)",
+    57: "no feature levels to update: Hourglass finalizes no features (UpdateFeatures)",
+    60: NEWER + " (DescribeCluster v2)",
+    64: KRAFT + " (UnregisterBroker)",
+    66: NEWER + " (ListTransactions v2)",
+    74: "client metrics resources (KIP-714 subscriptions) are not served (ListConfigResources)",
+    80: KRAFT + " (AddRaftVoter)",
+    81: KRAFT + " (RemoveRaftVoter)",
+    83: "share-group state RPCs are Kafka's inter-broker path; Hourglass's share coordinator keeps "
+        "its state in-process",
+    84: "share-group state RPCs are inter-broker (see 83)",
+    85: "share-group state RPCs are inter-broker (see 83)",
+    86: "share-group state RPCs are inter-broker (see 83)",
+    87: "share-group state RPCs are inter-broker (see 83)",
+    88: "Kafka Streams groups (KIP-1071) are not served",
+    89: "Kafka Streams groups (KIP-1071) are not served",
+    90: NEWER + " (DescribeShareGroupOffsets v1)",
+    93: "Kafka Streams groups (KIP-1071) are not served",
+    94: KRAFT + " (UnregisterController)",
+}
