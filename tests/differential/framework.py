@@ -19,7 +19,6 @@ Invariants:
 """
 from __future__ import annotations
 
-import fnmatch
 import re
 import time
 import uuid
@@ -39,6 +38,17 @@ KAFKA, HOURGLASS = "kafka", "hourglass"
 # normalizations: the ONE table of values two correct brokers may answer differently
 
 
+_PATTERNS: dict[str, re.Pattern] = {}
+
+
+def path_matches(path: str, pattern: str) -> bool:
+    """``*`` matches any run of characters (``[*]`` any index); everything else is literal."""
+    rx = _PATTERNS.get(pattern)
+    if rx is None:
+        rx = _PATTERNS[pattern] = re.compile(re.escape(pattern).replace(r"\*", ".*") + r"\Z")
+    return rx.match(path) is not None
+
+
 def _generated(v):
     """A broker-generated value: equal on both sides once known to be present."""
     if v in (None, "", -1, b""):
@@ -55,13 +65,24 @@ def _broker_clock(v):
     return "<broker clock>" if isinstance(v, int) and v > 0 else v
 
 
+_BOUNDS = re.compile(r"within \[(-?\d+), (-?\d+)\]")
+
+
+def _timestamp_bounds(v):
+    """Kafka's INVALID_TIMESTAMP message names the accepted range around the broker's clock:
+    keep the range's width (before.max.ms + after.max.ms, compared), drop the clock."""
+    if not isinstance(v, str):
+        return v
+    return _BOUNDS.sub(lambda m: f"within [<clock>, <clock> + {int(m[2]) - int(m[1])}]", v)
+
+
 def _any(v):
     return "<normalized>"
 
 
 @dataclass(frozen=True)
 class Normalization:
-    """Where ``path`` (an fnmatch pattern over the difference path) matches in a response of
+    """Where ``path`` (a pattern over the difference path, ``*`` any run of characters) matches in a response of
     ``api`` (None = every API), both sides' values go through ``fn`` before comparison.
     ``opt_in`` rules apply only in exchanges that name them (scenario-specific facts)."""
     name: str
@@ -94,6 +115,9 @@ NORMALIZATIONS: tuple[Normalization, ...] = (
                   "producer ids are allocated per cluster"),
     Normalization("log_append_time_ms", 0, "*log_append_time_ms", _broker_clock,
                   "LogAppendTime is the broker's clock at the append"),
+    Normalization("timestamp_bounds", 0, "*error_message", _timestamp_bounds,
+                  "an INVALID_TIMESTAMP message names the range around the broker's clock; its width "
+                  "stays compared"),
     Normalization("batch_crc", None, "*.batches[*].crc", _any,
                   "the CRC covers producer ids and LogAppendTime values normalized here; every "
                   "field it covers is compared one by one"),
@@ -132,7 +156,7 @@ class Kept:
     def matches(self, api: int, version: int, d: "Difference") -> bool:
         if api != self.api or not self.versions[0] <= version <= self.versions[1]:
             return False
-        if not fnmatch.fnmatchcase(d.path, self.path):
+        if not path_matches(d.path, self.path):
             return False
         if self.kafka is not ... and d.kafka != self.kafka:
             return False
@@ -218,7 +242,7 @@ class Comparison:
 
     def _normalize(self, path: str, a, b):
         for n in self.rules:
-            if fnmatch.fnmatchcase(path, n.path):
+            if path_matches(path, n.path):
                 a, b = n.fn(a), n.fn(b)
         return a, b
 
@@ -395,8 +419,28 @@ class UnexpectedDifferences(AssertionError):
     pass
 
 
-def req(api: int, **fields):
-    return APIS[api].request.cls(**fields)
+def _build(top, cls, fields: dict, version: int | None):
+    spec = {f.name: f for f in cls._spec_fields}
+    kw = {}
+    for name, v in fields.items():
+        f = spec[name]  # a KeyError names a field the message does not have
+        if version is not None and version not in f.v:
+            continue
+        if f.is_struct and v is not None:
+            sub = getattr(top, f.elem)
+            if f.is_array:
+                v = [x if not isinstance(x, dict) else _build(top, sub, x, version) for x in v]
+            elif isinstance(v, dict):
+                v = _build(top, sub, v, version)
+        kw[name] = v
+    return cls(**kw)
+
+
+def req(api: int, _v: int | None = None, **fields):
+    """A request struct from keyword fields; nested structs may be given as dicts. With
+    ``_v`` (the version it is for), fields that version lacks are left out."""
+    top = APIS[api].request.cls
+    return _build(top, top, fields, _v)
 
 
 def versions_both(kafka_ranges: dict[int, tuple[int, int]], hourglass_ranges: dict[int, tuple[int, int]],
