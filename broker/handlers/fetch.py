@@ -103,10 +103,11 @@ def _read_all(b, v, resolved, max_bytes: int, committed: bool):
                 res = plog.read(fp.fetch_offset, max(limit, 0), min_one=first_data,
                                 max_offset=plog.last_stable_offset if committed else None)
             except OffsetOutOfRangeError:
+                # Kafka's read result for a failed read: every offset unknown (-1), so the
+                # client resets through ListOffsets rather than trusting these
                 any_error = True
                 presp.append(PD(partition_index=fp.partition, error_code=ErrorCode.OFFSET_OUT_OF_RANGE,
-                                high_watermark=plog.high_watermark, last_stable_offset=plog.last_stable_offset,
-                                log_start_offset=plog.log_start_offset, records=b"",
+                                high_watermark=-1, last_stable_offset=-1, log_start_offset=-1, records=b"",
                                 aborted_transactions=None))
                 continue
             except StorageError as exc:
