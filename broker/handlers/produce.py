@@ -43,9 +43,24 @@ _LEN = struct.Struct(">i")
 LEADER_EPOCH = 0  # one node, one epoch: batches are stamped like Kafka's leader does
 
 
-def _error(index: int, code: int, message: str | None = None, record_errors=None) -> "P":
-    return P(index=index, error_code=code, base_offset=-1, log_append_time_ms=-1, log_start_offset=-1,
-             error_message=message, record_errors=record_errors or [])
+def _error(index: int, code: int, message: str | None = None, record_errors=None,
+           log_start_offset: int = -1) -> "P":
+    return P(index=index, error_code=code, base_offset=-1, log_append_time_ms=-1,
+             log_start_offset=log_start_offset, error_message=message, record_errors=record_errors or [])
+
+
+# Append failures Kafka answers without the log start offset (ReplicaManager.appendToLocalLog:
+# LogAppendInfo.UNKNOWN_LOG_APPEND_INFO); every other append failure (a record the validator
+# refused, a sequence or epoch error, ...) carries the partition's log start offset.
+_NO_LOG_START = frozenset({
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.MESSAGE_TOO_LARGE,
+    ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.CORRUPT_MESSAGE, ErrorCode.KAFKA_STORAGE_ERROR,
+    ErrorCode.UNKNOWN_TOPIC_ID,
+})
+
+
+def _log_start(plog, code) -> int:
+    return -1 if code in _NO_LOG_START else plog.log_start_offset
 
 
 def _check_v3_records(records) -> str | None:
@@ -195,7 +210,7 @@ async def handle(ctx, req):
                 msg = str(exc)
                 log.info("produce to %s-%d from %r rejected: %s: %s", t.name, idx, ctx.client_id, code.name, msg)
                 b.metrics.error(0, int(code))
-                parts.append(_error(idx, code, msg, errors))
+                parts.append(_error(idx, code, msg, errors, _log_start(plog, code)))
                 continue
             except Exception as exc:  # corrupt input the validator could not classify, I/O errors
                 code = error_code_for(exc)
@@ -203,7 +218,7 @@ async def handle(ctx, req):
                     log.exception("append to %s-%d failed", t.name, idx)
                 else:
                     log.warning("append to %s-%d from %r failed: %s", t.name, idx, ctx.client_id, exc)
-                parts.append(_error(idx, code, str(exc)))
+                parts.append(_error(idx, code, str(exc), log_start_offset=_log_start(plog, code)))
                 continue
             b.metrics.bytes_in[t.name] += len(pd.records)
             b.metrics.records_in[t.name] += info.record_count
