@@ -209,10 +209,14 @@ def validate_and_assign_offsets(data, *, next_offset: int, now_ms: int, config,
             from protocol.records.record import decode_batch
             _, records = decode_batch(buf, pos, verify_crc=False)
             timestamps = [(r.offset, r.timestamp) for r in records]
-        elif bounded and not batch_is_lat:
+        elif bounded and not batch_is_lat and not (before == LONG_MAX and h.max_timestamp <= now_ms + after):
             from protocol.records.record import iter_record_timestamps
             timestamps = list(iter_record_timestamps(buf, pos))
         else:
+            # unbounded, or only the after side bounded (Kafka 4's default, one hour) and the
+            # header's max timestamp within it: the header answers for the records, which are
+            # not decoded (Kafka decodes each; a batch whose header understates its records'
+            # timestamps passes here, as it does with no bound at all)
             timestamps = None   # header-only path
         if timestamps is not None and len(timestamps) != h.records_count:
             raise CorruptRecordError(
