@@ -63,15 +63,25 @@ def _log_start(plog, code) -> int:
     return -1 if code in _NO_LOG_START else plog.log_start_offset
 
 
-def _check_v3_records(records) -> str | None:
-    """Kafka's ProduceRequest.validateRecords: v3+ carry exactly one magic-2 batch."""
+def _check_v3_records(records) -> tuple[int, str | None, str] | None:
+    """Kafka's ProduceRequest.validateRecords: v3+ carry exactly one magic-2 batch.
+
+    Returns (error code, the message the answer carries, the reason for our log) or None.
+    Kafka answers these with the code alone (its PartitionResponse from the exception's
+    error), except an unknown magic, which its batch reader reports with a message."""
     if len(records) < LOG_OVERHEAD + 5:
-        return "Produce request records are too short to hold a record batch"
-    if peek_magic(records) != 2:
-        return "Produce requests with version 3 or later must contain record batches with magic version 2"
+        return ErrorCode.INVALID_RECORD, None, "records too short to hold a record batch"
+    magic = peek_magic(records)
+    if magic not in (0, 1, 2):
+        msg = f"Invalid magic found in record: {magic}"
+        return ErrorCode.CORRUPT_MESSAGE, msg, msg
+    if magic != 2:
+        return ErrorCode.INVALID_RECORD, None, f"magic {magic} batch in a v3+ request (magic 2 only)"
     (length,) = _LEN.unpack_from(records, 8)
-    if LOG_OVERHEAD + length < len(records):  # a torn batch is the validator's CORRUPT_MESSAGE
-        return "Produce requests with version 3 or later must contain exactly one record batch"
+    if LOG_OVERHEAD + length > len(records):
+        return ErrorCode.INVALID_RECORD, None, "a truncated record batch"
+    if LOG_OVERHEAD + length < len(records):
+        return ErrorCode.INVALID_RECORD, None, "more than one record batch (v3+ allow exactly one)"
     return None
 
 
@@ -181,7 +191,9 @@ async def handle(ctx, req):
             if v >= 3:
                 problem = _check_v3_records(pd.records)
                 if problem:
-                    parts.append(_error(idx, ErrorCode.INVALID_RECORD, problem))
+                    code, msg, why = problem
+                    log.info("produce to %s-%d from %r refused: %s: %s", t.name, idx, ctx.client_id, code.name, why)
+                    parts.append(_error(idx, code, msg))
                     continue
             plog = b.topics.log(t.name, idx)
             if plog.config.schema_id_validation:  # one attribute read when off
@@ -210,7 +222,9 @@ async def handle(ctx, req):
                 msg = str(exc)
                 log.info("produce to %s-%d from %r rejected: %s: %s", t.name, idx, ctx.client_id, code.name, msg)
                 b.metrics.error(0, int(code))
-                parts.append(_error(idx, code, msg, errors, _log_start(plog, code)))
+                # Kafka's answer carries a message only for record-level refusals (its
+                # RecordValidationException: the ones with record_errors); the rest, the code alone
+                parts.append(_error(idx, code, msg if errors else None, errors, _log_start(plog, code)))
                 continue
             except Exception as exc:  # corrupt input the validator could not classify, I/O errors
                 code = error_code_for(exc)
@@ -218,7 +232,7 @@ async def handle(ctx, req):
                     log.exception("append to %s-%d failed", t.name, idx)
                 else:
                     log.warning("append to %s-%d from %r failed: %s", t.name, idx, ctx.client_id, exc)
-                parts.append(_error(idx, code, str(exc), log_start_offset=_log_start(plog, code)))
+                parts.append(_error(idx, code, None, log_start_offset=_log_start(plog, code)))
                 continue
             b.metrics.bytes_in[t.name] += len(pd.records)
             b.metrics.records_in[t.name] += info.record_count
