@@ -148,8 +148,16 @@ def _broker_key_table() -> dict[str, tuple[str, str | None, str]]:
     table: dict[str, tuple[str, str | None, str]] = {}
     for name, d in lc.BROKER_LOG_DEFAULTS.items():
         table[name] = (d.type, lc.value_to_string(d.type, d.default), d.documentation)
+    from broker.compat_keys import NO_EFFECT, SENSITIVE_SUFFIXES
     for name, k in BROKER_KEYS.items():
-        typ = table[name][0] if name in table else _PARSE_TYPES.get(getattr(k.parse, "__name__", ""), "string")
+        if name in table:
+            typ = table[name][0]
+        elif name in NO_EFFECT:
+            typ = NO_EFFECT[name][0]  # Kafka's own type (a replication factor is a SHORT)
+        elif name.endswith(SENSITIVE_SUFFIXES):
+            typ = "password"
+        else:
+            typ = _PARSE_TYPES.get(getattr(k.parse, "__name__", ""), "string")
         table[name] = (typ, k.default, k.doc)
     return table
 
@@ -202,9 +210,16 @@ def default_broker_config_entries(default: dict, names=None):
     return out
 
 
-def check_broker_resource(node_id: int, resource_name: str | None, *, allow_default: bool) -> bool:
+INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being malformed by the client "
+                           "library or the message was sent to an incompatible broker. See the broker logs "
+                           "for more details.")
+
+
+def check_broker_resource(node_id: int, resource_name: str | None, *, allow_default: bool,
+                          word: str = "Broker") -> bool:
     """True for this node's id, False for the cluster-default resource ``""``; raises
-    ResourceError (INVALID_REQUEST, Kafka's messages) otherwise."""
+    ResourceError (INVALID_REQUEST, Kafka's messages) otherwise. ``word``: Kafka's DescribeConfigs
+    says "Broker id", its (Incremental)AlterConfigs "Node id"."""
     if not resource_name:
         if allow_default:
             return False
@@ -213,7 +228,7 @@ def check_broker_resource(node_id: int, resource_name: str | None, *, allow_defa
         bid = int(resource_name)
     except ValueError:
         raise ResourceError(ErrorCode.INVALID_REQUEST,
-                            f"Broker id must be an integer, but it is: {resource_name}") from None
+                            f"{word} id must be an integer, but it is: {resource_name}") from None
     if bid != node_id:
         expected = f"{node_id} or empty string" if allow_default else f"{node_id}"
         raise ResourceError(ErrorCode.INVALID_REQUEST,
@@ -246,7 +261,7 @@ def _entries_for(b, rtype: int, rname: str, names):
             raise ResourceError(ErrorCode.INVALID_TOPIC_EXCEPTION, err)
         t = b.topics.get(rname)
         if t is None:
-            raise ResourceError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
+            raise ResourceError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "")  # Kafka's message: ""
         return topic_config_entries(b.cfg.topic_defaults, t.configs, names, dynamic_log_layers(b))
     if rtype == BROKER:
         dyn = getattr(b, "dynamic_configs", None)
@@ -258,8 +273,8 @@ def _entries_for(b, rtype: int, rname: str, names):
         return logger_entries(names)
     if rtype == GROUP:
         return group_config_entries(b, rname, names)
-    raise ResourceError(ErrorCode.INVALID_REQUEST,
-                        f"Unsupported resource type: {RESOURCE_TYPE_NAMES.get(rtype, rtype)}")
+    # Kafka answers with INVALID_REQUEST's own description (Errors.INVALID_REQUEST.message())
+    raise ResourceError(ErrorCode.INVALID_REQUEST, INVALID_REQUEST_MESSAGE)
 
 
 def group_config_entries(b, group_id: str, names=None):
@@ -312,7 +327,7 @@ async def handle(ctx, req):
                 synonyms=[R.DescribeConfigsSynonym(name=s.name, value=None if sensitive else s.value,
                                                    source=SRC[s.source]) for s in syns] if syn_on else [],
                 config_type=TYPES.get(typ, 0), documentation=doc if doc_on else None))
-        results.append(R.DescribeConfigsResult(error_code=0, error_message=None,
+        results.append(R.DescribeConfigsResult(error_code=0, error_message="",  # Kafka's: "", not null
                                                resource_type=res.resource_type,
                                                resource_name=res.resource_name, configs=configs))
     return R(throttle_time_ms=0, results=results)
