@@ -23,6 +23,8 @@ REPORT_PATH = Path(__file__).resolve().parents[2] / "test-output" / "differentia
 # Settings both brokers run with (the rest are each broker's defaults, themselves compared).
 COMMON = {
     "group.initial.rebalance.delay.ms": 0,
+    "offsets.topic.replication.factor": 1,        # the oracle's one-node settings, on both
+    "transaction.state.log.replication.factor": 1,
     "num.partitions": 1,
     "auto.create.topics.enable": "true",
 }

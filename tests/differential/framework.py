@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable
 from hourglass.cli.wire import WireClient
 from protocol.api_keys import APIS
 from protocol.errors import CorruptRecordError
-from protocol.records.batch import HEADER_SIZE, LOG_OVERHEAD, TIMESTAMP_TYPE_MASK, read_header
+from protocol.records.batch import CONTROL_FLAG, HEADER_SIZE, LOG_OVERHEAD, TIMESTAMP_TYPE_MASK, read_header
 from protocol.records.record import decode_batch
 
 KAFKA, HOURGLASS = "kafka", "hourglass"
@@ -124,6 +124,8 @@ NORMALIZATIONS: tuple[Normalization, ...] = (
     Normalization("log_append_time_batch", None, "*.batches[*].lat", _broker_clock,
                   "a LogAppendTime batch's max_timestamp/record timestamps are the broker's clock",
                   opt_in=True),
+    Normalization("control_batch_time", None, "*.batches[*].control_time", _broker_clock,
+                  "a transaction marker's timestamp is the coordinator's clock when it wrote it"),
     Normalization("list_offsets_broker_time", 2, "*.partitions[*].timestamp", _broker_clock,
                   "on a LogAppendTime topic the timestamps ListOffsets answers are broker times",
                   opt_in=True),
@@ -132,8 +134,30 @@ NORMALIZATIONS: tuple[Normalization, ...] = (
     Normalization("transaction_start", None, "*transaction_start_time_ms", _broker_clock,
                   "when the broker started a transaction (its clock)"),
     Normalization("session_id", 1, "session_id", _generated, "fetch session ids are random"),
+    Normalization("listeners", 32, "*configs[*listeners]*value", _any,
+                  "each broker's listeners name its own ports (the oracle's also its controller listener)"),
     Normalization("finalized_epoch", 18, "finalized_features_epoch", _any,
                   "the metadata offset of the last feature change, per cluster"),
+)
+
+
+@dataclass(frozen=True)
+class Aligned:
+    """An array of ``api`` at ``path`` whose order carries no meaning: its elements are paired
+    by ``key`` (a field name) and named by it in paths (``configs[retention.ms]``)."""
+    api: int
+    path: str
+    key: str
+    reason: str
+
+
+ALIGNED: tuple[Aligned, ...] = (
+    Aligned(32, "results[*].configs", "name",
+            "Kafka lists a resource's configs in its ConfigDef's order; the set and each entry matter"),
+    Aligned(21, "topics[*].partitions", "partition_index",
+            "partitions are keyed by index (mapKey in Kafka's spec); Kafka lists the unknown ones first"),
+    Aligned(19, "topics[*].configs", "name",
+            "Kafka lists a new topic's configs in its ConfigDef's order; the set and each entry matter"),
 )
 
 
@@ -189,15 +213,16 @@ class Difference:
 
 def decode_records(data) -> list[dict] | None:
     """The batches of a ``records`` field as plain data: header fields and records. A trailing
-    partial batch (a fetch cut at max_bytes) becomes ``{"partial_bytes": n}``."""
+    partial batch (a fetch cut at its byte limit) is counted in ``trailing_partial_bytes``."""
     if data is None:
         return None
     buf = bytes(data)
     out: list[dict] = []
+    partial = 0
     pos = 0
     while pos < len(buf):
         if len(buf) - pos < HEADER_SIZE:
-            out.append({"partial_bytes": len(buf) - pos})
+            partial = len(buf) - pos
             break
         try:
             h = read_header(buf, pos)
@@ -206,27 +231,29 @@ def decode_records(data) -> list[dict] | None:
             break
         size = h.batch_length + LOG_OVERHEAD
         if len(buf) - pos < size:
-            out.append({"partial_bytes": len(buf) - pos})
+            partial = len(buf) - pos
             break
         lat = bool(h.attributes & TIMESTAMP_TYPE_MASK)
+        control = bool(h.attributes & CONTROL_FLAG)
         b = {"base_offset": h.base_offset, "batch_length": h.batch_length,
              "partition_leader_epoch": h.partition_leader_epoch, "magic": h.magic, "crc": h.crc,
              "attributes": h.attributes, "last_offset_delta": h.last_offset_delta,
-             "base_timestamp": h.base_timestamp if not lat else None,
-             "max_timestamp": h.max_timestamp if not lat else None,
+             "base_timestamp": h.base_timestamp if not (lat or control) else None,
+             "max_timestamp": h.max_timestamp if not (lat or control) else None,
              "lat": h.max_timestamp if lat else None,
+             "control_time": h.max_timestamp if control else None,
              "producer_id": h.producer_id, "producer_epoch": h.producer_epoch,
              "base_sequence": h.base_sequence, "records_count": h.records_count}
         try:
             _, records = decode_batch(buf, pos)
-            b["records"] = [{"offset": r.offset, "timestamp": r.timestamp if not lat else None,
+            b["records"] = [{"offset": r.offset, "timestamp": r.timestamp if not (lat or control) else None,
                              "key": r.key, "value": r.value, "headers": r.headers,
                              "attributes": r.attributes} for r in records]
         except CorruptRecordError as exc:
             b["records"] = f"undecodable: {exc}"
         out.append(b)
         pos += size
-    return {"batches": out}
+    return {"batches": out, "trailing_partial_bytes": partial}
 
 
 class Comparison:
@@ -260,6 +287,17 @@ class Comparison:
         if f.is_array:
             if a is None or b is None:
                 self.leaf(path, a, b)
+                return
+            al = next((x for x in ALIGNED if x.api == self.api and path_matches(path, x.path)), None)
+            if al is not None and f.is_struct:
+                ka = {getattr(x, al.key): x for x in a}
+                kb = {getattr(x, al.key): x for x in b}
+                for key in list(ka) + [k for k in kb if k not in ka]:
+                    p = f"{path}[{key}]"
+                    if key not in kb or key not in ka:
+                        self.leaf(p, "present" if key in ka else "absent", "present" if key in kb else "absent")
+                    else:
+                        self.struct(p, ka[key], kb[key])
                 return
             if len(a) != len(b):
                 self.differences.append(Difference(f"{path}.length", len(a), len(b)))
@@ -380,6 +418,9 @@ class Report:
         for n in NORMALIZATIONS:
             api = "all" if n.api is None else APIS[n.api].name
             lines.append(f"| {n.name}{' (opt-in)' if n.opt_in else ''} | {api} | `{n.path}` | {n.reason} |")
+        lines += ["", "## Arrays compared by key, not by position", "", "| API | path | key | reason |", "|---|---|---|---|"]
+        for x in ALIGNED:
+            lines.append(f"| {APIS[x.api].name} | `{x.path}` | {x.key} | {x.reason} |")
         lines += ["", "## Kept differences (allowlist)", "", "| API | versions | path | reason |", "|---|---|---|---|"]
         for k in _kept():
             lines.append(f"| {APIS[k.api].name} | {k.versions[0]}-{k.versions[1]} | `{k.path}` | {k.reason} |")

@@ -12,7 +12,44 @@ NO_FEATURES = ("Hourglass finalizes no feature levels (no KRaft metadata.version
                "serves from the API ranges, and a finalized transaction.version 2 would move them to the "
                "transaction protocol Hourglass does not serve (README: What it serves)")
 
+REMOVED_IN_4 = ("not yet fixed: Kafka 4.0 removed this topic config (KIP-724/KIP-937 deprecations); Hourglass's "
+                "topic config model is still Kafka 3.9's and lists and accepts it")
+NEW_IN_4 = "not yet fixed: a topic config new in Kafka 4.x that Hourglass does not know yet"
+CONFLUENT = ("Confluent Server's schema ID validation topic configs, which Hourglass serves "
+             "(README: schema ID validation)")
+OUR_DOCS = "Hourglass writes its own documentation strings for its configs (it does not copy Kafka's text)"
+
 KEPT: list[Kept] = [
+    # DescribeConfigs (32) and CreateTopics (19): the topic config model
+    Kept(32, ANY, "*.documentation", OUR_DOCS),
+    *[Kept(api, ANY, f"*configs[{name}]", reason)
+      for api in (19, 32)
+      for name, reason in (("confluent.*", CONFLUENT),
+                           ("message.downconversion.enable", REMOVED_IN_4),
+                           ("message.format.version", REMOVED_IN_4),
+                           ("message.timestamp.difference.max.ms", REMOVED_IN_4),
+                           ("errors.deadletterqueue.group.enable", NEW_IN_4),
+                           ("max.decompressed.message.bytes", NEW_IN_4),
+                           ("remote.copy.lag.bytes", NEW_IN_4),
+                           ("remote.copy.lag.ms", NEW_IN_4))],
+    Kept(32, ANY, "*configs[offsets.topic.replication.factor].synonyms[*].value",
+         "Hourglass's default is 1 (one node, the only replica); Kafka's is 3", kafka="3", hourglass="1"),
+    Kept(32, ANY, "*configs[sasl.jaas.config]",
+         "Hourglass reads JAAS settings per listener and mechanism (listener.name.<l>.<mechanism>.sasl.jaas.config); "
+         "the broker-wide key, which Kafka brokers ignore too, is not listed", kafka="present", hourglass="absent"),
+    Kept(32, ANY, "*configs[ssl.*password].read_only",
+         "dynamic keystore reconfiguration is not served: a new keystore takes a restart", kafka=False, hourglass=True),
+    # IncrementalAlterConfigs (44)
+    Kept(44, ANY, "responses[*].error_*",
+         "an unknown config operation: Kafka 4.4 answers UNKNOWN_SERVER_ERROR (an exception escapes its "
+         "handler); Hourglass answers INVALID_REQUEST naming the operation", kafka=-1, hourglass=42),
+    Kept(44, ANY, "responses[*].error_message",
+         "the message of the unknown-operation refusal above", kafka=None, hourglass="Unknown operations type 7"),
+    # Fetch (1)
+    Kept(1, ANY, "*.records.trailing_partial_bytes",
+         "Kafka's fetch is a slice of the segment file cut at the byte limit, so it may end in a "
+         "partial batch the client drops; Hourglass stops at the last whole batch within the limit "
+         "(the same records reach the client, fewer bytes are sent)", hourglass=0),
     # ApiVersions (18)
     Kept(18, (3, 4), "supported_features*", NO_FEATURES),
     Kept(18, (3, 4), "finalized_features*", NO_FEATURES),

@@ -50,3 +50,40 @@ def fetch(side, topic: str, partitions: list[tuple[int, int]], version: int, *, 
 def delete_records(topic: str, offsets: dict[int, int], version: int):
     return req(21, version, topics=[{"name": topic, "partitions": [
         {"partition_index": p, "offset": o} for p, o in offsets.items()]}], timeout_ms=30000)
+
+
+def corrupt_crc(b: bytes) -> bytes:
+    out = bytearray(b)
+    out[-1] ^= 0xFF  # the last record byte: covered by the CRC, not by any framing
+    return bytes(out)
+
+
+def with_magic(b: bytes, magic: int) -> bytes:
+    out = bytearray(b)
+    out[16] = magic
+    return bytes(out)
+
+
+def wait_ok(side, api: int, version: int, body, timeout: float = 30.0, ok=lambda r: r.error_code == 0):
+    """Setup on one side (not compared): repeat until ``ok`` (a coordinator loading, a topic
+    being created), then return the answer."""
+    deadline = time.monotonic() + timeout
+    while True:
+        r = side.request(api, version, body(side) if callable(body) else body)
+        if ok(r):
+            return r
+        assert time.monotonic() < deadline, f"{side.name}: {r}"
+        time.sleep(0.1)
+
+
+def init_producer(ex, transactional_id=None, timeout_ms: int = 60000) -> None:
+    """InitProducerId on both (a transactional id's coordinator found first); each side keeps its
+    own producer id and epoch in ``state``."""
+    if transactional_id is not None:
+        for s in ex.sides:
+            wait_ok(s, 10, 4, req(10, 4, key_type=1, coordinator_keys=[transactional_id]),
+                    ok=lambda r: r.coordinators[0].error_code == 0)
+    for s in ex.sides:
+        r = wait_ok(s, 22, 4, req(22, 4, transactional_id=transactional_id, transaction_timeout_ms=timeout_ms,
+                                  producer_id=-1, producer_epoch=-1))
+        s.state["pid"], s.state["epoch"] = r.producer_id, r.producer_epoch
