@@ -19,6 +19,7 @@ Invariants:
 """
 from __future__ import annotations
 
+import os
 import re
 import time
 import uuid
@@ -156,6 +157,8 @@ ALIGNED: tuple[Aligned, ...] = (
             "Kafka lists a resource's configs in its ConfigDef's order; the set and each entry matter"),
     Aligned(21, "topics[*].partitions", "partition_index",
             "partitions are keyed by index (mapKey in Kafka's spec); Kafka lists the unknown ones first"),
+    Aligned(24, "results_by_topic_v3_and_below", "name",
+            "topics are keyed by name (mapKey in Kafka's spec); Kafka lists the unknown ones first"),
     Aligned(19, "topics[*].configs", "name",
             "Kafka lists a new topic's configs in its ConfigDef's order; the set and each entry matter"),
 )
@@ -531,6 +534,8 @@ class Exchange:
             b = body(s) if callable(body) else body
             answers.append(s.request(api, version, b))
         k, h = answers
+        if os.environ.get("DIFFERENTIAL_TRACE"):  # both answers, for whoever chases a difference
+            print(f"\n[{APIS[api].name} v{version} {scenario}]\n  kafka:     {k}\n  hourglass: {h}")
         if compare_:
             self.compare(api, version, k, h, scenario=scenario, normalize=normalize)
         return k, h
