@@ -49,6 +49,16 @@ KEPT: list[Kept] = [
          "(Java's, Python's)", kafka="SubscribedTopicRegex `(unclosed` is not a valid regular expression: "
          "missing closing ).", hourglass="SubscribedTopicRegex `(unclosed` is not a valid regular expression: "
          "missing ): (unclosed."),
+    # ACLs (29, 30, 31)
+    Kept(30, ANY, "results[*].error_code",
+         "a binding with ANY or MATCH where a concrete value is needed: Kafka 4.4 answers "
+         "UNKNOWN_SERVER_ERROR without a message (an exception escapes its controller's ACL "
+         "validation); Hourglass answers INVALID_REQUEST naming the field", kafka=-1, hourglass=42),
+    Kept(30, ANY, "results[*].error_message", "the message of the INVALID_REQUEST above", kafka=None),
+    *[Kept(api, ANY, "<answer>",
+           "a request carrying UNKNOWN (0) as a resource or pattern type: Kafka 4.4 cannot parse it and "
+           "closes the connection; Hourglass answers it with INVALID_REQUEST for that entry and keeps "
+           "the connection", kafka="connection closed", hourglass="answered") for api in (29, 30, 31)],
     # IncrementalAlterConfigs (44)
     Kept(44, ANY, "responses[*].error_*",
          "an unknown config operation: Kafka 4.4 answers UNKNOWN_SERVER_ERROR (an exception escapes its "
