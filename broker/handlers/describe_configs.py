@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 
+from broker.errors import INVALID_REQUEST_MESSAGE
 from broker.cluster import validate_topic_name
 from broker.registry import handles
 from broker.security.api_acls import active
@@ -208,11 +209,6 @@ def default_broker_config_entries(default: dict, names=None):
         out.append((n, default[n], lc.SOURCE_DYNAMIC_DEFAULT_BROKER, False, is_sensitive(n),
                     [lc.ConfigSynonymEntry(n, default[n], lc.SOURCE_DYNAMIC_DEFAULT_BROKER)], typ, doc))
     return out
-
-
-INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being malformed by the client "
-                           "library or the message was sent to an incompatible broker. See the broker logs "
-                           "for more details.")
 
 
 def check_broker_resource(node_id: int, resource_name: str | None, *, allow_default: bool,
