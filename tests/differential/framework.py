@@ -167,6 +167,8 @@ ALIGNED: tuple[Aligned, ...] = (
     Aligned(31, "filter_results[*].matching_acls",
             ("resource_type", "resource_name", "pattern_type", "principal", "host", "operation", "permission_type"),
             "the ACL bindings a filter deleted are a set"),
+    Aligned(20, "responses", "name",
+            "topics are keyed by name (mapKey in Kafka's spec); Kafka lists the unknown ones first"),
     Aligned(19, "topics[*].configs", "name",
             "Kafka lists a new topic's configs in its ConfigDef's order; the set and each entry matter"),
 )

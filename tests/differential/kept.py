@@ -39,6 +39,13 @@ KEPT: list[Kept] = [
          "the broker-wide key, which Kafka brokers ignore too, is not listed", kafka="present", hourglass="absent"),
     Kept(32, ANY, "*configs[ssl.*password].read_only",
          "dynamic keystore reconfiguration is not served: a new keystore takes a restart", kafka=False, hourglass=True),
+    # Metadata (3): auto-creation
+    Kept(3, ANY, "topics[*].error_code",
+         "auto-creation: Hourglass, its own controller, creates the topic before it answers, so the first "
+         "Metadata lists it; Kafka's broker forwards the creation to its controller and answers "
+         "UNKNOWN_TOPIC_OR_PARTITION until its metadata image has the topic", kafka=3, hourglass=0),
+    Kept(3, ANY, "topics[*].partitions.length", "the auto-created topic's partition (see above)",
+         kafka=0, hourglass=1),
     # ConsumerGroupHeartbeat (68)
     Kept(68, ANY, "member_epoch",
          "not yet fixed: Kafka 4.4 gives the first member of a new consumer group epoch 2 (the group is "
