@@ -2,23 +2,19 @@
 by the whole session (``pair``), a per-test ``ex`` (``framework.Exchange``) that sends each
 request to both and compares, and the report ``test-output/differential.md``.
 
-Every module here carries ``pytest.mark.xdist_group("differential")``: under ``-n 2 --dist
-loadgroup`` they all run on one worker, so the pair starts once and one session writes the
-whole report at its end. A test with a difference the allowlist (``kept.py``) does not name
-fails in its call phase, listing every such difference with its path.
+Every module here carries ``pytest.mark.xdist_group("differential")``, meant to keep them on
+one xdist worker so the pair starts once; should the scheduler split them anyway, each worker
+starts its own pair and writes its own part of the report, and the controlling process merges
+the parts. A test with a difference the allowlist (``kept.py``) does not name fails in its
+call phase, listing every such difference with its path.
 """
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
-from tests.differential.framework import Exchange, Pair, Report, UnexpectedDifferences, advertised
+from tests.differential.framework import Exchange, Pair, Report, UnexpectedDifferences, advertised, write_part
 from tests.helpers.broker import BrokerProcess
 from tests.helpers.kafka_oracle import KafkaProcess
-
-REPORT_PATH = Path(__file__).resolve().parents[2] / "test-output" / "differential.md"
 
 # Settings both brokers run with (the rest are each broker's defaults, themselves compared).
 COMMON = {
@@ -29,19 +25,15 @@ COMMON = {
     "auto.create.topics.enable": "true",
 }
 
-_REPORT = Report()
-
 
 @pytest.fixture(scope="session")
-def differential_report():
-    yield _REPORT
-    if _REPORT.entries:
-        REPORT_PATH.parent.mkdir(parents=True, exist_ok=True)
-        worker = os.environ.get("PYTEST_XDIST_WORKER")
-        REPORT_PATH.write_text(_REPORT.markdown())
-        if worker:  # one worker runs the group; say which, for whoever reads the file
-            with REPORT_PATH.open("a") as f:
-                f.write(f"\n(written by xdist worker {worker})\n")
+def differential_report(request):
+    """The session's report; at its end written as this process's part, which the controlling
+    process merges into ``test-output/differential.md`` (``tests/conftest.py``'s
+    ``pytest_sessionfinish``: the one conftest xdist's controller always loads)."""
+    report = Report()
+    yield report
+    write_part(request.config, report)
 
 
 def start_pair(tmp_path_factory, kafka_overrides=None, hourglass_overrides=None, *, name="pair"):

@@ -19,11 +19,14 @@ Invariants:
 """
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import time
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from hourglass.cli.wire import WireClient, WireError
@@ -382,27 +385,36 @@ class Entry:
 
 @dataclass
 class Report:
-    entries: list[Entry] = field(default_factory=list)
+    """Every exchange of a session (or, merged, of all xdist workers). ``parts()`` is its plain
+    JSON form (difference values as their reprs), what a worker writes and the merge reads."""
+    entries: list[dict] = field(default_factory=list)
     notes: dict[str, list[str]] = field(default_factory=dict)  # section -> lines (e.g. ApiVersions ranges)
 
     def add(self, e: Entry) -> None:
-        self.entries.append(e)
+        self.entries.append({"test": e.test, "scenario": e.scenario, "api": e.api, "version": e.version,
+                             "fields": e.fields,
+                             "differences": [{"path": d.path, "kafka": repr(d.kafka), "hourglass": repr(d.hourglass),
+                                              "kept": d.kept} for d in e.differences]})
 
     def note(self, section: str, lines: list[str]) -> None:
         self.notes.setdefault(section, []).extend(lines)
 
-    def merge(self, other: "Report") -> None:
-        self.entries += other.entries
-        for k, v in other.notes.items():
+    def parts(self) -> dict:
+        return {"entries": self.entries, "notes": self.notes}
+
+    def merge(self, part: dict) -> None:
+        self.entries += part["entries"]
+        for k, v in part["notes"].items():
             self.note(k, v)
 
     def markdown(self) -> str:
-        by_api: dict[int, dict[int, list[Entry]]] = {}
+        by_api: dict[int, dict[int, list[dict]]] = {}
         for e in self.entries:
-            by_api.setdefault(e.api, {}).setdefault(e.version, []).append(e)
-        total_fields = sum(e.fields for e in self.entries)
-        kept = sum(1 for e in self.entries for d in e.differences if d.kept)
-        unexpected = sum(1 for e in self.entries for d in e.differences if not d.kept)
+            by_api.setdefault(e["api"], {}).setdefault(e["version"], []).append(e)
+        diffs = [d for e in self.entries for d in e["differences"]]
+        total_fields = sum(e["fields"] for e in self.entries)
+        kept = sum(1 for d in diffs if d["kept"])
+        unexpected = len(diffs) - kept
         pairs = sum(len(v) for v in by_api.values())
         lines = ["# Differential report: Apache Kafka vs Hourglass", "",
                  f"{len(self.entries)} exchanges, {len(by_api)} APIs, {pairs} API versions, "
@@ -411,23 +423,23 @@ class Report:
         for api in sorted(by_api):
             for v in sorted(by_api[api]):
                 es = by_api[api][v]
-                ds = [d for e in es for d in e.differences]
-                bad = sum(1 for d in ds if not d.kept)
+                ds = [d for e in es for d in e["differences"]]
+                bad = sum(1 for d in ds if not d["kept"])
                 result = "equal" if not ds else (f"{bad} UNEXPECTED, {len(ds) - bad} kept" if bad
                                                  else f"{len(ds)} kept")
-                lines.append(f"| {APIS[api].name} ({api}) | {v} | {len(es)} | {sum(e.fields for e in es)} | {result} |")
+                lines.append(f"| {APIS[api].name} ({api}) | {v} | {len(es)} | {sum(e['fields'] for e in es)} | {result} |")
         lines.append("")
         for section, ls in self.notes.items():
             lines += [f"## {section}", "", *ls, ""]
         lines += ["## Differences", ""]
         for api in sorted(by_api):
             for v in sorted(by_api[api]):
-                for e in by_api[api][v]:
-                    if e.differences:
-                        lines.append(f"### {APIS[api].name} v{v}: {e.scenario} ({e.test})")
-                        lines += [f"- {'kept' if d.kept else 'UNEXPECTED'}: `{d.path}`: kafka `{d.kafka!r}`, "
-                                  f"hourglass `{d.hourglass!r}`" + (f" ({d.kept})" if d.kept else "")
-                                  for d in e.differences]
+                for e in sorted(by_api[api][v], key=lambda e: (e["test"], e["scenario"])):
+                    if e["differences"]:
+                        lines.append(f"### {APIS[api].name} v{v}: {e['scenario']} ({e['test']})")
+                        lines += [f"- {'kept' if d['kept'] else 'UNEXPECTED'}: `{d['path']}`: kafka `{d['kafka']}`, "
+                                  f"hourglass `{d['hourglass']}`" + (f" ({d['kept']})" if d["kept"] else "")
+                                  for d in e["differences"]]
                         lines.append("")
         lines += ["## Normalizations", "", "| name | API | path | reason |", "|---|---|---|---|"]
         for n in NORMALIZATIONS:
@@ -627,3 +639,38 @@ def advertised(bootstrap: str) -> dict[int, tuple[int, int]]:
         r = c.request(18, 3, req(18, client_software_name="differential", client_software_version="0"))
     assert r.error_code == 0
     return {a.api_key: (a.min_version, a.max_version) for a in r.api_keys}
+
+
+# ---------------------------------------------------------------------------------------------
+# the report file: one part per pytest process, merged by the controlling one
+
+REPORT_PATH = Path(__file__).resolve().parents[2] / "test-output" / "differential.md"
+PARTS_DIR = REPORT_PATH.with_name("differential.parts")
+
+
+def _worker(config) -> str | None:
+    return getattr(config, "workerinput", {}).get("workerid")
+
+
+def write_part(config, report: Report) -> None:
+    if report.entries or report.notes:
+        PARTS_DIR.mkdir(parents=True, exist_ok=True)
+        (PARTS_DIR / f"{_worker(config) or 'main'}.json").write_text(json.dumps(report.parts()))
+
+
+def clear_parts(config) -> None:
+    """At the controlling process's session start: no part of an earlier run survives."""
+    if _worker(config) is None:
+        shutil.rmtree(PARTS_DIR, ignore_errors=True)
+
+
+def merge_parts(config) -> None:
+    """At the controlling process's session end: every part merged into ``differential.md``."""
+    if _worker(config) is not None or not PARTS_DIR.is_dir():
+        return
+    merged = Report()
+    for part in sorted(PARTS_DIR.glob("*.json")):
+        merged.merge(json.loads(part.read_text()))
+    if merged.entries:
+        REPORT_PATH.write_text(merged.markdown())
+    shutil.rmtree(PARTS_DIR, ignore_errors=True)

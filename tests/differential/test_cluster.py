@@ -7,7 +7,7 @@ import pytest
 
 from protocol.records.record import build_batch
 from tests.differential.framework import req
-from tests.differential.wire import batch, init_producer, now_ms, produce, wait_ok
+from tests.differential.wire import batch, group_coordinator, init_producer, now_ms, produce, wait_ok
 
 pytestmark = pytest.mark.xdist_group("differential")
 
@@ -95,6 +95,7 @@ def test_offset_for_leader_epoch_and_producers(ex):
 
 def test_groups_listing(ex):
     group = f"g-{ex.topic_name()}"
+    group_coordinator(ex, group)
     for v in ex.versions(15):
         ex.send(15, v, req(15, v, groups=[group, ""], include_authorized_operations=False),
                 scenario="an unknown group and an empty id")

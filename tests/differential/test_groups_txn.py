@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from tests.differential.framework import req
-from tests.differential.wire import batch, init_producer, now_ms, produce, wait_ok
+from tests.differential.wire import batch, group_coordinator, init_producer, now_ms, produce, wait_ok
 
 pytestmark = pytest.mark.xdist_group("differential")
 
@@ -22,16 +22,6 @@ def _group(ex, tag):
 def _join(group, v, member_id="", session=10000, protocol_type="consumer", protocols=PROTOCOLS, instance=None):
     return req(11, v, group_id=group, session_timeout_ms=session, rebalance_timeout_ms=session, member_id=member_id,
                group_instance_id=instance, protocol_type=protocol_type, protocols=protocols, reason=None)
-
-
-def _coordinator(ex, group):
-    """Setup: the group's coordinator found and loaded on each side (Kafka answers
-    COORDINATOR_LOAD_IN_PROGRESS while it reads __consumer_offsets after its first use)."""
-    for s in ex.sides:
-        wait_ok(s, 10, 4, req(10, 4, key_type=0, coordinator_keys=[group]),
-                ok=lambda r: r.coordinators[0].error_code == 0)
-        wait_ok(s, 15, 5, req(15, 5, groups=[group], include_authorized_operations=False),
-                ok=lambda r: r.groups[0].error_code not in (14, 15, 16))
 
 
 def _joined(ex, group, v):
@@ -51,7 +41,7 @@ def _joined(ex, group, v):
 def test_classic_group_error_flows(ex):
     for v in ex.versions(11):
         group = _group(ex, f"v{v}")
-        _coordinator(ex, group)
+        group_coordinator(ex, group)
         ex.send(11, v, _join("", v), scenario="empty group id")
         ex.send(11, v, _join(group, v, session=1), scenario="session timeout below the minimum")
         ex.send(11, v, _join(group, v, session=10 ** 9), scenario="session timeout above the maximum")
@@ -61,7 +51,7 @@ def test_classic_group_error_flows(ex):
         ex.send(11, v, _join(group, v, member_id="x", protocol_type="other"), scenario="another protocol type")
     v_sync, v_hb, v_leave = max(ex.versions(14)), max(ex.versions(12)), max(ex.versions(13))
     group = _group(ex, "flows")
-    _coordinator(ex, group)
+    group_coordinator(ex, group)
     _joined(ex, group, max(ex.versions(11)))
     for vs in ex.versions(14):
         ex.send(14, vs, lambda s: req(14, vs, group_id=group, generation_id=s.state["generation"] + 5,
@@ -120,7 +110,7 @@ def test_offset_commit_and_fetch(ex):
     ex.send(0, 9, produce(topic, {0: batch([now_ms()] * 3)}, 9), scenario="setup")
     for v in ex.versions(8):
         group = _group(ex, f"c{v}")
-        _coordinator(ex, group)
+        group_coordinator(ex, group)
         ex.send(8, v, _commit(group, topic, v, [(0, 2), (1, 0)]), scenario="simple commit (no generation)")
         ex.send(8, v, _commit(group, topic, v, [(5, 1)]), scenario="unknown partition")
         ex.send(8, v, _commit(group, ex.topic_name("nosuch"), v, [(0, 1)]), scenario="unknown topic")
@@ -128,7 +118,7 @@ def test_offset_commit_and_fetch(ex):
                 scenario="generation given, group has no members")
         ex.send(8, v, _commit("", topic, v, [(0, 1)]), scenario="empty group id")
     group = _group(ex, "fetch")
-    _coordinator(ex, group)
+    group_coordinator(ex, group)
     ex.send(8, max(ex.versions(8)), _commit(group, topic, max(ex.versions(8)), [(0, 3)]), scenario="setup commit")
     for v in ex.versions(9):
         ex.send(9, v, _fetch_offsets(group, {topic: [0, 1, 7]}, v), scenario="committed, uncommitted, unknown")
@@ -148,7 +138,7 @@ def _cgh(group, v, member_id, epoch, topics=("t",), regex=None, rebalance=30000,
 def test_consumer_group_heartbeat_errors(ex):
     for v in ex.versions(68):
         group = _group(ex, f"cg{v}")
-        _coordinator(ex, group)
+        group_coordinator(ex, group)
         mid = uuid.uuid4().hex[:22]
         ex.send(68, v, _cgh("", v, mid, 0), scenario="empty group id")
         ex.send(68, v, _cgh(group, v, "", 0), scenario="empty member id")
@@ -161,7 +151,7 @@ def test_consumer_group_heartbeat_errors(ex):
         if v >= 1:
             ex.send(68, v, _cgh(group, v, mid, 0, topics=None, regex="(unclosed"), scenario="invalid regex")
         classic = _group(ex, f"classic{v}")
-        _coordinator(ex, classic)
+        group_coordinator(ex, classic)
         ex.each(lambda s: s.request(11, 5, _join(classic, 5)))
         ex.send(68, v, _cgh(classic, v, mid, 0), scenario="a classic group's id")
 
@@ -169,7 +159,7 @@ def test_consumer_group_heartbeat_errors(ex):
 def test_share_group_heartbeat_errors(ex):
     for v in ex.versions(76):
         group = _group(ex, f"sg{v}")
-        _coordinator(ex, group)
+        group_coordinator(ex, group)
         mid = uuid.uuid4().hex[:22]
         base = dict(group_id=group, member_id=mid, member_epoch=0, rack_id=None, subscribed_topic_names=["t"])
         ex.send(76, v, req(76, v, **{**base, "group_id": ""}), scenario="empty group id")

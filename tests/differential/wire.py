@@ -87,3 +87,14 @@ def init_producer(ex, transactional_id=None, timeout_ms: int = 60000) -> None:
         r = wait_ok(s, 22, 4, req(22, 4, transactional_id=transactional_id, transaction_timeout_ms=timeout_ms,
                                   producer_id=-1, producer_epoch=-1))
         s.state["pid"], s.state["epoch"] = r.producer_id, r.producer_epoch
+
+
+def group_coordinator(ex, group: str) -> None:
+    """Setup: the group's coordinator found and loaded on each side (Kafka answers
+    COORDINATOR_NOT_AVAILABLE/LOAD_IN_PROGRESS/NOT_COORDINATOR while it creates and reads
+    __consumer_offsets after its first use)."""
+    for s in ex.sides:
+        wait_ok(s, 10, 4, req(10, 4, key_type=0, coordinator_keys=[group]),
+                ok=lambda r: r.coordinators[0].error_code == 0)
+        wait_ok(s, 15, 5, req(15, 5, groups=[group], include_authorized_operations=False),
+                ok=lambda r: r.groups[0].error_code not in (14, 15, 16))
