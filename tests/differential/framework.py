@@ -60,6 +60,10 @@ def _generated(v):
     return "<generated>"
 
 
+def _nonzero(v):
+    return "<generated>" if isinstance(v, int) and v != 0 else v
+
+
 def _nonneg(v):
     return "<assigned>" if isinstance(v, int) and v >= 0 else v
 
@@ -137,7 +141,7 @@ NORMALIZATIONS: tuple[Normalization, ...] = (
                   "when the broker started a transaction (its clock)"),
     Normalization("transaction_start", None, "*transaction_start_time_ms", _broker_clock,
                   "when the broker started a transaction (its clock)"),
-    Normalization("session_id", 1, "session_id", _generated, "fetch session ids are random"),
+    Normalization("session_id", 1, "session_id", _nonzero, "fetch session ids are random (0: no session)"),
     Normalization("listeners", 32, "*configs[*listeners]*value", _any,
                   "each broker's listeners name its own ports (the oracle's also its controller listener)"),
     Normalization("finalized_epoch", 18, "finalized_features_epoch", _any,
@@ -172,6 +176,8 @@ ALIGNED: tuple[Aligned, ...] = (
             "the ACL bindings a filter deleted are a set"),
     Aligned(20, "responses", "name",
             "topics are keyed by name (mapKey in Kafka's spec); Kafka lists the unknown ones first"),
+    Aligned(91, "responses", "topic_name", "topics are keyed by name; Kafka lists the unknown ones first"),
+    Aligned(92, "responses", "topic_name", "topics are keyed by name; Kafka lists the unknown ones first"),
     Aligned(19, "topics[*].configs", "name",
             "Kafka lists a new topic's configs in its ConfigDef's order; the set and each entry matter"),
 )
@@ -184,8 +190,8 @@ ALIGNED: tuple[Aligned, ...] = (
 @dataclass(frozen=True)
 class Kept:
     """A known difference accepted for ``api`` at ``versions`` (inclusive range) where the
-    difference path matches ``path``; ``kafka``/``hourglass`` (when given) must equal the two
-    values for it to apply."""
+    difference path matches ``path``; ``kafka``/``hourglass`` (when given: a value, or a
+    predicate) must match the two values for it to apply."""
     api: int
     versions: tuple[int, int]
     path: str
@@ -198,12 +204,19 @@ class Kept:
             return False
         if not path_matches(d.path, self.path):
             return False
-        if self.kafka is not ... and d.kafka != self.kafka:
-            return False
-        return self.hourglass is ... or d.hourglass == self.hourglass
+        return _value_matches(self.kafka, d.kafka) and _value_matches(self.hourglass, d.hourglass)
 
 
 ANY = (0, 99)
+
+
+def _value_matches(expected, value) -> bool:
+    """``...``: any value; a callable: a predicate; else equality."""
+    if expected is ...:
+        return True
+    if callable(expected):
+        return bool(expected(value))
+    return value == expected
 
 
 def _kept() -> list[Kept]:

@@ -230,3 +230,37 @@ def test_transaction_errors(ex):
                                          duration_filter=10 ** 12), scenario="list: running longer than 30 years")
     ex.send(26, 3, lambda s: req(26, 3, transactional_id=txn, producer_id=s.state["pid"],
                                  producer_epoch=s.state["epoch"], committed=False), scenario="end: abort")
+
+
+def test_share_group_offsets(ex):
+    """Describe/Alter/DeleteShareGroupOffsets on an unknown group, a group with a member, and
+    the same group once its member left (empty)."""
+    topic = ex.topic_name()
+    ex.create_topic(topic, partitions=2)
+    group = _group(ex, "sgo")
+    group_coordinator(ex, group)
+    alter = lambda g, off=0: req(91, 0, group_id=g, topics=[  # noqa: E731
+        {"topic_name": topic, "partitions": [{"partition_index": 0, "start_offset": off},
+                                             {"partition_index": 5, "start_offset": 0}]},
+        {"topic_name": f"{topic}-nosuch", "partitions": [{"partition_index": 0, "start_offset": 0}]}])
+    delete = lambda g: req(92, 0, group_id=g, topics=[{"topic_name": topic},  # noqa: E731
+                                                      {"topic_name": f"{topic}-nosuch"}])
+    describe = lambda g: req(90, 0, groups=[{"group_id": g, "topics": [  # noqa: E731
+        {"topic_name": topic, "partitions": [0, 1]}]}])
+    unknown = _group(ex, "none")
+    ex.send(91, 0, alter(unknown), scenario="alter: unknown group")
+    ex.send(92, 0, delete(unknown), scenario="delete: unknown group")
+    ex.send(90, 0, describe(unknown), scenario="describe: unknown group")
+    mid = uuid.uuid4().hex[:22]
+    hb = req(76, 1, group_id=group, member_id=mid, member_epoch=0, rack_id=None, subscribed_topic_names=[topic])
+    for s in ex.sides:
+        wait_ok(s, 76, 1, hb)
+    ex.send(91, 0, alter(group), scenario="alter: a group with a member")
+    ex.send(92, 0, delete(group), scenario="delete: a group with a member")
+    for s in ex.sides:
+        s.request(76, 1, req(76, 1, group_id=group, member_id=mid, member_epoch=-1, rack_id=None,
+                             subscribed_topic_names=None))
+    ex.send(91, 0, alter(group, off=0), scenario="alter: the empty group")
+    ex.send(90, 0, describe(group), scenario="describe: after alter")
+    ex.send(92, 0, delete(group), scenario="delete: the empty group")
+    ex.send(90, 0, describe(group), scenario="describe: after delete")

@@ -96,6 +96,17 @@ def test_fetch_offsets_and_limits(ex):
     _fetch_all_versions(ex, topic, [(0, 0), (1, 0)], "two partitions, one empty")
     _fetch_all_versions(ex, topic, [(0, 0), (0, 5)], "one partition twice")
     _fetch_all_versions(ex, topic, [(9, 0)], "unknown partition")
+    # a full fetch asking for a new fetch session (KIP-227: session id 0, epoch 0)
+    for v in ex.versions(1, lo=7):
+        ex.send(1, v, lambda s, v=v: _with_session(fetch(s, topic, [(0, 0)], v), 0, 0),
+                scenario="a new fetch session")
+        ex.send(1, v, lambda s, v=v: _with_session(fetch(s, topic, [(0, 0)], v), 12345, 1),
+                scenario="an unknown fetch session")
+
+
+def _with_session(body, session_id, epoch):
+    body.session_id, body.session_epoch = session_id, epoch
+    return body
 
 
 def test_fetch_isolation_with_aborted_transactions(ex):
@@ -149,3 +160,33 @@ def test_fetch_isolation_with_aborted_transactions(ex):
         _fetch_all_versions(ex, topic, [(0, 0)], f"after abort and commit, isolation {iso}", isolation_level=iso)
         _fetch_all_versions(ex, topic, [(0, 3)], f"from inside the aborted batch, isolation {iso}",
                             isolation_level=iso)
+
+
+def test_share_fetch_and_acknowledge_errors(ex):
+    """ShareFetch/ShareAcknowledge before any ShareGroupHeartbeat: unknown members and sessions."""
+    import uuid
+    topic = ex.topic_name()
+    ex.create_topic(topic)
+    group = f"sg-{topic}"
+    mid = uuid.uuid4().hex[:22]
+
+    def share_fetch(v, epoch, member=mid, acks=()):
+        return lambda s: req(78, v, group_id=group, member_id=member, share_session_epoch=epoch, max_wait_ms=0,
+                             min_bytes=1, max_bytes=1 << 20, max_records=100, batch_size=100, share_acquire_mode=0,
+                             topics=[{"topic_id": s.state["topic_ids"][topic], "partitions": [
+                                 {"partition_index": 0, "acknowledgement_batches": list(acks)}]}],
+                             forgotten_topics_data=[])
+
+    def share_ack(v, epoch, member=mid):
+        return lambda s: req(79, v, group_id=group, member_id=member, share_session_epoch=epoch, is_renew_ack=False,
+                             topics=[{"topic_id": s.state["topic_ids"][topic], "partitions": [
+                                 {"partition_index": 0, "acknowledgement_batches": [
+                                     {"first_offset": 0, "last_offset": 0, "acknowledge_types": [1]}]}]}])
+
+    for v in ex.versions(78):
+        ex.send(78, v, share_fetch(v, 0), scenario="a new session for an unknown member")
+        ex.send(78, v, share_fetch(v, 5), scenario="an unknown session, epoch 5")
+        ex.send(78, v, share_fetch(v, 0, member=""), scenario="an empty member id")
+    for v in ex.versions(79):
+        ex.send(79, v, share_ack(v, 0), scenario="acknowledge with epoch 0")
+        ex.send(79, v, share_ack(v, 3), scenario="acknowledge in an unknown session")
