@@ -75,6 +75,10 @@ KEPT: list[Kept] = [
            "a request carrying UNKNOWN (0) as a resource or pattern type: Kafka 4.4 cannot parse it and "
            "closes the connection; Hourglass answers it with INVALID_REQUEST for that entry and keeps "
            "the connection", kafka="connection closed", hourglass="answered") for api in (29, 30, 31)],
+    # ShareFetch (78)
+    Kept(78, ANY, "responses.length",
+         "not yet fixed: a share fetch from a member the group does not know: Kafka answers no partitions, "
+         "Hourglass each requested partition without records", kafka=0, hourglass=1),
     # Describe/Alter/DeleteShareGroupOffsets (90-92): a group that does not exist
     *[Kept(api, ANY, path, NO_SUCH_SHARE_GROUP, kafka=k, hourglass=h) for api, path, k, h in (
         (90, "groups[*].error_code", 0, 69), (90, "groups[*].error_message", None, _group_not_found),
@@ -90,6 +94,12 @@ KEPT: list[Kept] = [
     Kept(44, ANY, "responses[*].error_message",
          "the message of the unknown-operation refusal above", kafka=None, hourglass="Unknown operations type 7"),
     # Fetch (1)
+    Kept(1, ANY, "session_id",
+         "fetch sessions (KIP-227) are declined: session id 0 makes clients send full fetches, which is "
+         "always correct (README, broker/handlers/fetch.py)", kafka="<generated>", hourglass=0),
+    Kept(1, ANY, "error_code", "an unknown fetch session: Hourglass keeps none, so it answers the full fetch "
+         "(see the session id above)", kafka=70, hourglass=0),
+    Kept(1, ANY, "responses.length", "an unknown fetch session (see above)", kafka=0, hourglass=1),
     Kept(1, ANY, "*.records.trailing_partial_bytes",
          "Kafka's fetch is a slice of the segment file cut at the byte limit, so it may end in a "
          "partial batch the client drops; Hourglass stops at the last whole batch within the limit "
