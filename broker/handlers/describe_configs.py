@@ -169,7 +169,7 @@ def broker_config_entries(raw: dict[str, str], names=None, default: dict | None 
     this node's broker resource: per key the dynamic per-broker value, else the dynamic
     cluster default, else the static setting, else the default; read-only unless Kafka marks
     the key dynamic. Dynamic keys outside the table (listener-prefixed) are listed too."""
-    from broker.dynamic_config import is_dynamic, is_sensitive
+    from broker.dynamic_config import SECURITY_KEYS, is_dynamic, is_sensitive
     default, broker = default or {}, broker or {}
     table = _broker_key_table()
     extra = sorted((set(default) | set(broker)) - set(table))
@@ -193,7 +193,9 @@ def broker_config_entries(raw: dict[str, str], names=None, default: dict | None 
         value = syns[0].value if syns else dflt
         source = syns[0].source if syns else lc.SOURCE_DEFAULT
         sensitive = typ == "password" or is_sensitive(name)
-        out.append((name, value, source, not is_dynamic(name), sensitive, syns, typ, doc))
+        # Kafka's AllDynamicConfigs counts the security keys too (updatable per listener only)
+        read_only = not (is_dynamic(name) or name in SECURITY_KEYS)
+        out.append((name, value, source, read_only, sensitive, syns, typ, doc))
     return out
 
 

@@ -46,8 +46,6 @@ KEPT: list[Kept] = [
     Kept(32, ANY, "*configs[sasl.jaas.config]",
          "Hourglass reads JAAS settings per listener and mechanism (listener.name.<l>.<mechanism>.sasl.jaas.config); "
          "the broker-wide key, which Kafka brokers ignore too, is not listed", kafka="present", hourglass="absent"),
-    Kept(32, ANY, "*configs[ssl.*password].read_only",
-         "dynamic keystore reconfiguration is not served: a new keystore takes a restart", kafka=False, hourglass=True),
     # Metadata (3): auto-creation
     Kept(3, ANY, "topics[*].error_code",
          "auto-creation: Hourglass, its own controller, creates the topic before it answers, so the first "
