@@ -35,15 +35,15 @@ LEADER_EPOCH = 0
 
 
 def validate_topic_name(name: str) -> str | None:
-    """Kafka's ``Topic.validate`` rules; returns an error message or None."""
+    """Kafka's ``Topic.validate`` rules; returns an error message (Kafka 4's wording) or None."""
     if not name:
-        return "Topic name is illegal, it can't be empty"
+        return "Topic name is invalid: the empty string is not allowed"
     if name in (".", ".."):
-        return "Topic name cannot be \".\" or \"..\""
+        return f"Topic name is invalid: '{name}' is not allowed"
     if len(name) > MAX_TOPIC_NAME:
-        return f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME} characters, topic name: {name}"
+        return f"Topic name is invalid: the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME}"
     if not _LEGAL.match(name):
-        return (f"Topic name \"{name}\" is illegal, it contains a character other than ASCII "
+        return (f"Topic name is invalid: '{name}' contains one or more characters other than ASCII "
                 "alphanumerics, '.', '_' and '-'")
     return None
 

@@ -30,3 +30,10 @@ def error_code_for(exc: BaseException) -> ErrorCode:
         if isinstance(exc, cls):
             return code
     return ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+# Kafka's description of INVALID_REQUEST (Errors.INVALID_REQUEST.message()), the message it
+# answers where it gives no more specific one
+INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being malformed by the client "
+                           "library or the message was sent to an incompatible broker. See the broker logs "
+                           "for more details.")

@@ -103,7 +103,8 @@ class TopicManager:
             raise TopicError(ErrorCode.INVALID_REPLICATION_FACTOR,
                              f"Unable to replicate the partition {replication} time(s): "
                              "The target replication factor of " f"{replication} cannot be reached "
-                             "because only 1 broker(s) are registered.")
+                             "because only 1 broker(s) are registered or some brokers have all "
+                             "their log directories cordoned.")
         return partitions, self.validate_configs(configs)
 
     def create_topic(self, name: str, partitions: int = -1, replication: int = -1,

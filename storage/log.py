@@ -96,7 +96,8 @@ NO_TIMESTAMP = -1
 
 @dataclass
 class AppendInfo:
-    """Result of an append. ``log_append_time`` is -1 for CreateTime topics."""
+    """Result of an append. ``log_append_time`` is -1 for CreateTime topics, except for a
+    duplicate, which carries the original batch's max timestamp (Kafka's answer)."""
 
     base_offset: int
     last_offset: int
@@ -268,7 +269,8 @@ class PartitionLog:
         config = self.config
         vr = validate_and_assign_offsets(data, next_offset=self._next_offset, now_ms=now, config=config,
                                          from_client=from_client,
-                                         partition_leader_epoch=partition_leader_epoch)
+                                         partition_leader_epoch=partition_leader_epoch,
+                                         topic_partition=f"{self.topic}-{self.partition}")
         if vr.size > config.segment_bytes:
             raise RecordBatchTooLargeError(
                 f"message batch size is {vr.size} bytes in append to partition {self.topic}-{self.partition} "
@@ -276,8 +278,9 @@ class PartitionLog:
 
         dup = self._check_producer_state(vr, from_client)
         if dup is not None:
-            return AppendInfo(dup.first_offset, dup.last_offset,
-                              dup.timestamp if config.log_append_time else NO_TIMESTAMP,
+            # Kafka's UnifiedLog answers a duplicate with the original batch's timestamp as
+            # the log append time, whatever the topic's timestamp type
+            return AppendInfo(dup.first_offset, dup.last_offset, dup.timestamp,
                               self.log_start_offset, dup.timestamp,
                               dup.last_offset - dup.first_offset + 1, duplicate=True)
 

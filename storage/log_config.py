@@ -25,7 +25,9 @@ the broker level (``log.message.timestamp.*``) and the topic level::
                        difference.max.ms otherwise
 
 (the broker-level result becomes the topic default for ``before``/``after``; the topic then
-applies the same rule with its own ``difference.max.ms``). :class:`LogConfig` exposes the
+applies the same rule with its own ``difference.max.ms``). Kafka 4.0 (KIP-1030) made
+``after.max.ms`` default to one hour, so the deprecated symmetric bound now reaches the
+``after`` side only where ``after.max.ms`` is set to Long.MAX_VALUE. :class:`LogConfig` exposes the
 results as ``timestamp_before_max_ms`` / ``timestamp_after_max_ms``; the raw values stay in
 ``message_timestamp_before_max_ms`` etc.
 
@@ -47,6 +49,7 @@ from protocol.deferred import dataclass
 from storage.errors import InvalidConfigError
 
 LONG_MAX = 2**63 - 1
+HOUR_MS = 3_600_000  # Kafka 4 default of message.timestamp.after.max.ms (KIP-1030)
 LONG_MIN = -(2**63)
 INT_MAX = 2**31 - 1
 INT_MIN = -(2**31)
@@ -279,7 +282,7 @@ _TOPIC_DEFS: list[ConfigDef] = [
     ConfigDef("message.format.version", "string", "3.0-IV1", VersionString(),
               "[Deprecated] Message format version; ignored with inter-broker protocol 3.0+.",
               _syn("log.message.format.version")),
-    ConfigDef("message.timestamp.after.max.ms", "long", LONG_MAX, Range(0),
+    ConfigDef("message.timestamp.after.max.ms", "long", HOUR_MS, Range(0),
               "How far ahead of the broker clock a CreateTime record timestamp may be.",
               _syn("log.message.timestamp.after.max.ms")),
     ConfigDef("message.timestamp.before.max.ms", "long", LONG_MAX, Range(0),
@@ -394,7 +397,7 @@ _BROKER_DEFS: list[BrokerConfigDef] = [
     _B("log.message.timestamp.difference.max.ms", "long", LONG_MAX, Range(0),
        "message.timestamp.difference.max.ms"),
     _B("log.message.timestamp.before.max.ms", "long", LONG_MAX, Range(0), "message.timestamp.before.max.ms"),
-    _B("log.message.timestamp.after.max.ms", "long", LONG_MAX, Range(0), "message.timestamp.after.max.ms"),
+    _B("log.message.timestamp.after.max.ms", "long", HOUR_MS, Range(0), "message.timestamp.after.max.ms"),
     _B("log.message.downconversion.enable", "boolean", True, None, "message.downconversion.enable"),
     _B("log.local.retention.ms", "long", -2, Range(-2), "local.retention.ms"),
     _B("log.local.retention.bytes", "long", -2, Range(-2), "local.retention.bytes"),
@@ -637,9 +640,9 @@ class LogConfig:
     message_timestamp_type: str = "CreateTime"
     message_timestamp_difference_max_ms: int = LONG_MAX
     message_timestamp_before_max_ms: int = LONG_MAX
-    message_timestamp_after_max_ms: int = LONG_MAX
+    message_timestamp_after_max_ms: int = HOUR_MS
     timestamp_before_max_ms: int = LONG_MAX     # effective (KIP-937 resolution)
-    timestamp_after_max_ms: int = LONG_MAX      # effective (KIP-937 resolution)
+    timestamp_after_max_ms: int = HOUR_MS       # effective (KIP-937 resolution)
     message_downconversion_enable: bool = True
     leader_replication_throttled_replicas: tuple[str, ...] = ()
     follower_replication_throttled_replicas: tuple[str, ...] = ()

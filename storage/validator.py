@@ -60,6 +60,8 @@ COMPRESSION_CODECS = {"uncompressed": 0, "none": 0, "gzip": 1, "snappy": 2, "lz4
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
 _MAX_TIMESTAMP_OFFSET = 35
+_ATTRIBUTES_LOW = 22  # low byte of the int16 attributes (timestamp type bit 3)
+TIMESTAMP_TYPE_MASK = _b.TIMESTAMP_TYPE_MASK
 
 
 @dataclass
@@ -127,14 +129,23 @@ def _check_timestamp(ts: int, now_ms: int, before: int, after: int) -> bool:
     return not (diff > before or -diff > after)
 
 
+def _set_create_time(buf: bytearray, pos: int, max_timestamp: int) -> None:
+    """Mark the batch at ``pos`` CreateTime with ``max_timestamp`` (CRC recomputed)."""
+    _I64.pack_into(buf, pos + _MAX_TIMESTAMP_OFFSET, max_timestamp)
+    buf[pos + _ATTRIBUTES_LOW] &= ~TIMESTAMP_TYPE_MASK & 0xFF
+    _b.rewrite_crc(buf, pos)
+
+
 def validate_and_assign_offsets(data, *, next_offset: int, now_ms: int, config,
                                 from_client: bool = True,
-                                partition_leader_epoch: int | None = None) -> ValidationResult:
+                                partition_leader_epoch: int | None = None,
+                                topic_partition: str = "") -> ValidationResult:
     """Validate ``data`` and assign offsets from ``next_offset`` (see module docstring).
 
     ``config`` is a :class:`storage.log_config.LogConfig`. ``from_client=False`` is Kafka's
     coordinator origin: control batches allowed and the client-only batch checks skipped.
     ``partition_leader_epoch``, when given, is stamped on every batch (outside the CRC).
+    ``topic_partition`` (``name-index``) is named in record errors, as Kafka's messages do.
     Raises CorruptRecordError, InvalidRecordError, InvalidTimestampError or
     RecordTooLargeError; ``data`` itself is never modified.
     """
@@ -209,10 +220,14 @@ def validate_and_assign_offsets(data, *, next_offset: int, now_ms: int, config,
             from protocol.records.record import decode_batch
             _, records = decode_batch(buf, pos, verify_crc=False)
             timestamps = [(r.offset, r.timestamp) for r in records]
-        elif bounded and not batch_is_lat:
+        elif bounded and not batch_is_lat and not (before == LONG_MAX and h.max_timestamp <= now_ms + after):
             from protocol.records.record import iter_record_timestamps
             timestamps = list(iter_record_timestamps(buf, pos))
         else:
+            # unbounded, or only the after side bounded (Kafka 4's default, one hour) and the
+            # header's max timestamp within it: the header answers for the records, which are
+            # not decoded (Kafka decodes each; a batch whose header understates its records'
+            # timestamps passes here, as it does with no bound at all)
             timestamps = None   # header-only path
         if timestamps is not None and len(timestamps) != h.records_count:
             raise CorruptRecordError(
@@ -222,7 +237,8 @@ def validate_and_assign_offsets(data, *, next_offset: int, now_ms: int, config,
         n = h.records_count
         for i in range(n):
             if compact and records is not None and records[i].key is None:
-                errors.append((i, "Compacted topic cannot accept message without key"))
+                errors.append((i, "Compacted topic cannot accept message without key in topic partition "
+                                  f"{topic_partition}"))
                 continue
             if batch_is_lat:
                 ts = h.max_timestamp
@@ -245,9 +261,10 @@ def validate_and_assign_offsets(data, *, next_offset: int, now_ms: int, config,
             if timestamp_error:
                 raise InvalidTimestampError(
                     "One or more records have been rejected due to invalid timestamp", errors)
+            shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
             raise InvalidRecordError(
                 f"One or more records have been rejected due to {len(errors)} record errors in "
-                f"total, and only showing the first three errors at most: {errors[:3]}", errors)
+                f"total, and only showing the first three errors at most: [{shown}]", errors)
         headers.append(h)
         fixed_max = None
         # Kafka rewrites the header max timestamp from the records it iterated.
@@ -255,6 +272,10 @@ def validate_and_assign_offsets(data, *, next_offset: int, now_ms: int, config,
             rec_max = max((t for _, t in timestamps), default=NO_TIMESTAMP)
             if rec_max != h.max_timestamp:
                 fixed_max = rec_max
+        elif batch_is_lat and not log_append_time and not recompress:
+            # a client's LogAppendTime batch on a CreateTime topic: Kafka writes the topic's
+            # type (CreateTime) with the batch's time as its max timestamp
+            fixed_max = h.max_timestamp
         plans.append((records if recompress else None, fixed_max))
 
     # Pass 2: assign offsets, timestamps, re-encode where asked. Without re-encoding every
@@ -276,8 +297,7 @@ def validate_and_assign_offsets(data, *, next_offset: int, now_ms: int, config,
             if log_append_time:
                 _b.set_log_append_time(buf, pos, now_ms)
             elif fixed_max is not None:
-                _I64.pack_into(buf, pos + _MAX_TIMESTAMP_OFFSET, fixed_max)
-                _b.rewrite_crc(buf, pos)
+                _set_create_time(buf, pos, fixed_max)
             nh = _b.read_header(buf, pos)
             batches.append((pos, nh))
             offset = base + nh.last_offset_delta + 1
@@ -306,8 +326,7 @@ def validate_and_assign_offsets(data, *, next_offset: int, now_ms: int, config,
             if log_append_time:
                 _b.set_log_append_time(chunk, 0, now_ms)
             elif fixed_max is not None:
-                _I64.pack_into(chunk, _MAX_TIMESTAMP_OFFSET, fixed_max)
-                _b.rewrite_crc(chunk, 0)
+                _set_create_time(chunk, 0, fixed_max)
         new_pos = len(out)
         out += chunk
         nh = _b.read_header(out, new_pos)

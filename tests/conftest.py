@@ -97,3 +97,14 @@ def pytest_runtest_makereport(item, call):
             report.sections.append((f"broker {i} log", b.log_tail(20000)))
         for i, k in enumerate(item.stash.get(_KAFKAS, [])):
             report.sections.append((f"kafka {i} log", k.log_tail(20000)))
+
+
+def pytest_sessionstart(session):
+    from tests.differential.framework import clear_parts
+    clear_parts(session.config)
+
+
+def pytest_sessionfinish(session):
+    # the differential report's parts (one per xdist worker) merged by the controlling process
+    from tests.differential.framework import merge_parts
+    merge_parts(session.config)

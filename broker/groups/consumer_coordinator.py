@@ -135,7 +135,10 @@ def _regex_error(regex: str) -> Optional[str]:
     try:
         compile_regex(regex)
     except Exception as exc:  # re2.error / re.error
-        return f"SubscribedTopicRegex `{regex}` is not a valid regular expression: {exc}."
+        detail = exc.args[0] if exc.args else str(exc)
+        if isinstance(detail, bytes):  # re2 reports its reason as bytes
+            detail = detail.decode("utf-8", "replace")
+        return f"SubscribedTopicRegex `{regex}` is not a valid regular expression: {detail}."
     return None
 
 
@@ -313,7 +316,7 @@ class ConsumerGroupCoordinator:
             regex = req.subscribed_topic_regex if api_version >= 1 else None
             if not req.subscribed_topic_names and not regex:
                 raise GroupError(E.INVALID_REQUEST,
-                                 "SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
+                                 "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.")
         elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             if req.instance_id is None:
                 raise GroupError(E.INVALID_REQUEST, "InstanceId can't be null.")

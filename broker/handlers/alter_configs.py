@@ -17,6 +17,8 @@ retention check a shorter ``retention.ms``.
 """
 from __future__ import annotations
 
+from collections import Counter
+
 import logging
 
 from broker.handlers.describe_configs import (
@@ -38,7 +40,7 @@ def alter_broker_configs(b, rtype: int, rname: str, new_layer, validate_only: bo
     (INVALID_REQUEST, ``broker.dynamic_config``), then kept durably and applied at once.
     BROKER_LOGGER resources are refused (log levels are set at start)."""
     from broker import dynamic_config as dc
-    per_broker = check_broker_resource(b.node_id, rname, allow_default=rtype == BROKER)
+    per_broker = check_broker_resource(b.node_id, rname, allow_default=rtype == BROKER, word="Node")
     if rtype == BROKER_LOGGER:
         raise ResourceError(ErrorCode.INVALID_REQUEST,
                             "Changing broker logger levels at runtime is not supported by Hourglass; "
@@ -74,18 +76,27 @@ def apply_topic_configs(b, name: str, new_overrides: dict, validate_only: bool) 
         log.info("configs of topic %s are now %s", name, new_overrides or "{} (all defaults)")
 
 
-def answer_resources(b, resources, alter_topic, alter_broker, alter_group=None, az=None) -> list[tuple]:
+def answer_resources(b, resources, alter_topic, alter_broker, alter_group=None, az=None,
+                     incremental: bool = False) -> list[tuple]:
     """The per-resource loop AlterConfigs and IncrementalAlterConfigs share, as Kafka answers:
-    a resource named twice gets one INVALID_REQUEST; with ACLs on, ALTER_CONFIGS on the topic
+    a resource named twice gets one INVALID_REQUEST (IncrementalAlterConfigs: one per entry,
+    "Each resource must appear at most once.", as Kafka 4); with ACLs on, ALTER_CONFIGS on the topic
     (TOPIC_AUTHORIZATION_FAILED), the group (GROUP_AUTHORIZATION_FAILED) or the cluster for
     broker resources (CLUSTER_AUTHORIZATION_FAILED); a topic goes to ``alter_topic(res)``;
     broker and broker-logger resources go to ``alter_broker(res)``; other types are refused. Returns (error, message, type, name)."""
     out = []
-    for res, duplicated in once_per_key(resources, lambda r: (r.resource_type, r.resource_name)):
+    if incremental:
+        # Kafka 4's IncrementalAlterConfigs answers every entry of a duplicated resource
+        counts = Counter((r.resource_type, r.resource_name) for r in resources)
+        entries = [(r, counts[(r.resource_type, r.resource_name)] > 1) for r in resources]
+    else:
+        entries = once_per_key(resources, lambda r: (r.resource_type, r.resource_name))
+    for res, duplicated in entries:
         code, message = 0, None
         try:
             if duplicated:
-                raise ResourceError(ErrorCode.INVALID_REQUEST, "Duplicate resource.")
+                raise ResourceError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once."
+                                    if incremental else "Duplicate resource.")
             if az is not None and res.resource_type == TOPIC and not az.allowed("topic", res.resource_name):
                 raise ResourceError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
             if az is not None and res.resource_type in (BROKER, BROKER_LOGGER) and not az.allowed("broker"):

@@ -17,5 +17,5 @@ async def handle(ctx, req):
     bindings = [binding(c.resource_type, c.resource_name, c.resource_pattern_type, c.principal, c.host,
                         c.operation, c.permission_type) for c in req.creations]
     results = authz.authorizer.create_acls(bindings)
-    return R(results=[R.AclCreationResult(error_code=0) if e is None else
+    return R(results=[R.AclCreationResult(error_code=0, error_message="") if e is None else  # Kafka's ""
                       R.AclCreationResult(error_code=E.INVALID_REQUEST, error_message=str(e)) for e in results])

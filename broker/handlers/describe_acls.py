@@ -27,6 +27,6 @@ async def handle(ctx, req):
         groups.setdefault(b.pattern, []).append(R.AclDescription(
             principal=b.entry.principal, host=b.entry.host, operation=b.entry.operation,
             permission_type=b.entry.permission))
-    return R(error_code=0, resources=[
+    return R(error_code=0, error_message="", resources=[  # Kafka's success message: "", not null
         R.DescribeAclsResource(resource_type=p.resource_type, resource_name=p.name, pattern_type=p.pattern_type,
                                acls=acls) for p, acls in groups.items()])

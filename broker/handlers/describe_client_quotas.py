@@ -29,4 +29,4 @@ async def handle(ctx, req):
             entries.append(R.EntryData(
                 entity=[R.EntityData(entity_type=t, entity_name=n) for t, n in ent],
                 values=[R.ValueData(key=k, value=v) for k, v in sorted(quotas[ent].items())]))
-    return R(error_code=0, entries=entries)
+    return R(error_code=0, error_message="", entries=entries)  # Kafka's success: "", not null

@@ -16,7 +16,7 @@ async def handle(ctx, req):
     if ctx.api_version >= 1 and req.endpoint_type != 1:
         return R(throttle_time_ms=0, error_code=ErrorCode.MISMATCHED_ENDPOINT_TYPE,
                  error_message="The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER",
-                 endpoint_type=req.endpoint_type, cluster_id=b.cluster_id, controller_id=-1, brokers=[])
+                 endpoint_type=1, cluster_id="", controller_id=-1, brokers=[])  # Kafka: its defaults
     host, port = b.advertised(ctx.listener)
     resp = R(throttle_time_ms=0, error_code=0, error_message=None, endpoint_type=1, cluster_id=b.cluster_id,
              controller_id=b.node_id,

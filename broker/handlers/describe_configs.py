@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 
+from broker.errors import INVALID_REQUEST_MESSAGE
 from broker.cluster import validate_topic_name
 from broker.registry import handles
 from broker.security.api_acls import active
@@ -148,8 +149,16 @@ def _broker_key_table() -> dict[str, tuple[str, str | None, str]]:
     table: dict[str, tuple[str, str | None, str]] = {}
     for name, d in lc.BROKER_LOG_DEFAULTS.items():
         table[name] = (d.type, lc.value_to_string(d.type, d.default), d.documentation)
+    from broker.compat_keys import NO_EFFECT, SENSITIVE_SUFFIXES
     for name, k in BROKER_KEYS.items():
-        typ = table[name][0] if name in table else _PARSE_TYPES.get(getattr(k.parse, "__name__", ""), "string")
+        if name in table:
+            typ = table[name][0]
+        elif name in NO_EFFECT:
+            typ = NO_EFFECT[name][0]  # Kafka's own type (a replication factor is a SHORT)
+        elif name.endswith(SENSITIVE_SUFFIXES):
+            typ = "password"
+        else:
+            typ = _PARSE_TYPES.get(getattr(k.parse, "__name__", ""), "string")
         table[name] = (typ, k.default, k.doc)
     return table
 
@@ -160,7 +169,7 @@ def broker_config_entries(raw: dict[str, str], names=None, default: dict | None 
     this node's broker resource: per key the dynamic per-broker value, else the dynamic
     cluster default, else the static setting, else the default; read-only unless Kafka marks
     the key dynamic. Dynamic keys outside the table (listener-prefixed) are listed too."""
-    from broker.dynamic_config import is_dynamic, is_sensitive
+    from broker.dynamic_config import SECURITY_KEYS, is_dynamic, is_sensitive
     default, broker = default or {}, broker or {}
     table = _broker_key_table()
     extra = sorted((set(default) | set(broker)) - set(table))
@@ -184,7 +193,9 @@ def broker_config_entries(raw: dict[str, str], names=None, default: dict | None 
         value = syns[0].value if syns else dflt
         source = syns[0].source if syns else lc.SOURCE_DEFAULT
         sensitive = typ == "password" or is_sensitive(name)
-        out.append((name, value, source, not is_dynamic(name), sensitive, syns, typ, doc))
+        # Kafka's AllDynamicConfigs counts the security keys too (updatable per listener only)
+        read_only = not (is_dynamic(name) or name in SECURITY_KEYS)
+        out.append((name, value, source, read_only, sensitive, syns, typ, doc))
     return out
 
 
@@ -202,9 +213,11 @@ def default_broker_config_entries(default: dict, names=None):
     return out
 
 
-def check_broker_resource(node_id: int, resource_name: str | None, *, allow_default: bool) -> bool:
+def check_broker_resource(node_id: int, resource_name: str | None, *, allow_default: bool,
+                          word: str = "Broker") -> bool:
     """True for this node's id, False for the cluster-default resource ``""``; raises
-    ResourceError (INVALID_REQUEST, Kafka's messages) otherwise."""
+    ResourceError (INVALID_REQUEST, Kafka's messages) otherwise. ``word``: Kafka's DescribeConfigs
+    says "Broker id", its (Incremental)AlterConfigs "Node id"."""
     if not resource_name:
         if allow_default:
             return False
@@ -213,7 +226,7 @@ def check_broker_resource(node_id: int, resource_name: str | None, *, allow_defa
         bid = int(resource_name)
     except ValueError:
         raise ResourceError(ErrorCode.INVALID_REQUEST,
-                            f"Broker id must be an integer, but it is: {resource_name}") from None
+                            f"{word} id must be an integer, but it is: {resource_name}") from None
     if bid != node_id:
         expected = f"{node_id} or empty string" if allow_default else f"{node_id}"
         raise ResourceError(ErrorCode.INVALID_REQUEST,
@@ -246,7 +259,7 @@ def _entries_for(b, rtype: int, rname: str, names):
             raise ResourceError(ErrorCode.INVALID_TOPIC_EXCEPTION, err)
         t = b.topics.get(rname)
         if t is None:
-            raise ResourceError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
+            raise ResourceError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "")  # Kafka's message: ""
         return topic_config_entries(b.cfg.topic_defaults, t.configs, names, dynamic_log_layers(b))
     if rtype == BROKER:
         dyn = getattr(b, "dynamic_configs", None)
@@ -258,8 +271,8 @@ def _entries_for(b, rtype: int, rname: str, names):
         return logger_entries(names)
     if rtype == GROUP:
         return group_config_entries(b, rname, names)
-    raise ResourceError(ErrorCode.INVALID_REQUEST,
-                        f"Unsupported resource type: {RESOURCE_TYPE_NAMES.get(rtype, rtype)}")
+    # Kafka answers with INVALID_REQUEST's own description (Errors.INVALID_REQUEST.message())
+    raise ResourceError(ErrorCode.INVALID_REQUEST, INVALID_REQUEST_MESSAGE)
 
 
 def group_config_entries(b, group_id: str, names=None):
@@ -312,7 +325,7 @@ async def handle(ctx, req):
                 synonyms=[R.DescribeConfigsSynonym(name=s.name, value=None if sensitive else s.value,
                                                    source=SRC[s.source]) for s in syns] if syn_on else [],
                 config_type=TYPES.get(typ, 0), documentation=doc if doc_on else None))
-        results.append(R.DescribeConfigsResult(error_code=0, error_message=None,
+        results.append(R.DescribeConfigsResult(error_code=0, error_message="",  # Kafka's: "", not null
                                                resource_type=res.resource_type,
                                                resource_name=res.resource_name, configs=configs))
     return R(throttle_time_ms=0, results=results)

@@ -13,6 +13,10 @@ from protocol.messages.describe_producers import DescribeProducersResponse as R
 PartitionResponse = R.TopicResponse.PartitionResponse
 
 
+# Kafka answers an unknown topic's partitions with the error's own description
+UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
+
+
 @handles(61)
 async def handle(ctx, req):
     b = ctx.broker
@@ -29,8 +33,9 @@ async def handle(ctx, req):
         for p in t.partition_indexes:
             plog = b.topics.log(t.name, p) if b.topics.get(t.name) is not None else None
             if plog is None:
+                known = b.topics.get(t.name) is not None  # a known topic's missing partition: no message
                 parts.append(PartitionResponse(partition_index=p, error_code=E.UNKNOWN_TOPIC_OR_PARTITION,
-                                               error_message=None))
+                                               error_message=None if known else UNKNOWN_TOPIC_MESSAGE))
                 continue
             parts.append(PartitionResponse(partition_index=p, error_code=0, error_message=None, active_producers=[
                 PartitionResponse.ProducerState(

@@ -38,8 +38,9 @@ async def handle(ctx, req):
         t = b.topics.get(name)
         if t is None:
             code = ErrorCode.INVALID_TOPIC_EXCEPTION if validate_topic_name(name) else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            out.append(R.DescribeTopicPartitionsResponseTopic(error_code=code, name=name, topic_id=ZERO_UUID,
-                                                              partitions=[]))
+            out.append(R.DescribeTopicPartitionsResponseTopic(
+                error_code=code, name=name, topic_id=ZERO_UUID, partitions=[],
+                topic_authorized_operations=operations(ctx, ResourceType.TOPIC, name)))  # as Kafka, errors too
             continue
         start = cursor.partition_index if cursor is not None and cursor.topic_name == name else 0
         parts = []

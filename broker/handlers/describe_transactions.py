@@ -22,6 +22,12 @@ async def handle(ctx, req):
             states.append(R.TransactionState(error_code=E.COORDINATOR_NOT_AVAILABLE, transactional_id=tid))
             continue
         d = b.txn.handle_describe(tid)
+        if d.error:
+            # Kafka fills nothing but the code and the id: every other field keeps its zero default
+            states.append(R.TransactionState(error_code=d.error, transactional_id=tid, transaction_state="",
+                                             transaction_timeout_ms=0, transaction_start_time_ms=0,
+                                             producer_id=0, producer_epoch=0, topics=[]))
+            continue
         by_topic: dict[str, list[int]] = {}
         for topic, p in d.partitions:
             if az is None or az.allowed("topic", topic):  # only partitions the caller may describe

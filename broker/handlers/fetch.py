@@ -8,6 +8,10 @@ A parked fetch is woken by an append to any partition it reads (``broker.waiters
 by polling. Only the first partition with data may exceed its byte limits (KIP-74), so a
 batch larger than ``max_bytes`` still makes progress.
 
+The same partition twice in one topic entry is answered once (Kafka's insertion-ordered map:
+first position, last entry's offsets). A partition refused before its read (unknown topic or
+partition, leader epoch) answers offsets -1 and an empty aborted-transactions list, as Kafka.
+
 Authorization (ACLs on): READ on each topic (TOPIC_AUTHORIZATION_FAILED; by name before the
 topic's existence for v0-12, after resolving the id for v13+, where an unknown id stays
 UNKNOWN_TOPIC_ID); a follower fetch (replica id >= 0) needs CLUSTER_ACTION, else every
@@ -55,7 +59,9 @@ def _resolve(b, v, topics, az=None):
             out.append((ft, None, [(fp, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for fp in ft.partitions]))
             continue
         parts = []
-        for fp in ft.partitions:
+        # a partition named twice is fetched once, where it first appears, with its last entry
+        # (Kafka reads the request into an insertion-ordered map)
+        for fp in {fp.partition: fp for fp in ft.partitions}.values():
             if t is None:
                 parts.append((fp, missing))
             elif not 0 <= fp.partition < t.partitions:
@@ -92,10 +98,12 @@ def _read_all(b, v, resolved, max_bytes: int, committed: bool):
         presp = []
         for fp, target in parts:
             if isinstance(target, ErrorCode):
+                # refused before any read: Kafka's error partition data, an empty (not null)
+                # aborted transactions list
                 any_error = True
                 presp.append(PD(partition_index=fp.partition, error_code=target, high_watermark=-1,
                                 last_stable_offset=-1, log_start_offset=-1, records=b"",
-                                aborted_transactions=None))
+                                aborted_transactions=[]))
                 continue
             plog = target
             limit = min(fp.partition_max_bytes, remaining)
@@ -103,10 +111,11 @@ def _read_all(b, v, resolved, max_bytes: int, committed: bool):
                 res = plog.read(fp.fetch_offset, max(limit, 0), min_one=first_data,
                                 max_offset=plog.last_stable_offset if committed else None)
             except OffsetOutOfRangeError:
+                # Kafka's read result for a failed read: every offset unknown (-1), so the
+                # client resets through ListOffsets rather than trusting these
                 any_error = True
                 presp.append(PD(partition_index=fp.partition, error_code=ErrorCode.OFFSET_OUT_OF_RANGE,
-                                high_watermark=plog.high_watermark, last_stable_offset=plog.last_stable_offset,
-                                log_start_offset=plog.log_start_offset, records=b"",
+                                high_watermark=-1, last_stable_offset=-1, log_start_offset=-1, records=b"",
                                 aborted_transactions=None))
                 continue
             except StorageError as exc:

@@ -8,6 +8,7 @@ Other key types (2 = share group) are INVALID_REQUEST. ACLs on: DESCRIBE on the 
 """
 import logging
 
+from broker.errors import INVALID_REQUEST_MESSAGE
 from broker.registry import handles
 from broker.security.api_acls import active
 from protocol.errors import ErrorCode
@@ -28,7 +29,7 @@ def _lookup(b, key: str, key_type: int, az=None) -> tuple[int, str | None]:
     elif key_type == TRANSACTION:
         coordinator, ensure = b.txn, "ensure_topic"
     else:
-        return ErrorCode.INVALID_REQUEST, f"Invalid coordinator type {key_type}"
+        return ErrorCode.INVALID_REQUEST, INVALID_REQUEST_MESSAGE  # Kafka: the error's own description
     if coordinator is None or not coordinator.active:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available."
     try:
@@ -52,9 +53,11 @@ async def handle(ctx, req):
             err, msg = _lookup(b, key, key_type, active(ctx))
             coordinators.append(R.Coordinator(
                 key=key, node_id=b.node_id if not err else -1, host=host if not err else "",
-                port=port if not err else -1, error_code=err, error_message=msg))
+                port=port if not err else -1, error_code=err, error_message=msg if err else ""))  # Kafka: ""
         return R(throttle_time_ms=0, coordinators=coordinators)
     err, msg = _lookup(b, req.key, key_type, active(ctx))
     if err:
         return R(throttle_time_ms=0, error_code=err, error_message=msg, node_id=-1, host="", port=-1)
-    return R(throttle_time_ms=0, error_code=0, error_message=None, node_id=b.node_id, host=host, port=port)
+    # v1-3: Kafka's success message is the error name, "NONE"
+    return R(throttle_time_ms=0, error_code=0, error_message="NONE" if v >= 1 else None, node_id=b.node_id,
+             host=host, port=port)

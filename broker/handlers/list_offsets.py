@@ -9,7 +9,8 @@
   version's minimum gets UNSUPPORTED_VERSION.
 - v0: up to ``max_num_offsets`` segment base offsets (newest first) from segments older than
   T, in ``old_style_offsets``.
-- The same partition twice in one request: INVALID_REQUEST for both.
+- The same partition twice in one request: one INVALID_REQUEST entry for it, where it first
+  appears (Kafka answers per partition, not per request entry).
 - ACLs on: DESCRIBE on the topic, else TOPIC_AUTHORIZATION_FAILED (before anything else).
 - Isolation (v2+): READ_COMMITTED answers the last stable offset for -1 and never an offset at
   or past it for a timestamp (Kafka's ``Partition.fetchOffsetForTimestamp``, whose last
@@ -59,6 +60,7 @@ async def handle(ctx, req):
     az = active(ctx)
     denied = az.split("topic", [t.name for t in req.topics])[1] if az is not None else ()
     topics = []
+    answered = set()  # duplicated partitions already answered
     for rt in req.topics:
         if rt.name in denied:
             topics.append(R.ListOffsetsTopicResponse(name=rt.name, partitions=[
@@ -70,7 +72,9 @@ async def handle(ctx, req):
         for rp in rt.partitions:
             idx = rp.partition_index
             if seen[(rt.name, idx)] > 1:
-                parts.append(PR(partition_index=idx, error_code=ErrorCode.INVALID_REQUEST))
+                if (rt.name, idx) not in answered:
+                    answered.add((rt.name, idx))
+                    parts.append(PR(partition_index=idx, error_code=ErrorCode.INVALID_REQUEST))
                 continue
             if t is None or not 0 <= idx < t.partitions:
                 parts.append(PR(partition_index=idx, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))

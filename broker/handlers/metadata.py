@@ -99,7 +99,10 @@ async def handle(ctx, req):
                 t = topics_mgr.maybe_auto_create(name)
             if t is None:
                 code = ErrorCode.INVALID_TOPIC_EXCEPTION if validate_topic_name(name) else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                out.append(R.MetadataResponseTopic(error_code=code, name=name, topic_id=ZERO_UUID, partitions=[]))
+                e = R.MetadataResponseTopic(error_code=code, name=name, topic_id=ZERO_UUID, partitions=[])
+                if with_ops:  # Kafka fills them for unknown and invalid names too
+                    e.topic_authorized_operations = operations(ctx, ResourceType.TOPIC, name)
+                out.append(e)
                 continue
             out.append(entry(t))
     resp = R(throttle_time_ms=0, brokers=brokers(b, ctx.listener), cluster_id=b.cluster_id, controller_id=b.node_id,

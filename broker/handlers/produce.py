@@ -43,20 +43,45 @@ _LEN = struct.Struct(">i")
 LEADER_EPOCH = 0  # one node, one epoch: batches are stamped like Kafka's leader does
 
 
-def _error(index: int, code: int, message: str | None = None, record_errors=None) -> "P":
-    return P(index=index, error_code=code, base_offset=-1, log_append_time_ms=-1, log_start_offset=-1,
-             error_message=message, record_errors=record_errors or [])
+def _error(index: int, code: int, message: str | None = None, record_errors=None,
+           log_start_offset: int = -1) -> "P":
+    return P(index=index, error_code=code, base_offset=-1, log_append_time_ms=-1,
+             log_start_offset=log_start_offset, error_message=message, record_errors=record_errors or [])
 
 
-def _check_v3_records(records) -> str | None:
-    """Kafka's ProduceRequest.validateRecords: v3+ carry exactly one magic-2 batch."""
+# Append failures Kafka answers without the log start offset (ReplicaManager.appendToLocalLog:
+# LogAppendInfo.UNKNOWN_LOG_APPEND_INFO); every other append failure (a record the validator
+# refused, a sequence or epoch error, ...) carries the partition's log start offset.
+_NO_LOG_START = frozenset({
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.MESSAGE_TOO_LARGE,
+    ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.CORRUPT_MESSAGE, ErrorCode.KAFKA_STORAGE_ERROR,
+    ErrorCode.UNKNOWN_TOPIC_ID,
+})
+
+
+def _log_start(plog, code) -> int:
+    return -1 if code in _NO_LOG_START else plog.log_start_offset
+
+
+def _check_v3_records(records) -> tuple[int, str | None, str] | None:
+    """Kafka's ProduceRequest.validateRecords: v3+ carry exactly one magic-2 batch.
+
+    Returns (error code, the message the answer carries, the reason for our log) or None.
+    Kafka answers these with the code alone (its PartitionResponse from the exception's
+    error), except an unknown magic, which its batch reader reports with a message."""
     if len(records) < LOG_OVERHEAD + 5:
-        return "Produce request records are too short to hold a record batch"
-    if peek_magic(records) != 2:
-        return "Produce requests with version 3 or later must contain record batches with magic version 2"
+        return ErrorCode.INVALID_RECORD, None, "records too short to hold a record batch"
+    magic = peek_magic(records)
+    if magic not in (0, 1, 2):
+        msg = f"Invalid magic found in record: {magic}"
+        return ErrorCode.CORRUPT_MESSAGE, msg, msg
+    if magic != 2:
+        return ErrorCode.INVALID_RECORD, None, f"magic {magic} batch in a v3+ request (magic 2 only)"
     (length,) = _LEN.unpack_from(records, 8)
-    if LOG_OVERHEAD + length < len(records):  # a torn batch is the validator's CORRUPT_MESSAGE
-        return "Produce requests with version 3 or later must contain exactly one record batch"
+    if LOG_OVERHEAD + length > len(records):
+        return ErrorCode.INVALID_RECORD, None, "a truncated record batch"
+    if LOG_OVERHEAD + length < len(records):
+        return ErrorCode.INVALID_RECORD, None, "more than one record batch (v3+ allow exactly one)"
     return None
 
 
@@ -142,7 +167,9 @@ async def handle(ctx, req):
             if v >= 3:
                 problem = _check_v3_records(pd.records)
                 if problem:
-                    parts.append(_error(idx, ErrorCode.INVALID_RECORD, problem))
+                    code, msg, why = problem
+                    log.info("produce to %s-%d from %r refused: %s: %s", t.name, idx, ctx.client_id, code.name, why)
+                    parts.append(_error(idx, code, msg))
                     continue
             plog = b.topics.log(t.name, idx)
             if plog.config.schema_id_validation:  # one attribute read when off
@@ -171,7 +198,9 @@ async def handle(ctx, req):
                 msg = str(exc)
                 log.info("produce to %s-%d from %r rejected: %s: %s", t.name, idx, ctx.client_id, code.name, msg)
                 b.metrics.error(0, int(code))
-                parts.append(_error(idx, code, msg, errors))
+                # Kafka's answer carries a message only for record-level refusals (its
+                # RecordValidationException: the ones with record_errors); the rest, the code alone
+                parts.append(_error(idx, code, msg if errors else None, errors, _log_start(plog, code)))
                 continue
             except Exception as exc:  # corrupt input the validator could not classify, I/O errors
                 code = error_code_for(exc)
@@ -179,7 +208,7 @@ async def handle(ctx, req):
                     log.exception("append to %s-%d failed", t.name, idx)
                 else:
                     log.warning("append to %s-%d from %r failed: %s", t.name, idx, ctx.client_id, exc)
-                parts.append(_error(idx, code, str(exc)))
+                parts.append(_error(idx, code, None, log_start_offset=_log_start(plog, code)))
                 continue
             b.metrics.bytes_in[t.name] += len(pd.records)
             b.metrics.records_in[t.name] += info.record_count

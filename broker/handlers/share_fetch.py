@@ -26,6 +26,7 @@ Every partition in the answer carries a record set, empty where nothing was acqu
 null: Kafka answers MemoryRecords.EMPTY there, and librdkafka drops a whole ShareFetch
 response on a null one ("invalid MessageSetSize -1"), records of other partitions included.
 """
+import logging
 import time
 
 from broker.quotas.manager import user_of
@@ -35,6 +36,7 @@ from broker.share.coordinator import FINAL_EPOCH, INITIAL_EPOCH, ShareError
 from protocol.errors import ErrorCode
 from protocol.messages.share_fetch import ShareFetchResponse as R
 
+log = logging.getLogger(__name__)
 PD = R.ShareFetchableTopicResponse.PartitionData
 BATCH_OPTIMIZED, RECORD_LIMIT = 0, 1  # ShareAcquireMode (v2, KIP-1206)
 
@@ -48,8 +50,13 @@ def open_share_request(ctx, req, R, *, fetch: bool):
     lock_ms = sc.group_config(gid, "share.record.lock.duration.ms") if gid else 0
 
     def top(code, msg=None):
-        return None, lock_ms, R(throttle_time_ms=0, error_code=code, error_message=msg,
-                                acquisition_lock_timeout_ms=lock_ms, responses=[], node_endpoints=[])
+        # Kafka 4.4's top-level refusal: the code alone (no message, a lock timeout of 0); the
+        # reason goes to our log
+        if msg:
+            log.info("share %s from %r refused: %s: %s", "fetch" if fetch else "acknowledge",
+                     ctx.client_id, ErrorCode(code).name, msg)
+        return None, lock_ms, R(throttle_time_ms=0, error_code=code, error_message=None,
+                                acquisition_lock_timeout_ms=0, responses=[], node_endpoints=[])
 
     az = active(ctx)
     if az is not None and not az.allowed("group", gid):

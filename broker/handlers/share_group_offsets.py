@@ -1,6 +1,8 @@
 """DescribeShareGroupOffsets (90), AlterShareGroupOffsets (91) and DeleteShareGroupOffsets
 (92) v0: the share-partition start offsets of share groups, as Kafka's GroupCoordinatorService
-answers them (alter/delete only for an empty share group)."""
+answers them (alter/delete only for an empty share group: NON_EMPTY_GROUP at the top level;
+Kafka 4.4's response shapes, a top-level error in AlterShareGroupOffsets and one error per topic
+in DeleteShareGroupOffsets)."""
 from broker.registry import handles
 from broker.security.api_acls import active
 from protocol.errors import ErrorCode as E
@@ -9,6 +11,8 @@ from protocol.messages.delete_share_group_offsets import DeleteShareGroupOffsets
 from protocol.messages.describe_share_group_offsets import DescribeShareGroupOffsetsResponse as R
 
 NO_ID = bytes(16)
+# Kafka names an unknown topic with the error's own description
+UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
 
 
 def _group_error(sc, gid: str, *, must_be_empty: bool):
@@ -83,6 +87,8 @@ async def alter(ctx, req):
         err, msg = E.GROUP_AUTHORIZATION_FAILED, None
     else:
         err, msg = _group_error(sc, req.group_id, must_be_empty=True)
+    if err == E.NON_EMPTY_GROUP:  # Kafka 4.4: a top-level error, no topics
+        return AR(throttle_time_ms=0, error_code=err, error_message=msg, responses=[])
     denied = az.split("topic", [t.topic_name for t in req.topics])[1] if az is not None and not err else ()
     RT = AR.AlterShareGroupOffsetsResponseTopic
     RP = RT.AlterShareGroupOffsetsResponsePartition
@@ -95,7 +101,7 @@ async def alter(ctx, req):
             if not code and t.topic_name in denied:
                 code, text = E.TOPIC_AUTHORIZATION_FAILED, None
             if not code and (info is None or not 0 <= p.partition_index < info.partitions):
-                code, text = E.UNKNOWN_TOPIC_OR_PARTITION, None
+                code, text = E.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_MESSAGE
             if not code:
                 plog = b.topics.log(info.name, p.partition_index)
                 if p.start_offset < -1 or (plog is not None and p.start_offset > plog.log_end_offset):
@@ -106,7 +112,7 @@ async def alter(ctx, req):
                     sc.alter_start_offset(req.group_id, info.topic_id, p.partition_index, off)
             parts.append(RP(partition_index=p.partition_index, error_code=code, error_message=text))
         out.append(RT(topic_name=t.topic_name, topic_id=info.topic_id if info else NO_ID, partitions=parts))
-    return AR(throttle_time_ms=0, responses=out)
+    return AR(throttle_time_ms=0, error_code=0, error_message=None, responses=out)
 
 
 @handles(92)
@@ -120,20 +126,17 @@ async def delete(ctx, req):
     if err:
         return DR(throttle_time_ms=0, error_code=err, error_message=msg, responses=[])
     RT = DR.DeleteShareGroupOffsetsResponseTopic
-    RP = RT.DeleteShareGroupOffsetsResponsePartition
     denied = az.split("topic", [t.topic_name for t in req.topics])[1] if az is not None else ()
     out = []
-    for t in req.topics:
+    for t in req.topics:  # Kafka 4.4 answers per topic (its response has no partitions)
         if t.topic_name in denied:
-            out.append(RT(topic_name=t.topic_name, topic_id=NO_ID, partitions=[
-                RP(partition_index=-1, error_code=E.TOPIC_AUTHORIZATION_FAILED)]))
+            out.append(RT(topic_name=t.topic_name, topic_id=NO_ID, error_code=E.TOPIC_AUTHORIZATION_FAILED))
             continue
         info = b.topics.get(t.topic_name)
         if info is None:
-            out.append(RT(topic_name=t.topic_name, topic_id=NO_ID, partitions=[
-                RP(partition_index=-1, error_code=E.UNKNOWN_TOPIC_OR_PARTITION)]))
+            out.append(RT(topic_name=t.topic_name, topic_id=NO_ID, error_code=E.UNKNOWN_TOPIC_OR_PARTITION,
+                          error_message=UNKNOWN_TOPIC_MESSAGE))
             continue
-        ps = sc.delete_start_offsets(req.group_id, info.topic_id)
-        out.append(RT(topic_name=t.topic_name, topic_id=info.topic_id,
-                      partitions=[RP(partition_index=p, error_code=0) for p in ps]))
+        sc.delete_start_offsets(req.group_id, info.topic_id)
+        out.append(RT(topic_name=t.topic_name, topic_id=info.topic_id, error_code=0))
     return DR(throttle_time_ms=0, error_code=0, responses=out)

@@ -120,7 +120,8 @@ class AclError(ValueError):
 def parse_principal(text: str | None) -> tuple[str, str]:
     """``"User:alice"`` -> ``("User", "alice")`` (Kafka's ``SecurityUtils.parseKafkaPrincipal``)."""
     if not text or ":" not in text:
-        raise AclError(f"expected a string in format principalType:principalName but got {text}")
+        raise AclError(f"Could not parse principal from `{text}` (no colon is present separating the "
+                       "principal type from the principal name)")
     kind, name = text.split(":", 1)
     return kind, name
 

@@ -141,9 +141,9 @@ class ShareCoordinator:
         if not gid or not gid.strip():
             raise ShareError(E.INVALID_REQUEST, "GroupId can't be empty.")
         if not mid or not mid.strip():
-            raise ShareError(E.INVALID_REQUEST, "MemberId can't be empty.")
+            raise ShareError(E.INVALID_REQUEST, None)  # Kafka 4.4 answers this one without a message
         if epoch < LEAVE_GROUP_MEMBER_EPOCH:
-            raise ShareError(E.INVALID_REQUEST, f"MemberEpoch is invalid: {epoch}.")
+            raise ShareError(E.INVALID_REQUEST, "MemberEpoch is invalid.")
         if epoch == 0 and not req.subscribed_topic_names:
             raise ShareError(E.INVALID_REQUEST, "SubscribedTopicNames must be set in first request.")
         if self.other_group_type(gid):
@@ -158,7 +158,7 @@ class ShareCoordinator:
         g = self.groups.get(gid)
         if g is None:
             if epoch != 0:
-                raise ShareError(E.GROUP_ID_NOT_FOUND, f"Group {gid} not found.")
+                raise ShareError(E.GROUP_ID_NOT_FOUND, f"Share group {gid} not found.")
             g = self.groups[gid] = ShareGroup(gid)
         m = g.members.get(mid)
         bump = False

@@ -22,6 +22,8 @@ API = api(91, "AlterShareGroupOffsets", valid="0", flexible="0+", request=[
     ]),
 ], response=[
     F("throttle_time_ms", "int32", "0+"),
+    F("error_code", "int16", "0+"),
+    F("error_message", "string", "0+", nullable="0+", default=None),
     F("responses", "[]AlterShareGroupOffsetsResponseTopic", "0+", fields=[
         F("topic_name", "string", "0+"),
         F("topic_id", "uuid", "0+"),

@@ -4,7 +4,6 @@ starts again at ``share.auto.offset.reset``.
 """
 from protocol.codec import compile_api
 from protocol.schema import F, api
-from protocol.messages.alter_share_group_offsets import _PARTITION_RESULT
 
 API = api(92, "DeleteShareGroupOffsets", valid="0", flexible="0+", request=[
     F("group_id", "string", "0+"),
@@ -18,7 +17,8 @@ API = api(92, "DeleteShareGroupOffsets", valid="0", flexible="0+", request=[
     F("responses", "[]DeleteShareGroupOffsetsResponseTopic", "0+", fields=[
         F("topic_name", "string", "0+"),
         F("topic_id", "uuid", "0+"),
-        F("partitions", "[]DeleteShareGroupOffsetsResponsePartition", "0+", fields=_PARTITION_RESULT),
+        F("error_code", "int16", "0+"),
+        F("error_message", "string", "0+", nullable="0+", default=None),
     ]),
 ])
 

@@ -11,7 +11,8 @@ ranges are the member's; the client drops the rest of each batch.
   4 renew (v2, KIP-1222: extend the acquisition lock). One type per batch, or one per offset.
 - v0 was Kafka 4.0's early access, removed in 4.1. v1: ``max_records``, ``batch_size``; the
   response carries ``acquisition_lock_timeout_ms``. v2 (KIP-1206): ``share_acquire_mode``
-  (0 batch-optimized, 1 record-limit: never more than ``max_records``).
+  (0 batch-optimized, 1 record-limit: never more than ``max_records``); ``is_renew_ack``
+  (KIP-1222: the request's acknowledgements include renewals), on the wire since Kafka 4.2.
 - Errors (top level and per partition, ``acknowledge_error_code`` for its acknowledgements):
   SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH, UNKNOWN_TOPIC_ID,
   UNKNOWN_TOPIC_OR_PARTITION, INVALID_RECORD_STATE (acknowledgements only), INVALID_REQUEST.
@@ -41,6 +42,7 @@ API = api(78, "ShareFetch", valid="1-2", flexible="0+", request=[
     F("max_records", "int32", "1+"),
     F("batch_size", "int32", "1+"),
     F("share_acquire_mode", "int8", "2+"),
+    F("is_renew_ack", "bool", "2+", default=False),
     F("topics", "[]FetchTopic", "0+", fields=[
         F("topic_id", "uuid", "0+"),
         F("partitions", "[]FetchPartition", "0+", fields=[

@@ -304,7 +304,7 @@ async def test_heartbeat_validation_errors(env):
     r = env.hb(member_id="x", rebalance_timeout=-1)
     assert (r.error, r.message) == (E.INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request.")
     r = env.hb(member_id="x", topics=None)
-    assert r.message == "SubscribedTopicNames or SubscribedTopicRegex must be set in first request."
+    assert r.message == "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining."
     r = env.hb(member_id="x", full={"topic_partitions": None})
     assert r.message == "TopicPartitions must be empty when (re-)joining."
     assert env.hb(member_id="x", epoch=-3).message == "MemberEpoch is invalid."

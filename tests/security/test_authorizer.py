@@ -163,7 +163,7 @@ def test_binding_validation_messages():
         (binding(2, "t", 3, ALICE, "*", 3, 1), "Invalid permissionType ANY"),
         (binding(2, "", 3, ALICE, "*", 3, 3), "Invalid empty resource name"),
         (binding(4, "my-cluster", 3, ALICE, "*", 7, 3), "The only valid name for the CLUSTER resource is kafka-cluster"),
-        (binding(2, "t", 3, "alice", "*", 3, 3), "expected a string in format principalType:principalName but got alice"),
+        (binding(2, "t", 3, "alice", "*", 3, 3), "Could not parse principal from `alice` (no colon is present separating the principal type from the principal name)"),
     ]
     results = a.create_acls([b for b, _ in bad] + [binding(2, "t", 3, ALICE, "*", 3, 3)])
     assert [str(r) if r else None for r in results] == [m for _, m in bad] + [None]

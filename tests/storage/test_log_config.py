@@ -61,7 +61,8 @@ def test_defaults():
     assert c.cleanup_policy == ("delete",) and c.delete and not c.compact
     assert c.message_timestamp_type == "CreateTime"
     assert c.message_timestamp_difference_max_ms == LONG_MAX
-    assert c.timestamp_before_max_ms == c.timestamp_after_max_ms == LONG_MAX
+    assert c.timestamp_before_max_ms == LONG_MAX
+    assert c.timestamp_after_max_ms == 3_600_000  # Kafka 4's default (KIP-1030)
     assert c.max_message_bytes == 1048588
     assert c.flush_messages == c.flush_ms == LONG_MAX
     assert c.file_delete_delay_ms == 60000
@@ -160,18 +161,23 @@ def test_flush_ms_falls_back_to_scheduler_interval():
 
 # ----------------------------------------------------------------- KIP-937 bounds
 
+HOUR = 3_600_000  # Kafka 4's message.timestamp.after.max.ms default (KIP-1030)
+
 @pytest.mark.parametrize("broker,topic,before,after", [
-    ({}, {}, LONG_MAX, LONG_MAX),
-    ({"log.message.timestamp.difference.max.ms": "1000"}, {}, 1000, 1000),
+    ({}, {}, LONG_MAX, HOUR),
+    ({"log.message.timestamp.difference.max.ms": "1000"}, {}, 1000, HOUR),
+    # the deprecated symmetric bound reaches the after side only where after is Long.MAX_VALUE
     ({"log.message.timestamp.difference.max.ms": "1000",
-      "log.message.timestamp.before.max.ms": "500"}, {}, 500, 1000),
-    ({}, {"message.timestamp.difference.max.ms": "2000"}, 2000, 2000),
-    ({}, {"message.timestamp.before.max.ms": "100"}, 100, LONG_MAX),
+      "log.message.timestamp.after.max.ms": str(LONG_MAX)}, {}, 1000, 1000),
+    ({"log.message.timestamp.difference.max.ms": "1000",
+      "log.message.timestamp.before.max.ms": "500"}, {}, 500, HOUR),
+    ({}, {"message.timestamp.difference.max.ms": "2000"}, 2000, HOUR),
+    ({}, {"message.timestamp.before.max.ms": "100"}, 100, HOUR),
     ({}, {"message.timestamp.after.max.ms": "100",
           "message.timestamp.difference.max.ms": "7"}, 7, 100),
     # the broker's resolved before bound is the topic's before default (Kafka 3.9)
     ({"log.message.timestamp.difference.max.ms": "1000"},
-     {"message.timestamp.difference.max.ms": "5000"}, 1000, 1000),
+     {"message.timestamp.difference.max.ms": "5000"}, 1000, HOUR),
 ])
 def test_timestamp_bounds_resolution(broker, topic, before, after):
     c = LogConfig.from_props(broker, topic)

@@ -109,8 +109,9 @@ def test_record_with_past_timestamp_is_rejected():
 @pytest.mark.parametrize("compression", [0, 1, 4])
 def test_invalid_create_time_with_difference_max_ms(compression):
     """Mirrors testInvalidCreateTimeNonCompressedV2 / CompressedV2: the deprecated symmetric
-    message.timestamp.difference.max.ms bounds both sides when before/after are unset."""
-    config = cfg(message_timestamp_difference_max_ms=1000)
+    message.timestamp.difference.max.ms bounds both sides when before/after are Long.MAX_VALUE
+    (after's default is one hour since Kafka 4, KIP-1030)."""
+    config = cfg(message_timestamp_difference_max_ms=1000, message_timestamp_after_max_ms=LONG_MAX)
     assert config.timestamp_before_max_ms == config.timestamp_after_max_ms == 1000
     for bad in (NOW - 1001, NOW + 1001):
         with pytest.raises(InvalidTimestampError):
@@ -312,3 +313,14 @@ def test_legacy_message_set_is_up_converted():
         [(h, records)] = batches_of(r)
         assert h.magic == 2 and [x.offset for x in records] == [7, 8]
         assert [x.timestamp for x in records] == [ts, ts]
+
+
+def test_default_after_bound_is_one_hour():
+    """Kafka 4 (KIP-1030): message.timestamp.after.max.ms defaults to one hour, so a record
+    more than an hour ahead of the broker clock is INVALID_TIMESTAMP with no topic setting;
+    one within the hour passes (through the header alone)."""
+    config = cfg()
+    validate(build_batch(recs(NOW, NOW + HOUR)), config)
+    with pytest.raises(InvalidTimestampError) as ei:
+        validate(build_batch(recs(NOW, NOW + HOUR + 1)), config)
+    assert [i for i, _ in ei.value.record_errors] == [1]

@@ -1,0 +1,689 @@
+"""Differential testing: one request, two brokers (Apache Kafka, the oracle, and Hourglass),
+their decoded responses compared field by field.
+
+``Exchange.send(api_key, version, body)`` sends the same request (exact version and fields,
+through our own codec) to both brokers, decodes both answers, applies the normalizations of
+``NORMALIZATIONS`` (the one table of values that legitimately differ between two brokers,
+each with its reason), and compares the results recursively: every field of the version, the
+record batches of ``records`` fields decoded batch by batch and record by record. Each
+difference carries its path (``topics[0].partitions[1].error_code``). A difference that
+matches an entry of ``KEPT`` (per API, versions and path, with its reason) is reported but
+accepted; any other fails the test.
+
+Invariants:
+- the comparison only looks at fields that exist in the version sent (a field outside its
+  version decodes to a default on both sides and says nothing);
+- normalizations are applied to both sides alike, and only where the table says;
+- every exchange lands in the session's ``Report`` (``test-output/differential.md``), equal or
+  not, with the number of fields compared.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from hourglass.cli.wire import WireClient, WireError
+from protocol.api_keys import APIS
+from protocol.errors import CorruptRecordError
+from protocol.records.batch import CONTROL_FLAG, HEADER_SIZE, LOG_OVERHEAD, TIMESTAMP_TYPE_MASK, read_header
+from protocol.records.record import decode_batch
+
+KAFKA, HOURGLASS = "kafka", "hourglass"
+
+
+# ---------------------------------------------------------------------------------------------
+# normalizations: the ONE table of values two correct brokers may answer differently
+
+
+_PATTERNS: dict[str, re.Pattern] = {}
+
+
+def path_matches(path: str, pattern: str) -> bool:
+    """``*`` matches any run of characters (``[*]`` any index); everything else is literal."""
+    rx = _PATTERNS.get(pattern)
+    if rx is None:
+        rx = _PATTERNS[pattern] = re.compile(re.escape(pattern).replace(r"\*", ".*") + r"\Z")
+    return rx.match(path) is not None
+
+
+def _generated(v):
+    """A broker-generated value: equal on both sides once known to be present."""
+    if v in (None, "", -1, b""):
+        return v
+    return "<generated>"
+
+
+def _nonzero(v):
+    return "<generated>" if isinstance(v, int) and v != 0 else v
+
+
+def _nonneg(v):
+    return "<assigned>" if isinstance(v, int) and v >= 0 else v
+
+
+def _broker_clock(v):
+    """A time the broker read from its own clock: only 'a time' or -1/None is comparable."""
+    return "<broker clock>" if isinstance(v, int) and v > 0 else v
+
+
+_BOUNDS = re.compile(r"within \[(-?\d+), (-?\d+)\]")
+
+
+def _timestamp_bounds(v):
+    """Kafka's INVALID_TIMESTAMP message names the accepted range around the broker's clock:
+    keep the range's width (before.max.ms + after.max.ms, compared), drop the clock."""
+    if not isinstance(v, str):
+        return v
+    return _BOUNDS.sub(lambda m: f"within [<clock>, <clock> + {int(m[2]) - int(m[1])}]", v)
+
+
+def _any(v):
+    return "<normalized>"
+
+
+@dataclass(frozen=True)
+class Normalization:
+    """Where ``path`` (a pattern over the difference path, ``*`` any run of characters) matches in a response of
+    ``api`` (None = every API), both sides' values go through ``fn`` before comparison.
+    ``opt_in`` rules apply only in exchanges that name them (scenario-specific facts)."""
+    name: str
+    api: int | None
+    path: str
+    fn: Callable[[Any], Any]
+    reason: str
+    opt_in: bool = False
+
+
+NORMALIZATIONS: tuple[Normalization, ...] = (
+    Normalization("throttle", None, "throttle_time_ms", _any,
+                  "quota throttling depends on each broker's timing, not on the request"),
+    Normalization("cluster_id", None, "cluster_id", _generated,
+                  "each cluster has its own random id"),
+    Normalization("node_id", None, "*node_id", _nonneg,
+                  "Kafka's oracle node is id 1, Hourglass's is its own broker.id"),
+    Normalization("controller_id", None, "controller_id", _nonneg, "the node id of the controller"),
+    Normalization("leader_id", None, "*leader_id", _nonneg, "the leader's node id"),
+    Normalization("coordinator_node", None, "*coordinators[*].node_id", _nonneg, "the coordinator's node id"),
+    Normalization("replica_nodes", None, "*_nodes[*]", _nonneg, "replica/isr node ids"),
+    Normalization("host", None, "*host", _generated, "each broker listens on its own loopback port"),
+    Normalization("port", None, "*port", _nonneg, "each broker listens on its own loopback port"),
+    Normalization("topic_id", None, "*topic_id", _generated, "topic ids are random per cluster"),
+    Normalization("member_id", None, "*member_id", _generated,
+                  "member ids are generated by each coordinator (client id + random uuid)"),
+    Normalization("leader_member", None, "leader", _generated, "the leader's generated member id"),
+    Normalization("producer_id", None, "*producer_id", _nonneg, "producer ids are allocated per cluster"),
+    Normalization("batch_producer_id", None, "*.batches[*].producer_id", _nonneg,
+                  "producer ids are allocated per cluster"),
+    Normalization("log_append_time_ms", 0, "*log_append_time_ms", _broker_clock,
+                  "LogAppendTime is the broker's clock at the append"),
+    Normalization("timestamp_bounds", 0, "*error_message", _timestamp_bounds,
+                  "an INVALID_TIMESTAMP message names the range around the broker's clock; its width "
+                  "stays compared"),
+    Normalization("batch_crc", None, "*.batches[*].crc", _any,
+                  "the CRC covers producer ids and LogAppendTime values normalized here; every "
+                  "field it covers is compared one by one"),
+    Normalization("log_append_time_batch", None, "*.batches[*].lat", _broker_clock,
+                  "a LogAppendTime batch's max_timestamp/record timestamps are the broker's clock",
+                  opt_in=True),
+    Normalization("control_batch_time", None, "*.batches[*].control_time", _broker_clock,
+                  "a transaction marker's timestamp is the coordinator's clock when it wrote it"),
+    Normalization("list_offsets_broker_time", 2, "*.partitions[*].timestamp", _broker_clock,
+                  "on a LogAppendTime topic the timestamps ListOffsets answers are broker times",
+                  opt_in=True),
+    Normalization("start_time", None, "*start_time*", _broker_clock,
+                  "when the broker started a transaction (its clock)"),
+    Normalization("transaction_start", None, "*transaction_start_time_ms", _broker_clock,
+                  "when the broker started a transaction (its clock)"),
+    Normalization("session_id", 1, "session_id", _nonzero, "fetch session ids are random (0: no session)"),
+    Normalization("listeners", 32, "*configs[*listeners]*value", _any,
+                  "each broker's listeners name its own ports (the oracle's also its controller listener)"),
+    Normalization("finalized_epoch", 18, "finalized_features_epoch", _any,
+                  "the metadata offset of the last feature change, per cluster"),
+)
+
+
+@dataclass(frozen=True)
+class Aligned:
+    """An array of ``api`` at ``path`` whose order carries no meaning: its elements are paired
+    by ``key`` (a field name, or a tuple of them joined by ``/``) and named by it in paths
+    (``configs[retention.ms]``)."""
+    api: int
+    path: str
+    key: str | tuple
+    reason: str
+
+
+ALIGNED: tuple[Aligned, ...] = (
+    Aligned(32, "results[*].configs", "name",
+            "Kafka lists a resource's configs in its ConfigDef's order; the set and each entry matter"),
+    Aligned(21, "topics[*].partitions", "partition_index",
+            "partitions are keyed by index (mapKey in Kafka's spec); Kafka lists the unknown ones first"),
+    Aligned(24, "results_by_topic_v3_and_below", "name",
+            "topics are keyed by name (mapKey in Kafka's spec); Kafka lists the unknown ones first"),
+    Aligned(29, "resources", ("resource_type", "resource_name", "pattern_type"),
+            "ACL bindings are a set: Kafka lists resources in its own map order"),
+    Aligned(29, "resources[*].acls", ("principal", "host", "operation", "permission_type"),
+            "ACL bindings are a set: Kafka lists a resource's entries in its own map order"),
+    Aligned(31, "filter_results[*].matching_acls",
+            ("resource_type", "resource_name", "pattern_type", "principal", "host", "operation", "permission_type"),
+            "the ACL bindings a filter deleted are a set"),
+    Aligned(20, "responses", "name",
+            "topics are keyed by name (mapKey in Kafka's spec); Kafka lists the unknown ones first"),
+    Aligned(91, "responses", "topic_name", "topics are keyed by name; Kafka lists the unknown ones first"),
+    Aligned(92, "responses", "topic_name", "topics are keyed by name; Kafka lists the unknown ones first"),
+    Aligned(19, "topics[*].configs", "name",
+            "Kafka lists a new topic's configs in its ConfigDef's order; the set and each entry matter"),
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# differences we keep, each with its reason
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A known difference accepted for ``api`` at ``versions`` (inclusive range) where the
+    difference path matches ``path``; ``kafka``/``hourglass`` (when given: a value, or a
+    predicate) must match the two values for it to apply."""
+    api: int
+    versions: tuple[int, int]
+    path: str
+    reason: str
+    kafka: Any = ...
+    hourglass: Any = ...
+
+    def matches(self, api: int, version: int, d: "Difference") -> bool:
+        if api != self.api or not self.versions[0] <= version <= self.versions[1]:
+            return False
+        if not path_matches(d.path, self.path):
+            return False
+        return _value_matches(self.kafka, d.kafka) and _value_matches(self.hourglass, d.hourglass)
+
+
+ANY = (0, 99)
+
+
+def _value_matches(expected, value) -> bool:
+    """``...``: any value; a callable: a predicate; else equality."""
+    if expected is ...:
+        return True
+    if callable(expected):
+        return bool(expected(value))
+    return value == expected
+
+
+def _kept() -> list[Kept]:
+    from tests.differential.kept import KEPT  # the allowlist imports Kept from here
+    return KEPT
+
+
+# ---------------------------------------------------------------------------------------------
+# the comparison
+
+
+@dataclass
+class Difference:
+    path: str
+    kafka: Any
+    hourglass: Any
+    kept: str | None = None
+
+    def __str__(self) -> str:
+        tail = f"  (kept: {self.kept})" if self.kept else ""
+        return f"{self.path}: kafka={self.kafka!r} hourglass={self.hourglass!r}{tail}"
+
+
+def decode_records(data) -> list[dict] | None:
+    """The batches of a ``records`` field as plain data: header fields and records. A trailing
+    partial batch (a fetch cut at its byte limit) is counted in ``trailing_partial_bytes``."""
+    if data is None:
+        return None
+    buf = bytes(data)
+    out: list[dict] = []
+    partial = 0
+    pos = 0
+    while pos < len(buf):
+        if len(buf) - pos < HEADER_SIZE:
+            partial = len(buf) - pos
+            break
+        try:
+            h = read_header(buf, pos)
+        except CorruptRecordError as exc:
+            out.append({"undecodable": str(exc), "bytes": len(buf) - pos})
+            break
+        size = h.batch_length + LOG_OVERHEAD
+        if len(buf) - pos < size:
+            partial = len(buf) - pos
+            break
+        lat = bool(h.attributes & TIMESTAMP_TYPE_MASK)
+        control = bool(h.attributes & CONTROL_FLAG)
+        b = {"base_offset": h.base_offset, "batch_length": h.batch_length,
+             "partition_leader_epoch": h.partition_leader_epoch, "magic": h.magic, "crc": h.crc,
+             "attributes": h.attributes, "last_offset_delta": h.last_offset_delta,
+             "base_timestamp": h.base_timestamp if not (lat or control) else None,
+             "max_timestamp": h.max_timestamp if not (lat or control) else None,
+             "lat": h.max_timestamp if lat else None,
+             "control_time": h.max_timestamp if control else None,
+             "producer_id": h.producer_id, "producer_epoch": h.producer_epoch,
+             "base_sequence": h.base_sequence, "records_count": h.records_count}
+        try:
+            _, records = decode_batch(buf, pos)
+            b["records"] = [{"offset": r.offset, "timestamp": r.timestamp if not (lat or control) else None,
+                             "key": r.key, "value": r.value, "headers": r.headers,
+                             "attributes": r.attributes} for r in records]
+        except CorruptRecordError as exc:
+            b["records"] = f"undecodable: {exc}"
+        out.append(b)
+        pos += size
+    return {"batches": out, "trailing_partial_bytes": partial}
+
+
+class Comparison:
+    """One response pair compared under a version and a set of normalizations."""
+
+    def __init__(self, api: int, version: int, opt_in: Iterable[str] = ()):
+        self.api = api
+        self.version = version
+        self.rules = [n for n in NORMALIZATIONS
+                      if (n.api is None or n.api == api) and (not n.opt_in or n.name in opt_in)]
+        self.fields = 0
+        self.differences: list[Difference] = []
+
+    def _normalize(self, path: str, a, b):
+        for n in self.rules:
+            if path_matches(path, n.path):
+                a, b = n.fn(a), n.fn(b)
+        return a, b
+
+    def struct(self, path: str, a, b) -> None:
+        for f in type(a)._spec_fields:
+            if self.version not in f.v:
+                continue
+            p = f"{path}.{f.name}" if path else f.name
+            self.value(p, f, getattr(a, f.name), getattr(b, f.name))
+
+    def value(self, path: str, f, a, b) -> None:
+        if f.elem == "records":
+            self.plain(path, decode_records(a), decode_records(b))
+            return
+        if f.is_array:
+            if a is None or b is None:
+                self.leaf(path, a, b)
+                return
+            al = next((x for x in ALIGNED if x.api == self.api and path_matches(path, x.path)), None)
+            if al is not None and f.is_struct:
+                keyf = (lambda x: getattr(x, al.key)) if isinstance(al.key, str) else \
+                    (lambda x: "/".join(str(getattr(x, n)) for n in al.key))
+                ka = {keyf(x): x for x in a}
+                kb = {keyf(x): x for x in b}
+                for key in list(ka) + [k for k in kb if k not in ka]:
+                    p = f"{path}[{key}]"
+                    if key not in kb or key not in ka:
+                        self.leaf(p, "present" if key in ka else "absent", "present" if key in kb else "absent")
+                    else:
+                        self.struct(p, ka[key], kb[key])
+                return
+            if len(a) != len(b):
+                self.differences.append(Difference(f"{path}.length", len(a), len(b)))
+            for i, (x, y) in enumerate(zip(a, b)):
+                p = f"{path}[{i}]"
+                if f.is_struct:
+                    self.struct(p, x, y)
+                else:
+                    self.leaf(p, x, y)
+            return
+        if f.is_struct:
+            if a is None or b is None:
+                self.leaf(path, None if a is None else "<struct>", None if b is None else "<struct>")
+            else:
+                self.struct(path, a, b)
+            return
+        self.leaf(path, a, b)
+
+    def plain(self, path: str, a, b) -> None:
+        """Plain data (decoded record batches): dicts and lists, recursively."""
+        if isinstance(a, dict) and isinstance(b, dict):
+            for k in list(a) + [k for k in b if k not in a]:
+                self.plain(f"{path}.{k}", a.get(k, "<absent>"), b.get(k, "<absent>"))
+        elif isinstance(a, list) and isinstance(b, list):
+            if len(a) != len(b):
+                self.differences.append(Difference(f"{path}.length", len(a), len(b)))
+            for i, (x, y) in enumerate(zip(a, b)):
+                self.plain(f"{path}[{i}]", x, y)
+        else:
+            self.leaf(path, a, b)
+
+    def leaf(self, path: str, a, b) -> None:
+        if isinstance(a, memoryview):
+            a = bytes(a)
+        if isinstance(b, memoryview):
+            b = bytes(b)
+        a, b = self._normalize(path, a, b)
+        self.fields += 1
+        if a != b:
+            self.differences.append(Difference(path, a, b))
+
+
+def compare(api: int, version: int, kafka_resp, hourglass_resp, opt_in: Iterable[str] = ()) -> Comparison:
+    c = Comparison(api, version, opt_in)
+    c.struct("", kafka_resp, hourglass_resp)
+    for d in c.differences:
+        for k in _kept():
+            if k.matches(api, version, d):
+                d.kept = k.reason
+                break
+    return c
+
+
+# ---------------------------------------------------------------------------------------------
+# the report
+
+
+@dataclass
+class Entry:
+    test: str
+    scenario: str
+    api: int
+    version: int
+    fields: int
+    differences: list[Difference]
+
+
+@dataclass
+class Report:
+    """Every exchange of a session (or, merged, of all xdist workers). ``parts()`` is its plain
+    JSON form (difference values as their reprs), what a worker writes and the merge reads."""
+    entries: list[dict] = field(default_factory=list)
+    notes: dict[str, list[str]] = field(default_factory=dict)  # section -> lines (e.g. ApiVersions ranges)
+
+    def add(self, e: Entry) -> None:
+        self.entries.append({"test": e.test, "scenario": e.scenario, "api": e.api, "version": e.version,
+                             "fields": e.fields,
+                             "differences": [{"path": d.path, "kafka": repr(d.kafka), "hourglass": repr(d.hourglass),
+                                              "kept": d.kept} for d in e.differences]})
+
+    def note(self, section: str, lines: list[str]) -> None:
+        self.notes.setdefault(section, []).extend(lines)
+
+    def parts(self) -> dict:
+        return {"entries": self.entries, "notes": self.notes}
+
+    def merge(self, part: dict) -> None:
+        self.entries += part["entries"]
+        for k, v in part["notes"].items():
+            self.note(k, v)
+
+    def markdown(self) -> str:
+        by_api: dict[int, dict[int, list[dict]]] = {}
+        for e in self.entries:
+            by_api.setdefault(e["api"], {}).setdefault(e["version"], []).append(e)
+        diffs = [d for e in self.entries for d in e["differences"]]
+        total_fields = sum(e["fields"] for e in self.entries)
+        kept = sum(1 for d in diffs if d["kept"])
+        unexpected = len(diffs) - kept
+        pairs = sum(len(v) for v in by_api.values())
+        lines = ["# Differential report: Apache Kafka vs Hourglass", "",
+                 f"{len(self.entries)} exchanges, {len(by_api)} APIs, {pairs} API versions, "
+                 f"{total_fields} fields compared; {kept} kept differences, {unexpected} unexpected.", "",
+                 "| API | version | exchanges | fields | result |", "|---|---|---|---|---|"]
+        for api in sorted(by_api):
+            for v in sorted(by_api[api]):
+                es = by_api[api][v]
+                ds = [d for e in es for d in e["differences"]]
+                bad = sum(1 for d in ds if not d["kept"])
+                result = "equal" if not ds else (f"{bad} UNEXPECTED, {len(ds) - bad} kept" if bad
+                                                 else f"{len(ds)} kept")
+                lines.append(f"| {APIS[api].name} ({api}) | {v} | {len(es)} | {sum(e['fields'] for e in es)} | {result} |")
+        lines.append("")
+        for section, ls in self.notes.items():
+            lines += [f"## {section}", "", *ls, ""]
+        lines += ["## Differences", ""]
+        for api in sorted(by_api):
+            for v in sorted(by_api[api]):
+                for e in sorted(by_api[api][v], key=lambda e: (e["test"], e["scenario"])):
+                    if e["differences"]:
+                        lines.append(f"### {APIS[api].name} v{v}: {e['scenario']} ({e['test']})")
+                        lines += [f"- {'kept' if d['kept'] else 'UNEXPECTED'}: `{d['path']}`: kafka `{d['kafka']}`, "
+                                  f"hourglass `{d['hourglass']}`" + (f" ({d['kept']})" if d["kept"] else "")
+                                  for d in e["differences"]]
+                        lines.append("")
+        lines += ["## Normalizations", "", "| name | API | path | reason |", "|---|---|---|---|"]
+        for n in NORMALIZATIONS:
+            api = "all" if n.api is None else APIS[n.api].name
+            lines.append(f"| {n.name}{' (opt-in)' if n.opt_in else ''} | {api} | `{n.path}` | {n.reason} |")
+        lines += ["", "## Arrays compared by key, not by position", "", "| API | path | key | reason |", "|---|---|---|---|"]
+        for x in ALIGNED:
+            lines.append(f"| {APIS[x.api].name} | `{x.path}` | {x.key} | {x.reason} |")
+        lines += ["", "## Kept differences (allowlist)", "", "| API | versions | path | reason |", "|---|---|---|---|"]
+        for k in _kept():
+            lines.append(f"| {APIS[k.api].name} | {k.versions[0]}-{k.versions[1]} | `{k.path}` | {k.reason} |")
+        return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# the two brokers, side by side
+
+
+class Side:
+    """One broker of the pair, with what a scenario learned about it (its topic ids, producer
+    ids: values the two clusters generate differently, for requests that must carry them)."""
+
+    def __init__(self, name: str, bootstrap: str):
+        self.name = name
+        self.bootstrap = bootstrap
+        self.state: dict[str, Any] = {}
+        self._client: WireClient | None = None
+
+    @property
+    def client(self) -> WireClient:
+        if self._client is None:
+            self._client = WireClient(self.bootstrap, client_id="differential", timeout=30.0)
+        return self._client
+
+    def request(self, api: int, version: int, body):
+        return self.client.request(api, version, body)
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+
+CLOSED = object()  # the broker closed the connection instead of answering
+
+
+class UnexpectedDifferences(AssertionError):
+    pass
+
+
+def _build(top, cls, fields: dict, version: int | None):
+    spec = {f.name: f for f in cls._spec_fields}
+    kw = {}
+    for name, v in fields.items():
+        f = spec[name]  # a KeyError names a field the message does not have
+        if version is not None and version not in f.v:
+            continue
+        if f.is_struct and v is not None:
+            sub = getattr(top, f.elem)
+            if f.is_array:
+                v = [x if not isinstance(x, dict) else _build(top, sub, x, version) for x in v]
+            elif isinstance(v, dict):
+                v = _build(top, sub, v, version)
+        kw[name] = v
+    return cls(**kw)
+
+
+def req(api: int, _v: int | None = None, **fields):
+    """A request struct from keyword fields; nested structs may be given as dicts. With
+    ``_v`` (the version it is for), fields that version lacks are left out."""
+    top = APIS[api].request.cls
+    return _build(top, top, fields, _v)
+
+
+def versions_both(kafka_ranges: dict[int, tuple[int, int]], hourglass_ranges: dict[int, tuple[int, int]],
+                  api: int, lo: int = 0, hi: int = 99) -> list[int]:
+    """The versions of ``api`` both brokers advertise (and our codec declares), within [lo, hi]."""
+    if api not in kafka_ranges or api not in hourglass_ranges:
+        return []
+    a, b = kafka_ranges[api], hourglass_ranges[api]
+    first = max(a[0], b[0], APIS[api].min_version, lo)
+    last = min(a[1], b[1], APIS[api].max_version, hi)
+    return list(range(first, last + 1))
+
+
+class Exchange:
+    """A test's view of the pair: sends requests to both, compares, records."""
+
+    def __init__(self, pair: "Pair", report: Report, test: str):
+        self.pair = pair
+        self.report = report
+        self.test = test
+        self.kafka = Side(KAFKA, pair.kafka.bootstrap)
+        self.hourglass = Side(HOURGLASS, pair.hourglass.bootstrap)
+        self.unexpected: list[str] = []
+        self._slug = re.sub(r"[^a-zA-Z0-9]+", "-", test.split("[")[0].removeprefix("test_"))[:30].strip("-")
+
+    @property
+    def sides(self) -> tuple[Side, Side]:
+        return self.kafka, self.hourglass
+
+    def close(self) -> None:
+        for s in self.sides:
+            s.close()
+
+    def topic_name(self, tag: str = "") -> str:
+        """A fresh topic name, the same on both brokers."""
+        return f"d-{self._slug}{'-' + tag if tag else ''}-{uuid.uuid4().hex[:6]}"
+
+    def versions(self, api: int, lo: int = 0, hi: int = 99) -> list[int]:
+        return versions_both(self.pair.kafka_ranges, self.pair.hourglass_ranges, api, lo, hi)
+
+    def send(self, api: int, version: int, body, *, scenario: str = "", normalize: Iterable[str] = (),
+             compare_: bool = True):
+        """Send ``body`` (a request struct, or ``side -> struct`` for requests that carry
+        per-cluster values) to both brokers; compare the answers; return (kafka, hourglass)."""
+        answers = []
+        for s in self.sides:
+            b = body(s) if callable(body) else body
+            try:
+                answers.append(s.request(api, version, b))
+            except WireError as exc:
+                # a request the broker refuses to parse: Kafka closes the connection without an
+                # answer; that outcome is compared like any other
+                if "closed" not in str(exc):
+                    raise
+                answers.append(CLOSED)
+                s.close()
+        k, h = answers
+        if os.environ.get("DIFFERENTIAL_TRACE"):  # both answers, for whoever chases a difference
+            print(f"\n[{APIS[api].name} v{version} {scenario}]\n  kafka:     {k}\n  hourglass: {h}")
+        if compare_:
+            self.compare(api, version, k, h, scenario=scenario, normalize=normalize)
+        return k, h
+
+    def compare(self, api: int, version: int, k, h, *, scenario: str = "", normalize: Iterable[str] = ()) -> Comparison:
+        """Compare two answers already in hand (and record the result)."""
+        if k is CLOSED or h is CLOSED:
+            c = Comparison(api, version)
+            c.leaf("<answer>", "connection closed" if k is CLOSED else "answered",
+                   "connection closed" if h is CLOSED else "answered")
+            for d in c.differences:
+                d.kept = next((x.reason for x in _kept() if x.matches(api, version, d)), None)
+        else:
+            c = compare(api, version, k, h, normalize)
+        self.report.add(Entry(self.test, scenario, api, version, c.fields, c.differences))
+        for d in c.differences:
+            if not d.kept:
+                self.unexpected.append(f"{APIS[api].name} v{version} {scenario}: {d}")
+        return c
+
+    def each(self, fn: Callable[[Side], Any]) -> tuple[Any, Any]:
+        """Run ``fn`` on both sides (setup steps that are not themselves compared)."""
+        return fn(self.kafka), fn(self.hourglass)
+
+    # -------------------------------------------------------------- setup helpers (not compared)
+
+    def create_topic(self, name: str, partitions: int = 1, configs: dict[str, str] | None = None) -> None:
+        """Create ``name`` on both and wait until each answers for every partition as leader."""
+        body = req(19, topics=[APIS[19].request.cls.CreatableTopic(
+            name=name, num_partitions=partitions, replication_factor=1,
+            configs=[APIS[19].request.cls.CreatableTopic.CreatableTopicConfig(name=k, value=str(v))
+                     for k, v in (configs or {}).items()])], timeout_ms=30000)
+        for s in self.sides:
+            r = s.request(19, 7, body)
+            t = r.topics[0]
+            assert t.error_code == 0, f"{s.name}: create {name}: {t.error_code} {t.error_message}"
+            s.state.setdefault("topic_ids", {})[name] = t.topic_id
+        self.wait_leaders(name, partitions)
+
+    def wait_leaders(self, name: str, partitions: int, timeout: float = 30.0) -> None:
+        LO = APIS[2].request.cls
+        body = req(2, replica_id=-1, isolation_level=0, topics=[LO.ListOffsetsTopic(
+            name=name, partitions=[LO.ListOffsetsTopic.ListOffsetsPartition(partition_index=p, timestamp=-1)
+                                   for p in range(partitions)])])
+        for s in self.sides:
+            deadline = time.monotonic() + timeout
+            while True:
+                r = s.request(2, 7, body)
+                codes = [p.error_code for t in r.topics for p in t.partitions]
+                if codes and all(c == 0 for c in codes):
+                    break
+                assert time.monotonic() < deadline, f"{s.name}: {name} has no leader: {codes}"
+                time.sleep(0.05)
+
+
+@dataclass
+class Pair:
+    kafka: Any            # KafkaProcess
+    hourglass: Any        # BrokerProcess
+    kafka_ranges: dict[int, tuple[int, int]]
+    hourglass_ranges: dict[int, tuple[int, int]]
+
+
+def advertised(bootstrap: str) -> dict[int, tuple[int, int]]:
+    with WireClient(bootstrap, client_id="differential") as c:
+        r = c.request(18, 3, req(18, client_software_name="differential", client_software_version="0"))
+    assert r.error_code == 0
+    return {a.api_key: (a.min_version, a.max_version) for a in r.api_keys}
+
+
+# ---------------------------------------------------------------------------------------------
+# the report file: one part per pytest process, merged by the controlling one
+
+REPORT_PATH = Path(__file__).resolve().parents[2] / "test-output" / "differential.md"
+PARTS_DIR = REPORT_PATH.with_name("differential.parts")
+
+
+def _worker(config) -> str | None:
+    return getattr(config, "workerinput", {}).get("workerid")
+
+
+def write_part(config, report: Report) -> None:
+    if report.entries or report.notes:
+        PARTS_DIR.mkdir(parents=True, exist_ok=True)
+        (PARTS_DIR / f"{_worker(config) or 'main'}.json").write_text(json.dumps(report.parts()))
+
+
+def clear_parts(config) -> None:
+    """At the controlling process's session start: no part of an earlier run survives."""
+    if _worker(config) is None:
+        shutil.rmtree(PARTS_DIR, ignore_errors=True)
+
+
+def merge_parts(config) -> None:
+    """At the controlling process's session end: every part merged into ``differential.md``."""
+    if _worker(config) is not None or not PARTS_DIR.is_dir():
+        return
+    merged = Report()
+    for part in sorted(PARTS_DIR.glob("*.json")):
+        merged.merge(json.loads(part.read_text()))
+    if merged.entries:
+        REPORT_PATH.write_text(merged.markdown())
+    shutil.rmtree(PARTS_DIR, ignore_errors=True)
