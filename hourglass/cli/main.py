@@ -195,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     from hourglass.cli import mirror as mirror_cli
     admin_cli.add_parser(sub)
     mirror_cli.add_parser(sub)
+    mirror_cli.add_copy_parser(sub)
     schemas_cli.add_parser(sub)
     groups_cli.add_parser(sub)
     acls.add_parser(sub)
@@ -244,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
         return rooms[args.cmd].run(args)
     if args.cmd in ("offsets", "produce", "consume", "inspect"):
         return _client_command(args)
+    if args.cmd == "copy-window":
+        return mirror_cli.run_copy(args)
     if args.cmd == "dump-log":
         from storage.dump import main as dump_main
         return dump_main(args.files, verify_index_only=args.verify_index_only, print_data=args.print_data)

@@ -164,3 +164,123 @@ def run(args, out=None) -> int:
     else:
         out.write(text)
     return 0
+
+
+# ---------------------------------------------------------------------- the way in: a time window
+
+
+def window_bounds(start_offsets: dict[int, int], stop_offsets: dict[int, int], ends: dict[int, int]) -> dict[int, tuple[int, int]]:
+    """Per partition the offsets ``[first, stop)`` of a time window, from offsets-for-times.
+
+    ``start_offsets[p]``: the first offset with timestamp >= since (-1: none, the window is empty);
+    ``stop_offsets[p]``: the first offset with timestamp >= until (-1: none, up to the end as it
+    is now, ``ends[p]``). Kafka's own time semantics: a record belongs to the window when its
+    offset lies between those two lookups, so out-of-order CreateTime records are taken as
+    offsets-for-times places them."""
+    out = {}
+    for p, end in ends.items():
+        first = start_offsets.get(p, -1)
+        stop = stop_offsets.get(p, -1)
+        if first < 0:
+            out[p] = (end, end)
+            continue
+        stop = end if stop < 0 else stop
+        out[p] = (first, max(first, stop))
+    return out
+
+
+def add_copy_parser(subparsers):
+    p = subparsers.add_parser("copy-window", help="copy a time window of a topic from another cluster (e.g. "
+                                                 "production Kafka) into this broker, for debugging")
+    p.add_argument("topic")
+    p.add_argument("--from-bootstrap", required=True, help="the cluster to copy from")
+    p.add_argument("--from-command-config", metavar="FILE", help="its client properties (security.protocol, ...)")
+    p.add_argument("--since", required=True, metavar="TIME", help="window start: ISO-8601 or epoch ms (inclusive)")
+    p.add_argument("--until", default="latest", metavar="TIME", help="window end (exclusive; default: now's end)")
+    p.add_argument("--to-topic", help="name here (default: the same name)")
+    p.add_argument("-b", "--bootstrap-server", default="localhost:9092", help="this broker (the copy's target)")
+    p.add_argument("--command-config", metavar="FILE", help="this broker's client properties")
+    return p
+
+
+def run_copy(args, out=None) -> int:
+    """Copy offsets ``[oft(since), oft(until))`` of every partition into the same partition
+    here, records unchanged: key, value, headers and CreateTime timestamp. The local topic is
+    created with the source's partition count when missing. Offsets are not kept (the copy
+    starts at the local log's end); timestamps are, so offsets-for-times answers within the
+    window as on the source."""
+    from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    from hourglass.cli import client_properties
+    from hourglass.cli.client import LATEST, UsageError, parse_time
+    out = out or sys.stdout
+    try:
+        since = parse_time(args.since)
+        until = parse_time(args.until)
+        src_conf = client_properties.to_librdkafka(client_properties.read(args.from_command_config)) \
+            if args.from_command_config else {}
+        dst_conf = client_properties.to_librdkafka(client_properties.read(args.command_config)) \
+            if args.command_config else {}
+    except (UsageError, client_properties.ClientPropertiesError) as exc:
+        print(f"hourglass: {exc}", file=sys.stderr)
+        return 2
+    if since < 0:
+        since = 0
+    to_topic = args.to_topic or args.topic
+    src = Consumer({"bootstrap.servers": args.from_bootstrap, "group.id": "hourglass-copy-window",
+                    "enable.auto.commit": False, "enable.partition.eof": False, **src_conf})
+    try:
+        md = src.list_topics(args.topic, timeout=30).topics[args.topic]
+        if md.error is not None:
+            print(f"hourglass: {args.topic} on {args.from_bootstrap}: {md.error.str()}", file=sys.stderr)
+            return 1
+        parts = sorted(md.partitions)
+        ends = {p: src.get_watermark_offsets(TopicPartition(args.topic, p), timeout=30)[1] for p in parts}
+        start = {tp.partition: tp.offset for tp in
+                 src.offsets_for_times([TopicPartition(args.topic, p, since) for p in parts], timeout=30)}
+        stop = {p: -1 for p in parts} if until == LATEST else {
+            tp.partition: tp.offset for tp in
+            src.offsets_for_times([TopicPartition(args.topic, p, until) for p in parts], timeout=30)}
+        bounds = window_bounds(start, stop, ends)
+
+        admin = AdminClient({"bootstrap.servers": args.bootstrap_server, **dst_conf})
+        existing = admin.list_topics(timeout=30).topics
+        if to_topic not in existing:
+            admin.create_topics([NewTopic(to_topic, len(parts))])[to_topic].result(30)
+        elif len(existing[to_topic].partitions) < len(parts):
+            print(f"hourglass: {to_topic} here has {len(existing[to_topic].partitions)} partitions, "
+                  f"the source {len(parts)}", file=sys.stderr)
+            return 1
+        producer = Producer({"bootstrap.servers": args.bootstrap_server, "linger.ms": 20,
+                             "enable.idempotence": True, **dst_conf})
+        todo = {p: b for p, b in bounds.items() if b[1] > b[0]}
+        src.assign([TopicPartition(args.topic, p, b[0]) for p, b in todo.items()])
+        copied = 0
+        while todo:
+            m = src.poll(1.0)
+            if m is None:
+                continue
+            if m.error():
+                raise KafkaException(m.error())
+            p = m.partition()
+            if p not in todo or m.offset() >= todo[p][1]:
+                continue
+            producer.produce(to_topic, m.value(), m.key(), partition=p, timestamp=m.timestamp()[1],
+                             headers=m.headers())
+            producer.poll(0)
+            copied += 1
+            if m.offset() + 1 >= todo[p][1]:
+                del todo[p]
+                src.pause([TopicPartition(args.topic, p)])
+        if producer.flush(60) != 0:
+            print("hourglass: records still unsent after 60 s", file=sys.stderr)
+            return 1
+    except KafkaException as exc:
+        print(f"hourglass: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        src.close()
+    print(f"copied {copied} records of {args.topic} ({', '.join(f'{p}:{a}-{b}' for p, (a, b) in bounds.items())}) "
+          f"to {to_topic} on {args.bootstrap_server}", file=out)
+    return 0
