@@ -265,6 +265,10 @@ def test_exactly_once_zombie_task_is_fenced(broker_factory, connect_factory, tmp
     time.sleep(5)  # the thawed zombie gets its chance to write
     got = values(read_topic(b.bootstrap, "zombie-lines"))
     assert got == lines(0, 1500)
+    # the thawed task's producer learned from the broker that a newer one had fenced it
+    log = zombie.log_text()
+    assert "ProducerFencedException" in log and f"transactionalId={zombie.group_id}-zombie-in-0" in log, \
+        zombie.log_tail(4000)
 
 
 def test_wrong_connector_config_gets_connects_error_and_broker_keeps_serving(broker_factory, connect_factory,
