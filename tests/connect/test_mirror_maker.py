@@ -26,7 +26,9 @@ from tests.helpers.connect import read_topic
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.xdist_group("mirror-maker")]
 
-T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z: record timestamps well in the past, 1 s apart
+# 2026-01-01T00:00:00Z: record timestamps in the past, 1 s apart. Topics holding them set a
+# retention.ms of ten years: a shorter one lets retention delete them while the test runs.
+T0 = 1_767_225_600_000
 
 
 def hourglass_cli(*args: str) -> subprocess.CompletedProcess:
@@ -36,7 +38,8 @@ def hourglass_cli(*args: str) -> subprocess.CompletedProcess:
 
 def create_topic(bootstrap: str, name: str, partitions: int, config: dict | None = None, client: dict | None = None):
     admin = AdminClient({"bootstrap.servers": bootstrap, **(client or {})})
-    admin.create_topics([NewTopic(name, partitions, 1, config=config or {})])[name].result(30)
+    config = {"retention.ms": "315360000000", **(config or {})}  # T0's records stay (see T0)
+    admin.create_topics([NewTopic(name, partitions, 1, config=config)])[name].result(30)
 
 
 def produce(bootstrap: str, topic: str, start: int, stop: int, partitions: int, client: dict | None = None) -> None:
@@ -140,7 +143,7 @@ def test_groups_move_from_hourglass_to_kafka_without_loss_or_repeats(broker_fact
     hg = broker_factory()
     topic, ledger, parts = "mig-orders", "mig-ledger", 3
     drained, paused = "mig-drained", "mig-paused"
-    create_topic(hg.bootstrap, topic, parts, {"retention.ms": "2592000000", "max.message.bytes": "2097152"})
+    create_topic(hg.bootstrap, topic, parts, {"retention.ms": "315360000000", "max.message.bytes": "2097152"})
     create_topic(hg.bootstrap, ledger, 1, {"cleanup.policy": "compact", "min.compaction.lag.ms": "60000"})
     produce(hg.bootstrap, topic, 0, 3000, parts)
     produce(hg.bootstrap, ledger, 0, 100, 1)
@@ -202,7 +205,7 @@ def test_groups_move_from_hourglass_to_kafka_without_loss_or_repeats(broker_fact
 
     # configs came along (Kafka's names, Kafka's values)
     kcfg = topic_config(kafka_node.bootstrap, topic)
-    assert kcfg["retention.ms"] == "2592000000" and kcfg["max.message.bytes"] == "2097152"
+    assert kcfg["retention.ms"] == "315360000000" and kcfg["max.message.bytes"] == "2097152"
     lcfg = topic_config(kafka_node.bootstrap, ledger)
     assert lcfg["cleanup.policy"] == "compact" and lcfg["min.compaction.lag.ms"] == "60000"
 
@@ -272,3 +275,33 @@ def test_time_window_of_a_kafka_topic_copied_onto_hourglass(broker_factory, kafk
     r = hourglass_cli("copy-window", "no-such-topic", "--from-bootstrap", kafka_node.bootstrap, "--since", "0",
                       "-b", hg.bootstrap)
     assert r.returncode == 1 and "no-such-topic" in r.stderr
+
+
+def test_mirror_maker_from_kafka_into_hourglass(broker_factory, kafka_node, mirror_factory, tmp_path):
+    """MirrorMaker 2 the other way, Hourglass as the target: MirrorMaker's own topics (its
+    Connect internal topics, offset syncs, checkpoints, heartbeats) live on Hourglass, topics
+    are created there with their configs, records land at Kafka's offsets with their
+    timestamps, and a drained group's offsets are synced into Hourglass's group."""
+    topic, group, parts = "in-payments", "in-auditors", 2
+    create_topic(kafka_node.bootstrap, topic, parts, {"retention.ms": "315360000001", "cleanup.policy": "delete"})
+    produce(kafka_node.bootstrap, topic, 0, 1000, parts)
+    assert len(consume_some(kafka_node.bootstrap, group, topic, None)) == 1000
+    hg = broker_factory()
+    config = tmp_path / "mm2.properties"
+    r = hourglass_cli("mirror-config", "-b", kafka_node.bootstrap, "--target-bootstrap", hg.bootstrap,
+                      "--source-alias", "prod", "--target-alias", "local", "--replication-factor", "1",
+                      "--sync-interval", "1", "--topics", "in-.*", "--groups", "in-.*", "-o", str(config))
+    assert r.returncode == 0, r.stderr
+    mm = mirror_factory(config)
+    ends = end_offsets(kafka_node.bootstrap, topic, parts)
+    wait_until(lambda: end_offsets(hg.bootstrap, topic, parts) == ends, 240,
+               lambda: f"copied {end_offsets(hg.bootstrap, topic, parts)} of {ends}\n{mm.log_tail(4000)}")
+    key = lambda m: (m.partition(), m.offset(), m.key(), m.value(), m.timestamp(), m.headers())  # noqa: E731
+    assert [key(m) for m in read_topic(hg.bootstrap, topic)] == [key(m) for m in read_topic(kafka_node.bootstrap, topic)]
+    assert topic_config(hg.bootstrap, topic)["retention.ms"] == "315360000001"
+    wait_until(lambda: group_offsets(hg.bootstrap, group, topic, parts) == ends, 120,
+               lambda: f"group synced: {group_offsets(hg.bootstrap, group, topic, parts)} vs {ends}\n{mm.log_tail(4000)}")
+    # MirrorMaker's bookkeeping went to Hourglass, compacted where Connect wants it
+    names = set(AdminClient({"bootstrap.servers": hg.bootstrap}).list_topics(timeout=30).topics)
+    assert {"mm2-offset-syncs.prod.internal", "mm2-configs.prod.internal", "prod.checkpoints.internal", "heartbeats"} <= names, names
+    assert topic_config(hg.bootstrap, "prod.checkpoints.internal")["cleanup.policy"] == "compact"
