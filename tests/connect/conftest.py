@@ -4,8 +4,9 @@
   (``tests.helpers.connect.ConnectWorker``); every worker is stopped at teardown and its log
   attached to a failing test's report.
 - ``mirror_factory(config)``: MirrorMaker 2 in dedicated mode, same teardown.
-- ``kafka_node``: one Apache Kafka node (the oracle) shared by a module's tests; each test
-  uses its own topics and groups on it.
+- ``kafka_node``: one Apache Kafka node (the oracle) shared by the tests of an xdist worker
+  (session scope: pytest would restart a module-scoped one whenever another module's test ran
+  in between); each test uses its own topics and groups on it.
 
 JVM processes are expensive on two cores: modules that share a ``kafka_node`` or a PostgreSQL
 cluster keep their tests on one xdist worker (``xdist_group``).
@@ -51,7 +52,7 @@ def mirror_factory(request, tmp_path_factory):
             m.stop()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def kafka_node(tmp_path_factory):
     k = KafkaProcess(tmp_path_factory.mktemp("kafka") / "data")
     k.start()
