@@ -11,6 +11,8 @@
 #                            reach each other by name on podman's CNI networks)
 #   mvn                   -> maven (tests/jvm: Apache Kafka, Streams, Connect and the connectors
 #                            are resolved from Maven coordinates by `make jvm`)
+#   postgres (server)     -> postgresql (tests/connect: Debezium's source database, a throwaway
+#                            cluster started by the tests with wal_level=logical)
 #   chromium              -> chromium (the console's browser tests drive it with Playwright,
 #                            executable_path=/usr/bin/chromium; no browser download)
 # Runs `apt-get update` once, then `apt-get install -y`. Works as root (no sudo needed);
@@ -28,6 +30,7 @@ command -v podman-compose >/dev/null 2>&1 || missing+=(podman-compose)
 [ -x /usr/lib/cni/dnsname ] || missing+=(golang-github-containernetworking-plugin-dnsname)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
+compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' >/dev/null || missing+=(postgresql)
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
@@ -50,3 +53,4 @@ export DEBIAN_FRONTEND=noninteractive
 for tool in kcat java javac mvn chromium podman runc debootstrap podman-compose; do
   command -v "$tool" >/dev/null 2>&1 || { echo "install_deps: $tool still missing after install" >&2; exit 1; }
 done
+compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' >/dev/null || { echo "install_deps: PostgreSQL still missing after install" >&2; exit 1; }

@@ -201,7 +201,10 @@ def main(argv: list[str] | None = None) -> int:
     from hourglass.cli import groups as groups_cli
     from hourglass.cli import transactions as txn_cli
     from hourglass.cli import schemas as schemas_cli
+    from hourglass.cli import mirror as mirror_cli
     admin_cli.add_parser(sub)
+    mirror_cli.add_parser(sub)
+    mirror_cli.add_copy_parser(sub)
     schemas_cli.add_parser(sub)
     groups_cli.add_parser(sub)
     acls.add_parser(sub)
@@ -245,11 +248,14 @@ def main(argv: list[str] | None = None) -> int:
             return _usage_error(str(exc))
         return probe_main(args.bootstrap_server, args.timeout, props, args.ready_file, args.probe_config)
     rooms = {"topics": admin_cli, "transactions": txn_cli, "groups": groups_cli, "acls": acls, "users": users,
-             "certs": certs, "schemas": schemas_cli, "quotas": quotas, "configs": quotas}
+             "certs": certs, "schemas": schemas_cli, "quotas": quotas, "configs": quotas,
+             "mirror-config": mirror_cli}
     if args.cmd in rooms:
         return rooms[args.cmd].run(args)
     if args.cmd in ("offsets", "produce", "consume", "inspect"):
         return _client_command(args)
+    if args.cmd == "copy-window":
+        return mirror_cli.run_copy(args)
     if args.cmd == "dump-log":
         from storage.dump import main as dump_main
         return dump_main(args.files, verify_index_only=args.verify_index_only, print_data=args.print_data)
