@@ -1,0 +1,59 @@
+"""One SparkSession for the pipeline tests, with Spark's own Kafka connector on its classpath.
+
+``SPARK_KAFKA_JARS`` is set from the jars ``make jvm`` resolved (tests/jvm/spark-kafka:
+spark-sql-kafka-0-10 and what PySpark does not ship) unless the environment names others; a
+missing cache fails with the command to run. Spark starts once per test process (its JVM
+start-up is most of a test's time on two cores): the tests that use it stay on one xdist worker.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from pipeline import job
+from tests.helpers import jvm
+
+SPARK_GROUP = "spark"
+
+
+def spark_kafka_libs() -> str:
+    return str(jvm.libs(f"spark-kafka-{jvm.version('spark')}"))
+
+
+def pytest_collection_modifyitems(config, items):
+    here = os.path.dirname(__file__)
+    for item in items:
+        if str(item.path).startswith(here) and "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group(SPARK_GROUP))
+
+
+@pytest.fixture(scope="session")
+def spark_kafka_jars() -> str:
+    """The connector's jars folder, exported as ``SPARK_KAFKA_JARS`` for job.session() too."""
+    try:
+        libs = spark_kafka_libs()
+    except RuntimeError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    os.environ.setdefault("SPARK_KAFKA_JARS", libs)
+    return os.environ["SPARK_KAFKA_JARS"]
+
+
+@pytest.fixture(scope="session")
+def spark(spark_kafka_jars):
+    # the driver on loopback, whatever interfaces this machine has (the tests' brokers are there)
+    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    job.local_spark_env()
+    from pyspark.sql import SparkSession
+    t0 = time.monotonic()
+    s = (SparkSession.builder.master("local[2]").appName("hourglass-tests")
+         .config("spark.jars", ",".join(job.kafka_jars(spark_kafka_jars)))
+         .config("spark.sql.shuffle.partitions", "2").config("spark.ui.enabled", "false")
+         .config("spark.sql.session.timeZone", "UTC").config("spark.driver.host", "127.0.0.1")
+         .getOrCreate())
+    s.sparkContext.setLogLevel("ERROR")
+    assert job.kafka_connector_present(s), f"Spark does not find its kafka source in {spark_kafka_jars}"
+    print(f"SparkSession with the kafka connector started in {time.monotonic() - t0:.1f} s")
+    yield s
+    s.stop()
