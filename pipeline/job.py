@@ -228,15 +228,15 @@ def session(app: str = "hourglass-pipeline"):
 
 def as_kafka_records(counts, source_topic: str):
     """The counts as records for Spark's kafka sink: key ``<window start ms>/<kind>`` (a window's
-    later updates replace earlier ones in a compacted topic), value JSON, timestamp the window's
-    start, a ``hourglass.source`` header naming the topic read."""
+    later updates replace earlier ones in a compacted topic), value JSON, a ``hourglass.source``
+    header naming the topic read (Spark's sink has no timestamp column: the producer's time)."""
     from pyspark.sql import functions as F
     start_ms = (F.unix_micros(F.col("window_start")) / 1000).cast("long")
     value = F.to_json(F.struct(start_ms.alias("window_start"),
                                (F.unix_micros(F.col("window_end")) / 1000).cast("long").alias("window_end"),
                                "kind", "count"))
     return counts.select(F.concat_ws("/", start_ms.cast("string"), F.col("kind")).alias("key"),
-                         value.alias("value"), F.col("window_start").alias("timestamp"),
+                         value.alias("value"),
                          F.array(F.struct(F.lit("hourglass.source").alias("key"),
                                           F.lit(source_topic).cast("binary").alias("value"))).alias("headers"))
 
