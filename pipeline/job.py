@@ -88,10 +88,10 @@ def kafka_connector_present(spark) -> bool:
         return False
 
 
-def choose_source(requested: str, connector_present: bool) -> tuple[str, str]:
+def choose_source(requested: str, connector_present: bool, spark_version: str = "<spark version>") -> tuple[str, str]:
     """(source, why): ``auto`` is Spark's ``kafka`` source when the connector is there, else
     the Python data source; an explicit ``kafka`` without the connector is an error."""
-    missing = (f"spark-sql-kafka-0-10 is not on the classpath (spark-submit --packages {CONNECTOR}:<spark version>, "
+    missing = (f"spark-sql-kafka-0-10 is not on the classpath (spark-submit --packages {CONNECTOR}:{spark_version}, "
                "spark.jars or SPARK_KAFKA_JARS)")
     if requested == "python":
         return "python", "chosen with --source python"
@@ -108,7 +108,8 @@ def choose_source(requested: str, connector_present: bool) -> tuple[str, str]:
 
 def resolve_source(spark, args) -> str:
     """The source ``args.source`` names on this session, logged once per read."""
-    source, why = choose_source(args.source, kafka_connector_present(spark) if args.source != "python" else False)
+    present = kafka_connector_present(spark) if args.source != "python" else False
+    source, why = choose_source(args.source, present, spark.version)
     name = "Spark's kafka source" if source == "kafka" else "the Python data source hourglass_kafka"
     log.info("hourglass-pipeline: reading %s with %s (%s)", args.topic, name, why)
     return source
@@ -244,7 +245,7 @@ def as_kafka_records(counts, source_topic: str):
 def run(spark, args):
     """Run the job; returns the batch result DataFrame or the finished streaming query."""
     if args.sink == "kafka" and not kafka_connector_present(spark):
-        raise SourceError(f"--sink kafka is Spark's kafka sink: put {CONNECTOR}:<spark version> on the classpath")
+        raise SourceError(f"--sink kafka is Spark's kafka sink: put {CONNECTOR}:{spark.version} on the classpath")
     counts = windowed_counts(read(spark, args), args.window, args.watermark)
     if args.sink == "kafka":
         counts = as_kafka_records(counts, args.topic)

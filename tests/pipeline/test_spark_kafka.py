@@ -50,8 +50,8 @@ def test_connector_jars_match_the_pinned_pyspark_and_add_nothing_it_ships():
 
 def test_source_choice():
     assert job.choose_source("auto", True) == ("kafka", "spark-sql-kafka-0-10 is on the classpath")
-    src, why = job.choose_source("auto", False)
-    assert src == "python" and "--packages org.apache.spark:spark-sql-kafka-0-10_2.13:" in why
+    src, why = job.choose_source("auto", False, "4.2.0")
+    assert src == "python" and "--packages org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0," in why
     assert job.choose_source("python", True)[0] == "python"
     assert job.choose_source("kafka", True)[0] == "kafka"
     with pytest.raises(job.SourceError, match="--source kafka: spark-sql-kafka-0-10 is not on the classpath"):
@@ -92,6 +92,7 @@ spark.stop()
 """
 
 
+@pytest.mark.timeout(420)  # a second Spark (its own JVM and Python workers) on a busy two-core host
 def test_without_the_connector_the_python_source_reads_and_says_so(broker, tmp_path):
     """A host with no connector jars (its own process: one JVM per process): the job falls back
     to the Python data source with the log line, and --source kafka is refused up front."""
@@ -104,7 +105,7 @@ def test_without_the_connector_the_python_source_reads_and_says_so(broker, tmp_p
     r = subprocess.run([sys.executable, "-c", "import logging; logging.basicConfig(level=logging.INFO, "
                         "format='%(message)s')\n" + NO_CONNECTOR, "--bootstrap", broker.bootstrap, "--topic", topic,
                         "--from", str(t), "--window", "30 seconds", "--sink", "memory", "--query-name", "nc"],
-                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=240)
+                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=400)
     assert r.returncode == 0, r.stderr[-4000:]
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["present"] is False
@@ -114,7 +115,8 @@ def test_without_the_connector_the_python_source_reads_and_says_so(broker, tmp_p
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("hourglass-pipeline: reading")]
     assert lines[0] == (f"hourglass-pipeline: reading {topic} with the Python data source hourglass_kafka "
                         f"(spark-sql-kafka-0-10 is not on the classpath (spark-submit --packages "
-                        f"org.apache.spark:spark-sql-kafka-0-10_2.13:<spark version>, spark.jars or SPARK_KAFKA_JARS))")
+                        f"org.apache.spark:spark-sql-kafka-0-10_2.13:{jvm.version('spark')}, spark.jars or "
+                        f"SPARK_KAFKA_JARS))")
 
 
 def _produce(bootstrap: str, topic: str, records, partitions: int = 2) -> None:
