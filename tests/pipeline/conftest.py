@@ -22,6 +22,7 @@ def spark_kafka_libs() -> str:
     return str(jvm.libs(f"spark-kafka-{jvm.version('spark')}"))
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     here = os.path.dirname(__file__)
     for item in items:
