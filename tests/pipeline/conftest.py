@@ -3,7 +3,8 @@
 ``SPARK_KAFKA_JARS`` is set from the jars ``make jvm`` resolved (tests/jvm/spark-kafka:
 spark-sql-kafka-0-10 and what PySpark does not ship) unless the environment names others; a
 missing cache fails with the command to run. Spark starts once per test process (its JVM
-start-up is most of a test's time on two cores): the tests that use it stay on one xdist worker.
+start-up is most of a test's time on two cores): the modules that use it mark themselves
+``xdist_group(SPARK_GROUP)``, so they share one worker and one session.
 """
 from __future__ import annotations
 
@@ -22,12 +23,20 @@ def spark_kafka_libs() -> str:
     return str(jvm.libs(f"spark-kafka-{jvm.version('spark')}"))
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks
+# A hang guard for tests on the shared session, not a time limit: the first one also pays for
+# Spark's start (over a minute on a busy two-core host), and a test stopped by pytest-timeout
+# mid-call leaves py4j's connection out of step for every later test on the session.
+SPARK_TEST_TIMEOUT_S = 600
+
+
 def pytest_collection_modifyitems(config, items):
+    # (the modules using the session mark themselves xdist_group(SPARK_GROUP): a mark added here
+    # comes too late for xdist's worker, which names the groups first)
     here = os.path.dirname(__file__)
     for item in items:
         if str(item.path).startswith(here) and "spark" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group(SPARK_GROUP))
+            if item.get_closest_marker("timeout") is None:
+                item.add_marker(pytest.mark.timeout(SPARK_TEST_TIMEOUT_S))
 
 
 @pytest.fixture(scope="session")

@@ -16,6 +16,10 @@ from collections import Counter
 import pytest
 
 from pipeline import job
+from tests.pipeline.conftest import SPARK_GROUP
+
+# one SparkSession per test process: every test of this module on the same xdist worker
+pytestmark = pytest.mark.xdist_group(SPARK_GROUP)
 
 BASE = (int(time.time()) // 60 - 60) * 60_000  # an hour ago, on a minute boundary
 # (partition, event time offset in s): partition 0 in order, partition 1 with late events

@@ -16,8 +16,12 @@ import uuid
 import pytest
 
 from pipeline import job
+from tests.pipeline.conftest import SPARK_GROUP
 from tests.helpers.txn import READ_COMMITTED, create_topic, scan_partition, txn_producer
 from tests.pipeline.test_pipeline import BASE, KINDS, args
+
+# one SparkSession per test process: every test of this module on the same xdist worker
+pytestmark = pytest.mark.xdist_group(SPARK_GROUP)
 
 # (partition, outcome, event seconds after BASE)
 TXNS = [

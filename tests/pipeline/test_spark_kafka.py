@@ -22,8 +22,11 @@ import pytest
 
 from pipeline import job
 from tests.helpers import jvm
-from tests.pipeline.conftest import spark_kafka_libs
+from tests.pipeline.conftest import SPARK_GROUP, spark_kafka_libs
 from tests.pipeline.test_pipeline import BASE, args, counts_of, model_counts, model_from, produce_events
+
+# one SparkSession per test process: every test of this module on the same xdist worker
+pytestmark = pytest.mark.xdist_group(SPARK_GROUP)
 
 ROOT = Path(__file__).resolve().parents[2]
 CONNECTOR_JARS = {"spark-sql-kafka-0-10_2.13", "spark-token-provider-kafka-0-10_2.13", "kafka-clients",
