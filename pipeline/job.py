@@ -1,24 +1,32 @@
 """``hourglass-pipeline``: replay a topic from a point in time and count events per
 event-time window.
 
-    hourglass-pipeline --bootstrap localhost:9092 --topic events --from 2026-11-22T10:00:00Z \\
+    spark-submit --packages org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0 -m pipeline.job \\
+        --bootstrap localhost:9092 --topic events --from 2026-11-22T10:00:00Z \\
         --window "1 minute" --watermark "5 minutes" --sink console
 
-Reads with Spark's own ``kafka`` source (``--source kafka``: needs spark-sql-kafka-0-10 on the
-classpath, e.g. ``--packages org.apache.spark:spark-sql-kafka-0-10_2.13:<spark version>`` or
-the jars named by ``SPARK_KAFKA_JARS``: a folder, a glob or a comma list) or with the Python data source ``hourglass_kafka``
-(``--source python``, the default: no JVM jars). Events are JSON
-``{"id": ..., "ts": epoch_ms, "kind": "..."}``; ``ts`` is the event time (the record's
-timestamp when absent).
+Reads with Spark's own ``kafka`` source whenever its connector (spark-sql-kafka-0-10) is on the
+classpath: ``--packages``, ``spark.jars``, or the jars named by ``SPARK_KAFKA_JARS`` (a folder, a
+glob or a comma list). Without it the job reads with the Python data source ``hourglass_kafka``
+(same options and schema, no JVM jars); ``--source kafka|python`` chooses explicitly, and one log
+line says which source reads. Events are JSON ``{"id": ..., "ts": epoch_ms, "kind": "..."}``;
+``ts`` is the event time (the record's timestamp when absent).
 """
 from __future__ import annotations
 
 import argparse
 import glob
+import json
+import logging
 import os
 import sys
 
+log = logging.getLogger("hourglass.pipeline")
+
 EVENT_SCHEMA = "id string, ts long, kind string"
+# the connector's coordinates for the PySpark pinned in pyproject.toml (tests/jvm/pom.xml's
+# spark.version); the log line names them when the connector is missing
+CONNECTOR = "org.apache.spark:spark-sql-kafka-0-10_2.13"
 
 
 def parse_from(text: str | None) -> dict:
@@ -33,28 +41,88 @@ def parse_from(text: str | None) -> dict:
     return {"startingTimestamp": str(parse_time(t))}
 
 
-def reader_options(args) -> dict:
+def parse_until(text: str) -> dict:
+    """Reader options for ``--until`` (batch): a time for every partition
+    (``endingTimestamp``) or JSON per partition ``{"topic": {"0": ms}}``
+    (``endingOffsetsByTimestamp``); the read stops before the first offset at or after it."""
+    t = text.strip()
+    if t.startswith("{"):
+        return {"endingOffsetsByTimestamp": t}
+    from hourglass.cli.client import parse_time
+    return {"endingTimestamp": str(parse_time(t))}
+
+
+def reader_options(args, source: str = "kafka") -> dict:
     opts = {"kafka.bootstrap.servers": args.bootstrap, "subscribe": args.topic,
             "startingOffsetsByTimestampStrategy": args.strategy, **parse_from(args.start)}
     if args.ending_offsets and not args.stream:
         opts["endingOffsets"] = args.ending_offsets
+    if args.until and not args.stream:
+        opts.update(parse_until(args.until))
     if args.max_offsets_per_trigger:
         opts["maxOffsetsPerTrigger"] = str(args.max_offsets_per_trigger)
     if getattr(args, "isolation_level", None):
         # Spark's kafka source passes kafka.* to its consumers; so does hourglass_kafka
         opts["kafka.isolation.level"] = args.isolation_level
-    if args.source == "kafka":
-        opts["includeHeaders"] = "true"
+    if source == "kafka":
+        opts["includeHeaders"] = "true"  # the Python data source always has them
     return opts
 
 
+class SourceError(RuntimeError):
+    """``--source kafka`` (or the kafka sink) without Spark's kafka connector on the classpath."""
+
+
+def kafka_connector_present(spark) -> bool:
+    """Whether Spark resolves ``format("kafka")``: Spark's own data source lookup, so the
+    connector counts however it got there (``--packages``, ``spark.jars``, ``SPARK_KAFKA_JARS``,
+    a cluster's jars folder)."""
+    try:
+        jvm = spark._jvm
+        jvm.org.apache.spark.sql.execution.datasources.DataSource.lookupDataSource(
+            "kafka", spark._jsparkSession.sessionState().conf())
+        return True
+    except AttributeError:  # Spark Connect: no JVM here, the server resolves the source
+        return True
+    except Exception:  # py4j's Java error: DATA_SOURCE_NOT_FOUND
+        return False
+
+
+def choose_source(requested: str, connector_present: bool, spark_version: str = "<spark version>") -> tuple[str, str]:
+    """(source, why): ``auto`` is Spark's ``kafka`` source when the connector is there, else
+    the Python data source; an explicit ``kafka`` without the connector is an error."""
+    missing = (f"spark-sql-kafka-0-10 is not on the classpath (spark-submit --packages {CONNECTOR}:{spark_version}, "
+               "spark.jars or SPARK_KAFKA_JARS)")
+    if requested == "python":
+        return "python", "chosen with --source python"
+    if requested == "kafka":
+        if not connector_present:
+            raise SourceError(f"--source kafka: {missing}")
+        return "kafka", "chosen with --source kafka"
+    if requested != "auto":
+        raise ValueError(f"unknown source {requested!r}")
+    if connector_present:
+        return "kafka", "spark-sql-kafka-0-10 is on the classpath"
+    return "python", missing
+
+
+def resolve_source(spark, args) -> str:
+    """The source ``args.source`` names on this session, logged once per read."""
+    present = kafka_connector_present(spark) if args.source != "python" else False
+    source, why = choose_source(args.source, present, spark.version)
+    name = "Spark's kafka source" if source == "kafka" else "the Python data source hourglass_kafka"
+    log.info("hourglass-pipeline: reading %s with %s (%s)", args.topic, name, why)
+    return source
+
+
 def read(spark, args):
-    fmt = "hourglass_kafka" if args.source == "python" else "kafka"
-    if args.source == "python":
+    source = resolve_source(spark, args)
+    fmt = "hourglass_kafka" if source == "python" else "kafka"
+    if source == "python":
         from pipeline.source import register
         register(spark)
     r = spark.readStream if args.stream else spark.read
-    return r.format(fmt).options(**reader_options(args)).load()
+    return r.format(fmt).options(**reader_options(args, source)).load()
 
 
 def windowed_counts(df, window: str, watermark: str | None):
@@ -80,19 +148,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strategy", choices=["error", "latest"], default="error",
                    help="startingOffsetsByTimestampStrategy: when no record is at or after the time")
     p.add_argument("--ending-offsets", help="batch only: latest (default) or JSON per partition")
+    p.add_argument("--until", metavar="TIME",
+                   help="batch only: stop before this time (ISO-8601 or epoch ms), or JSON {\"topic\": {\"0\": ms}} "
+                        "per partition (endingTimestamp / endingOffsetsByTimestamp)")
     p.add_argument("--max-offsets-per-trigger", type=int)
     p.add_argument("--isolation-level", choices=["read_committed", "read_uncommitted"],
                    help="kafka.isolation.level: read_committed reads only committed transactions, up to "
                         "the last stable offset")
-    p.add_argument("--source", choices=["python", "kafka"], default=os.environ.get("HOURGLASS_PIPELINE_SOURCE", "python"))
+    p.add_argument("--source", choices=["auto", "kafka", "python"],
+                   default=os.environ.get("HOURGLASS_PIPELINE_SOURCE", "auto"),
+                   help="auto (default): Spark's kafka source when spark-sql-kafka-0-10 is on the classpath, "
+                        "else the Python data source hourglass_kafka")
     p.add_argument("--stream", action="store_true", help="Structured Streaming instead of one batch")
     p.add_argument("--trigger", choices=["availableNow", "continuous-poll"], default="availableNow",
                    help="streaming: process what is there and stop, or keep polling every 5 s")
     p.add_argument("--checkpoint", help="streaming checkpoint dir (resume where the last run stopped)")
     p.add_argument("--window", default="1 minute")
     p.add_argument("--watermark", default="10 minutes")
-    p.add_argument("--sink", choices=["console", "parquet", "memory"], default="console")
-    p.add_argument("--output", help="parquet directory (sink parquet)")
+    p.add_argument("--sink", choices=["console", "parquet", "memory", "kafka"], default="console")
+    p.add_argument("--output", help="parquet directory (sink parquet) or topic (sink kafka: Spark's kafka sink, "
+                                    "to the --bootstrap cluster)")
     p.add_argument("--query-name", default="hourglass_counts", help="memory sink table name")
     return p
 
@@ -152,23 +227,47 @@ def session(app: str = "hourglass-pipeline"):
     return b.getOrCreate()
 
 
+def as_kafka_records(counts, source_topic: str):
+    """The counts as records for Spark's kafka sink: key ``<window start ms>/<kind>`` (a window's
+    later updates replace earlier ones in a compacted topic), value JSON, a ``hourglass.source``
+    header naming the topic read (Spark's sink has no timestamp column: the producer's time)."""
+    from pyspark.sql import functions as F
+    start_ms = (F.unix_micros(F.col("window_start")) / 1000).cast("long")
+    value = F.to_json(F.struct(start_ms.alias("window_start"),
+                               (F.unix_micros(F.col("window_end")) / 1000).cast("long").alias("window_end"),
+                               "kind", "count"))
+    return counts.select(F.concat_ws("/", start_ms.cast("string"), F.col("kind")).alias("key"),
+                         value.alias("value"),
+                         F.array(F.struct(F.lit("hourglass.source").alias("key"),
+                                          F.lit(source_topic).cast("binary").alias("value"))).alias("headers"))
+
+
 def run(spark, args):
     """Run the job; returns the batch result DataFrame or the finished streaming query."""
+    if args.sink == "kafka" and not kafka_connector_present(spark):
+        raise SourceError(f"--sink kafka is Spark's kafka sink: put {CONNECTOR}:{spark.version} on the classpath")
     counts = windowed_counts(read(spark, args), args.window, args.watermark)
+    if args.sink == "kafka":
+        counts = as_kafka_records(counts, args.topic)
     if not args.stream:
         if args.sink == "parquet":
             counts.write.mode("overwrite").parquet(args.output)
         elif args.sink == "memory":
             counts.createOrReplaceTempView(args.query_name)
+        elif args.sink == "kafka":
+            (counts.write.format("kafka").option("kafka.bootstrap.servers", args.bootstrap)
+             .option("topic", args.output).save())
         else:
             counts.orderBy("window_start", "kind").show(truncate=False)
         return counts
-    mode = {"console": "update", "memory": "complete", "parquet": "append"}[args.sink]
+    mode = {"console": "update", "memory": "complete", "parquet": "append", "kafka": "update"}[args.sink]
     w = counts.writeStream.outputMode(mode).format(args.sink).queryName(args.query_name)
     if args.checkpoint:
         w = w.option("checkpointLocation", args.checkpoint)
     if args.sink == "parquet":
         w = w.option("path", args.output)
+    if args.sink == "kafka":
+        w = w.option("kafka.bootstrap.servers", args.bootstrap).option("topic", args.output)
     w = w.trigger(availableNow=True) if args.trigger == "availableNow" else w.trigger(processingTime="5 seconds")
     q = w.start()
     if args.trigger == "availableNow":
@@ -178,8 +277,13 @@ def run(spark, args):
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    if args.sink == "parquet" and not args.output:
-        print("hourglass-pipeline: --sink parquet needs --output DIR", file=sys.stderr)
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    if args.sink in ("parquet", "kafka") and not args.output:
+        what = "DIR" if args.sink == "parquet" else "TOPIC"
+        print(f"hourglass-pipeline: --sink {args.sink} needs --output {what}", file=sys.stderr)
+        return 2
+    if args.sink == "kafka" and args.stream and not args.checkpoint:
+        print("hourglass-pipeline: --sink kafka --stream needs --checkpoint DIR", file=sys.stderr)
         return 2
     try:
         spark = session()
@@ -187,7 +291,11 @@ def main(argv=None) -> int:
         print(f"hourglass-pipeline: {exc}", file=sys.stderr)
         return 2
     try:
-        q = run(spark, args)
+        try:
+            q = run(spark, args)
+        except SourceError as exc:
+            print(f"hourglass-pipeline: {exc}", file=sys.stderr)
+            return 2
         if args.stream and args.trigger != "availableNow":
             q.awaitTermination()
     finally:

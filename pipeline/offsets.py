@@ -4,11 +4,15 @@ The options and their meaning follow Spark's ``kafka`` source:
 - ``startingOffsets``: ``earliest``, ``latest`` or JSON ``{"topic": {"0": offset}}`` with -2 =
   earliest and -1 = latest;
 - ``startingOffsetsByTimestamp``: JSON ``{"topic": {"0": epoch_ms}}``; ``startingTimestamp``:
-  one epoch ms for every partition (both win over ``startingOffsets``);
+  one epoch ms for every partition (``startingTimestamp`` wins over both others,
+  ``startingOffsetsByTimestamp`` over ``startingOffsets``);
 - a time resolves to the first offset whose timestamp is >= it (KIP-33, through ListOffsets);
   when none exists, ``startingOffsetsByTimestampStrategy`` decides: ``error`` (default) fails,
   ``latest`` starts at the end;
-- ``endingOffsets`` (batch only): ``latest`` or JSON as above;
+- ``endingOffsets`` (batch only): ``latest`` or JSON as above; ``endingOffsetsByTimestamp``
+  (JSON of epoch ms) and ``endingTimestamp`` (one for every partition): the read ends before the
+  first offset whose timestamp is >= the time, or at the latest offset when there is none
+  (precedence as for the starting options);
 - ``maxOffsetsPerTrigger``: at most this many offsets per micro-batch, split over the
   partitions in proportion to what each has pending (as Spark's rate limit).
 
@@ -53,14 +57,14 @@ def normalize(options: Mapping[str, str]) -> dict[str, str]:
 def starting_targets(options: Mapping[str, str], partitions: list[TP], default: int) -> dict[TP, tuple[str, int]]:
     """Per partition ("offset", n) or ("timestamp", ms), from the options (Spark's precedence)."""
     options = normalize(options)
+    if "startingtimestamp" in options:
+        return {tp: ("timestamp", int(options["startingtimestamp"])) for tp in partitions}
     if "startingoffsetsbytimestamp" in options:
         ts = _per_partition(options["startingoffsetsbytimestamp"], "startingOffsetsByTimestamp")
         missing = [tp for tp in partitions if tp not in ts]
         if missing:
             raise OffsetResolutionError(f"startingOffsetsByTimestamp has no timestamp for {missing}")
         return {tp: ("timestamp", ts[tp]) for tp in partitions}
-    if "startingtimestamp" in options:
-        return {tp: ("timestamp", int(options["startingtimestamp"])) for tp in partitions}
     spec = options.get("startingoffsets")
     if spec is None:
         return {tp: ("offset", default) for tp in partitions}
@@ -84,8 +88,9 @@ def resolve(targets: Mapping[TP, tuple[str, int]], *, watermarks: Callable[[TP],
             off = found.get(tp, -1)
             if off < 0:
                 if strategy == "error":
+                    # Spark's kafka source's words, so a job reads the same error from either source
                     raise OffsetResolutionError(
-                        f"no record at or after timestamp {v} in {key(tp)} "
+                        f"No offset matched from request of topic-partition {tp[0]}-{tp[1]} and timestamp {v}. "
                         f"(set startingOffsetsByTimestampStrategy=latest to start at the end)")
                 off = watermarks(tp)[1]
             out[tp] = off
@@ -99,8 +104,26 @@ def resolve(targets: Mapping[TP, tuple[str, int]], *, watermarks: Callable[[TP],
 
 
 def ending_offsets(options: Mapping[str, str], partitions: list[TP],
-                   watermarks: Callable[[TP], tuple[int, int]]) -> dict[TP, int]:
-    spec = normalize(options).get("endingoffsets", "latest")
+                   watermarks: Callable[[TP], tuple[int, int]],
+                   for_times: Callable[[dict[TP, int]], dict[TP, int]] | None = None) -> dict[TP, int]:
+    """Exclusive end offsets of a batch read. By time: ``for_times`` as in ``resolve``; a
+    partition with no record at or after the time ends at its latest offset."""
+    options = normalize(options)
+    by_time: dict[TP, int] | None = None
+    if "endingtimestamp" in options:
+        by_time = {tp: int(options["endingtimestamp"]) for tp in partitions}
+    elif "endingoffsetsbytimestamp" in options:
+        ts = _per_partition(options["endingoffsetsbytimestamp"], "endingOffsetsByTimestamp")
+        missing = [tp for tp in partitions if tp not in ts]
+        if missing:
+            raise OffsetResolutionError(f"endingOffsetsByTimestamp has no timestamp for {missing}")
+        by_time = {tp: ts[tp] for tp in partitions}
+    if by_time is not None:
+        if for_times is None:
+            raise OffsetResolutionError("ending offsets by timestamp need a ListOffsets lookup")
+        found = for_times(by_time)
+        return {tp: (found[tp] if found.get(tp, -1) >= 0 else watermarks(tp)[1]) for tp in partitions}
+    spec = options.get("endingoffsets", "latest")
     if spec == "latest":
         return {tp: watermarks(tp)[1] for tp in partitions}
     offs = _per_partition(spec, "endingOffsets")

@@ -152,7 +152,7 @@ class _BatchReader(DataSourceReader):
     def partitions(self):
         with _Planner(self.options) as pl:
             start = pl.starting(O.EARLIEST)
-            end = O.ending_offsets(self.options, list(start), pl.watermarks)
+            end = O.ending_offsets(self.options, list(start), pl.watermarks, pl.for_times)
             return pl.ranges(start, end) or [OffsetRange("", 0, 0, 0, pl.bootstrap, pl.extra)]
 
     def read(self, partition):

@@ -47,6 +47,12 @@ if [ ! -s "$TARBALL" ]; then
   done
   # this machine's trust store: pip behind a TLS-inspecting proxy only trusts it through these
   cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/ca-certificates.crt"
+  # ... and its local CAs the Debian way, so a stage that installs a JRE (ca-certificates-java
+  # builds Java's trust store from /etc/ssl/certs) lets Maven through the same proxy
+  if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+    cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+    chroot "$root" update-ca-certificates >&2
+  fi
   # the host's pip configuration (index, extra indexes, cert, constraints), merged into one file;
   # file:// indexes and find-links paths are mounted into the build by tests/container/podman.py;
   # /opt/hourglass-wheels: prebuilt wheels the tests mount (PySpark is an sdist of 450 MB on PyPI)

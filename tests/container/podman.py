@@ -65,13 +65,14 @@ def base_image() -> str:
 
 def pipeline_wheels() -> None:
     """PySpark is a 450 MB sdist on PyPI: the host's pip makes wheels once (from its cache)."""
+    import sys
+    import tomllib
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["pipeline"]
+    pinned = next((r.split("==", 1)[1] for r in extra if r.startswith("pyspark==")), "")
     with _lock(".wheels.lock"):
-        if any(WHEELS.glob("pyspark-*.whl")):
+        if any(WHEELS.glob(f"pyspark-{pinned}*.whl")):  # the pinned release's wheel, not an older pin's
             return
         WHEELS.mkdir(parents=True, exist_ok=True)
-        import sys
-        import tomllib
-        extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["pipeline"]
         subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "-w", str(WHEELS), *extra], check=True,
                        capture_output=True, timeout=1200)
 

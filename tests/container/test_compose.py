@@ -2,8 +2,9 @@
 session (HOURGLASS_IMAGE / HOURGLASS_PIPELINE_IMAGE name them, so podman-compose builds nothing):
 
 - docker/compose.yaml: the broker, the demo producer and the PySpark job; the job's console
-  output shows windowed counts read from the broker container, and a host client reads the
-  same topic through the host listener;
+  output shows windowed counts read from the broker container with Spark's kafka source (the
+  connector the pipeline image carries), and a host client reads the same topic through the
+  host listener;
 - docker/sasl-ssl/compose.yaml: certificates, the first SCRAM user, then the broker with a
   SASL_SSL listener and ACLs on; a host client logs in with docker/sasl-ssl/client.properties'
   settings, the healthcheck passes through the loopback PLAINTEXT listener.
@@ -55,6 +56,9 @@ def test_compose_broker_demo_producer_and_spark_job(image, pipeline_image):
             assert rows or time.monotonic() < deadline, f"no counts from the spark job:\n{out[-4000:]}"
             time.sleep(2)
         assert {k for k, _ in rows} <= {"click", "view", "buy"}
+        # ... read with Spark's own kafka source: the image's connector jars
+        assert "hourglass-pipeline: reading events with Spark's kafka source (chosen with --source kafka)" in out, \
+            out[-4000:]
         # the host listener: what the demo producer wrote, read from the host
         from confluent_kafka import Consumer, TopicPartition
         c = Consumer({"bootstrap.servers": f"localhost:{port}", "group.id": "ct"})

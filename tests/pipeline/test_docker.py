@@ -141,10 +141,17 @@ def test_image_and_compose_files():
     assert 'VOLUME ["/var/lib/hourglass"]' in df and "AS pipeline" in df
     assert df.rstrip().splitlines()[-1] == "FROM broker"  # the default target is the broker
     assert "CMD " + str(PROBE_CMD).replace("'", '"') in df
-    for line in df.splitlines():  # everything the image copies exists
-        if line.startswith("COPY "):
+    for line in df.splitlines():  # everything the image copies from the context exists
+        if line.startswith("COPY ") and "--from=" not in line:
             for src in line.split()[1:-1]:
                 assert (ROOT / src).exists(), src
+    # ... and .dockerignore lets in what it copies from tests/ (the Maven poms of the connector)
+    ignore = (ROOT / ".dockerignore").read_text().splitlines()
+    for src in ("tests/jvm/pom.xml", "tests/jvm/spark-kafka/pom.xml"):
+        assert f"COPY {src} " in df and f"!{src}" in ignore, src
+    # the pipeline image carries Spark's kafka connector and names it for the job
+    assert "COPY --from=spark-kafka /opt/spark-kafka/libs /opt/spark-kafka/libs" in df
+    assert "SPARK_KAFKA_JARS=/opt/spark-kafka/libs" in df
     compose = yaml.safe_load((ROOT / "docker" / "compose.yaml").read_text())
     svc = compose["services"]
     assert set(svc) == {"broker", "demo-producer", "spark-job"}
@@ -156,5 +163,6 @@ def test_image_and_compose_files():
     assert svc["spark-job"]["build"]["target"] == "pipeline"
     job = svc["spark-job"]["command"]
     assert job[job.index("--bootstrap") + 1] == "broker:29092" and "--stream" in job
+    assert job[job.index("--source") + 1] == "kafka"  # Spark's own kafka source, the image's connector
     sasl = yaml.safe_load((ROOT / "docker" / "sasl-ssl" / "compose.yaml").read_text())
     assert sasl["services"]["broker"]["healthcheck"]["test"][1:] == PROBE_CMD

@@ -1,5 +1,6 @@
-"""The PySpark pipeline end to end: Spark (PySpark 4.x, local[2]) reads a live broker from a
-point in time through the Python data source, and the windowed counts are exact.
+"""The PySpark pipeline end to end: Spark (PySpark 4.2, local[2]) reads a live broker from a
+point in time through Spark's own kafka source (and, where marked, the Python data source kept
+for hosts without the connector), and the windowed counts are exact.
 
 Records carry known CreateTimes, some out of order. The model for "start at time T" is
 KIP-33's: per partition, everything from the first offset whose timestamp is >= T on (later
@@ -8,7 +9,6 @@ records with smaller timestamps included), as Spark's kafka source does.
 from __future__ import annotations
 
 import json
-import os
 import time
 import uuid
 from collections import Counter
@@ -16,29 +16,16 @@ from collections import Counter
 import pytest
 
 from pipeline import job
+from tests.pipeline.conftest import SPARK_GROUP
+
+# one SparkSession per test process: every test of this module on the same xdist worker
+pytestmark = pytest.mark.xdist_group(SPARK_GROUP)
 
 BASE = (int(time.time()) // 60 - 60) * 60_000  # an hour ago, on a minute boundary
 # (partition, event time offset in s): partition 0 in order, partition 1 with late events
 P0 = [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110]
 P1 = [5, 15, 25, 12, 35, 45, 28, 55, 65, 75, 62, 85]
 KINDS = ["click", "view", "buy"]
-
-
-@pytest.fixture(scope="module")
-def spark():
-    # the driver on loopback, whatever interfaces this machine has (the tests' brokers are there)
-    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
-    job.local_spark_env()
-    from pyspark.sql import SparkSession
-    b = (SparkSession.builder.master("local[2]").appName("hourglass-tests")
-         .config("spark.sql.shuffle.partitions", "2").config("spark.ui.enabled", "false")
-         .config("spark.sql.session.timeZone", "UTC").config("spark.driver.host", "127.0.0.1"))
-    if os.environ.get("SPARK_KAFKA_JARS"):
-        b = b.config("spark.jars", ",".join(job.kafka_jars(os.environ["SPARK_KAFKA_JARS"])))
-    s = b.getOrCreate()
-    s.sparkContext.setLogLevel("ERROR")
-    yield s
-    s.stop()
 
 
 def produce_events(bootstrap: str, topic: str) -> dict[int, list[dict]]:
@@ -87,10 +74,9 @@ def counts_of(spark, name) -> Counter:
     return Counter({(int(r.window_start.timestamp()), r.kind): r["count"] for r in spark.table(name).collect()})
 
 
-SOURCES = ["python", pytest.param("kafka", marks=pytest.mark.skipif(
-    not os.environ.get("SPARK_KAFKA_JARS"),
-    reason="SPARK_KAFKA_JARS is not set: Spark's spark-sql-kafka-0-10 connector jars cannot be "
-           "downloaded on this machine (no Maven access); set it to run Spark's own kafka source too"))]
+# Spark's own kafka source (the default: the connector is on the session's classpath) and the
+# Python data source kept for hosts without it
+SOURCES = ["kafka", "python"]
 
 
 @pytest.mark.parametrize("source", SOURCES)
@@ -107,10 +93,11 @@ def test_batch_from_a_time_reads_exactly_kip33_offsets_and_counts(broker, spark,
     assert counts_of(spark, a.query_name) == model_counts(events, want)
 
 
-def test_schema_and_timestamps_match_sparks_kafka_source(broker, spark):
+@pytest.mark.parametrize("source", SOURCES)
+def test_schema_and_timestamps_match_sparks_kafka_source(broker, spark, source):
     topic = f"ev-{uuid.uuid4().hex[:6]}"
     events = produce_events(broker.bootstrap, topic)
-    df = job.read(spark, args(broker.bootstrap, topic))
+    df = job.read(spark, args(broker.bootstrap, topic, "--source", source))
     assert [f.name for f in df.schema.fields] == ["key", "value", "topic", "partition", "offset", "timestamp",
                                                   "timestampType", "headers"]
     rows = df.where("partition = 1").orderBy("offset").collect()
@@ -118,22 +105,27 @@ def test_schema_and_timestamps_match_sparks_kafka_source(broker, spark):
     assert {r.timestampType for r in rows} == {0} and rows[0].topic == topic
 
 
-def test_per_partition_timestamps_and_ending_offsets(broker, spark):
+@pytest.mark.parametrize("source", SOURCES)
+def test_per_partition_timestamps_and_ending_offsets(broker, spark, source):
     topic = f"ev-{uuid.uuid4().hex[:6]}"
     events = produce_events(broker.bootstrap, topic)
     start = json.dumps({topic: {"0": BASE + 55_000, "1": BASE}})
-    a = args(broker.bootstrap, topic, "--from", start, "--ending-offsets", json.dumps({topic: {"0": 9, "1": -1}}))
+    a = args(broker.bootstrap, topic, "--from", start, "--ending-offsets", json.dumps({topic: {"0": 9, "1": -1}}),
+             "--source", source)
     got = sorted((r.partition, r.offset) for r in job.read(spark, a).collect())
     assert got == [(0, o) for o in range(6, 9)] + [(1, o) for o in range(12)]
 
 
-def test_no_record_after_the_time_errors_or_starts_at_the_end(broker, spark):
+@pytest.mark.parametrize("source", SOURCES)
+def test_no_record_after_the_time_errors_or_starts_at_the_end(broker, spark, source):
     topic = f"ev-{uuid.uuid4().hex[:6]}"
     produce_events(broker.bootstrap, topic)
     late = str(BASE + 3_600_000)
-    with pytest.raises(Exception, match="no record at or after timestamp"):
-        job.read(spark, args(broker.bootstrap, topic, "--from", late)).collect()
-    assert job.read(spark, args(broker.bootstrap, topic, "--from", late, "--strategy", "latest")).count() == 0
+    with pytest.raises(Exception, match=f"No offset matched from request of topic-partition {topic}-[01] "
+                                        f"and timestamp {late}"):
+        job.read(spark, args(broker.bootstrap, topic, "--from", late, "--source", source)).collect()
+    empty = job.read(spark, args(broker.bootstrap, topic, "--from", late, "--strategy", "latest", "--source", source))
+    assert empty.count() == 0
 
 
 def test_streaming_available_now_then_picks_up_new_records(broker, spark, tmp_path):

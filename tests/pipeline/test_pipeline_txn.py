@@ -13,9 +13,15 @@ from __future__ import annotations
 import json
 import uuid
 
+import pytest
+
 from pipeline import job
+from tests.pipeline.conftest import SPARK_GROUP
 from tests.helpers.txn import READ_COMMITTED, create_topic, scan_partition, txn_producer
-from tests.pipeline.test_pipeline import BASE, KINDS, args, spark  # noqa: F401  (module-scoped SparkSession)
+from tests.pipeline.test_pipeline import BASE, KINDS, args
+
+# one SparkSession per test process: every test of this module on the same xdist worker
+pytestmark = pytest.mark.xdist_group(SPARK_GROUP)
 
 # (partition, outcome, event seconds after BASE)
 TXNS = [
@@ -59,15 +65,22 @@ def _model(broker, topic: str, t: int, states: tuple[str, ...], upper: str) -> l
     return sorted(out)
 
 
-def test_read_committed_from_a_time_reads_only_committed_records(broker, spark):  # noqa: F811
+@pytest.mark.parametrize("source", ["kafka", "python"])
+def test_read_committed_from_a_time_reads_only_committed_records(broker, spark, source):
+    """Over committed, aborted and still-open transactions: Spark's kafka source (and the Python
+    data source) with kafka.isolation.level=read_committed; read_uncommitted (Spark's default)
+    reads every data record up to the log end (control records are never rows)."""
     topic = f"txev-{uuid.uuid4().hex[:6]}"
     producer = produce_transactions(broker.bootstrap, topic)
     t = BASE + 30_000
     want = _model(broker, topic, t, ("committed",), "lso")
     assert want, "the model selects nothing"
-    a = args(broker.bootstrap, topic, "--from", str(t), "--isolation-level", READ_COMMITTED)
+    a = args(broker.bootstrap, topic, "--from", str(t), "--isolation-level", READ_COMMITTED, "--source", source)
     rows = job.read(spark, a).select("partition", "offset", "value").collect()
     assert sorted((r.partition, r.offset, bytes(r.value)) for r in rows) == want
+    everything = _model(broker, topic, t, ("committed", "aborted", "open"), "end")
+    rows = job.read(spark, args(broker.bootstrap, topic, "--from", str(t), "--source", source)).collect()
+    assert sorted((r.partition, r.offset, bytes(r.value)) for r in rows) == everything
     producer.abort_transaction(20)
 
 
