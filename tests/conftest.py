@@ -88,6 +88,19 @@ def kafka_factory(request, tmp_path_factory):
     yield from _process_factory(request, tmp_path_factory, _KAFKAS, KafkaProcess, (0, 143))
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """Modules that share one broker or Spark across their tests mark themselves
+    ``xdist_group``; under ``--dist loadgroup`` xdist keeps each group on one worker by a suffix
+    on the node id. A pytest that ignores it would split them silently: refuse to run instead."""
+    if not config.pluginmanager.hasplugin("xdist") or not getattr(config.option, "loadgroup", False):
+        return
+    lost = [i.nodeid for i in items if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
+    if lost:
+        raise pytest.UsageError(f"xdist_group marks are being ignored (pytest {pytest.__version__} with this "
+                                f"pytest-xdist), e.g. {lost[0]}: install the pinned versions (make venv)")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
