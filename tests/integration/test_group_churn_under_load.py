@@ -6,6 +6,12 @@ only the partitions that must move, no new epoch across a restart.
 
 The broker's event-loop lag (``/metrics``) over the run is reported, and a classic group keeps
 its members' assignments across a restart and a kill -9 as the consumer group does.
+
+A rolling replacement of Java members (40 rounds, busy loops beside) is the race behind "193
+consumed twice": a member handed a partition while it fetched another's committed offset. The
+broker's DEBUG log showed it client-side (kafka-clients 3.9.1 never asked for that partition's
+offset: KAFKA-17674); the KIP-848 members run kafka-clients 4.4.0, which a user of the consumer
+protocol runs (GA from 4.0).
 """
 from __future__ import annotations
 
