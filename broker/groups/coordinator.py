@@ -790,6 +790,10 @@ class GroupCoordinator(ConsumerGroupCoordinator):
                                                         instance_id=group_instance_id)
             if err is not None:
                 return {tp: err for tp in offsets}
+            if log.isEnabledFor(logging.DEBUG):
+                # with the OffsetFetch answers, the history of a partition's position as members saw it
+                log.debug("[GroupId %s] OffsetCommit by member %s at epoch %d: %s", group_id, member_id,
+                          generation_id, ", ".join(f"{t}-{p}={om.offset}" for (t, p), om in sorted(offsets.items())))
             return self._store_offsets(group, offsets)
         err = self._validate_offset_commit(group, generation_id, member_id, group_instance_id)
         if err is not None:

@@ -46,8 +46,24 @@ def missing_jars() -> list[str]:
     return [str(d / j) for j in JAR_NAMES if not (d / j).is_file()]
 
 
-def classpath() -> str:
-    return os.pathsep.join([str(CLASSES_DIR)] + [str(jar_dir() / j) for j in JAR_NAMES])
+def classpath(clients: str | None = None) -> str:
+    """The harness's classes and kafka-clients 3.9.1 (the jars it compiles against), or with
+    ``clients`` a later kafka-clients and its compression libraries from Apache Kafka's
+    distribution in the JVM cache (``clients="4.4.0"``: ``~/.cache/hourglass/kafka-4.4.0/libs``,
+    filled by ``make jvm``). The harness uses only API both versions have."""
+    if clients is None:
+        return os.pathsep.join([str(CLASSES_DIR)] + [str(jar_dir() / j) for j in JAR_NAMES])
+    from tests.helpers import jvm
+    libs = jvm.libs(f"kafka-{clients}")
+    jars = [libs / f"kafka-clients-{clients}.jar"]
+    for prefix in ("slf4j-api-", "lz4-java-", "snappy-java-", "zstd-jni-"):
+        found = sorted(libs.glob(f"{prefix}*.jar"))
+        if not found:
+            raise RuntimeError(f"no {prefix}*.jar in {libs}: run `make jvm`")
+        jars.append(found[-1])
+    if not jars[0].is_file():
+        raise RuntimeError(f"{jars[0]} missing: run `make jvm`")
+    return os.pathsep.join([str(CLASSES_DIR)] + [str(j) for j in jars])
 
 
 def _stale() -> bool:
@@ -96,12 +112,12 @@ class JavaProcess:
     """A harness command running in the background (``popen_java``): its JSON lines are
     collected by a reader thread as they are printed."""
 
-    def __init__(self, args: list[str]):
+    def __init__(self, args: list[str], clients: str | None = None):
         import threading
         self.args = args
         self.lines: list[dict] = []
         self._cond = threading.Condition()
-        self.proc = subprocess.Popen(["java", *JAVA_OPTS, "-cp", classpath(), MAIN_CLASS, *args],
+        self.proc = subprocess.Popen(["java", *JAVA_OPTS, "-cp", classpath(clients), MAIN_CLASS, *args],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self._stderr: list[str] = []
         self._threads = [threading.Thread(target=self._read_stdout, daemon=True),
@@ -159,7 +175,8 @@ class JavaProcess:
             self.proc.wait()
 
 
-def popen_java(cmd_args: list) -> JavaProcess:
-    """Start one harness command in the background (see ``JavaProcess``)."""
+def popen_java(cmd_args: list, *, clients: str | None = None) -> JavaProcess:
+    """Start one harness command in the background (see ``JavaProcess``), over kafka-clients
+    3.9.1 or the ``clients`` version (see ``classpath``)."""
     ensure_compiled()
-    return JavaProcess([str(a) for a in cmd_args])
+    return JavaProcess([str(a) for a in cmd_args], clients)
