@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import time
 import urllib.error
@@ -26,27 +25,14 @@ from typing import Mapping
 
 from tests.helpers import jvm
 from tests.helpers.kafka_oracle import free_port
+from tests.helpers.process import ServerProcess
 
 READY_TIMEOUT_S = 120.0  # a cold JVM with Connect's plugin scan, on a busy 2-core machine
 STOP_TIMEOUT_S = 30.0
 
-LOG4J2 = """\
-status = warn
-appender.file.type = File
-appender.file.name = FILE
-appender.file.fileName = {log}
-appender.file.append = true
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %X{{connector.context}}%m (%c:%L)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.file.ref = FILE
-logger.reflections.name = org.reflections
-logger.reflections.level = ERROR
-logger.clients.name = org.apache.kafka.clients
-logger.clients.level = WARN
-logger.consumerconfig.name = org.apache.kafka.common.config.AbstractConfig
-logger.consumerconfig.level = WARN
-"""
+LOG4J_LEVELS = {"org.reflections": "ERROR", "org.apache.kafka.clients": "WARN",
+                "org.apache.kafka.common.config.AbstractConfig": "WARN"}
+LOG4J_PATTERN = "[%d] %p %X{connector.context}%m (%c:%L)%n"
 
 
 def connect_home() -> Path:
@@ -87,27 +73,23 @@ class ConnectError(RuntimeError):
         self.body = body
 
 
-class _JvmProcess:
+class _JvmProcess(ServerProcess):
     """A JVM main class in its own process group, its output appended to ``log_path``."""
 
     name = "jvm"
+    STOP_TIMEOUT_S = STOP_TIMEOUT_S
 
     def __init__(self, work_dir: Path, heap: str):
+        super().__init__()
         self.work_dir = Path(work_dir)
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = self.work_dir / f"{self.name}.log"
         self.heap = heap
-        self.proc: subprocess.Popen | None = None
-        self.exit_codes: list[int] = []
-
-    @property
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
 
     def _spawn(self, main_class: str, *args: str, jvm_opts: tuple[str, ...] = ()) -> int:
         """Start the JVM; returns the log's size before it, to look for lines it writes."""
         log4j = self.work_dir / "log4j2.properties"
-        log4j.write_text(LOG4J2.format(log=self.log_path))
+        log4j.write_text(jvm.log4j2_properties(self.log_path, LOG4J_LEVELS, LOG4J_PATTERN))
         mark = self.log_path.stat().st_size if self.log_path.exists() else 0
         argv = [jvm.java(), "-Xms128m", f"-Xmx{self.heap}", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={log4j}",
@@ -133,44 +115,6 @@ class _JvmProcess:
         if len(text) > max_chars:
             text = "...\n" + text[-max_chars:]
         return f"--- {self.name} log ({self.log_path}) ---\n{text}"
-
-    def stop(self, timeout: float = STOP_TIMEOUT_S) -> int:
-        """SIGTERM (Connect's graceful shutdown: tasks stop, offsets commit) and wait."""
-        if self.proc is None:
-            return self.exit_codes[-1] if self.exit_codes else 0
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self._kill_group()
-        return self._reap()
-
-    def kill(self) -> int:
-        """SIGKILL: a crash, nothing flushed or committed on the way out."""
-        if self.proc is None:
-            return self.exit_codes[-1] if self.exit_codes else 0
-        self._kill_group()
-        return self._reap()
-
-    def _kill_group(self) -> None:
-        assert self.proc is not None
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.proc.wait()
-
-    def _reap(self) -> int:
-        assert self.proc is not None
-        rc = self.proc.wait()
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        self.exit_codes.append(rc)
-        self.proc = None
-        return rc
 
 
 class ConnectWorker(_JvmProcess):

@@ -55,6 +55,19 @@ def libs(module_dir: str) -> Path:
     return d
 
 
+def log4j2_properties(log: Path | str, levels: dict[str, str] | None = None,
+                      pattern: str = "[%d] %p %m (%c)%n") -> str:
+    """A log4j2 configuration that appends every line at INFO and above to ``log`` (one file a
+    process, read by the tests and attached to failure reports); ``levels``: logger name -> level."""
+    lines = ["status = warn", "appender.file.type = File", "appender.file.name = FILE",
+             f"appender.file.fileName = {log}", "appender.file.append = true",
+             "appender.file.layout.type = PatternLayout", f"appender.file.layout.pattern = {pattern}",
+             "rootLogger.level = INFO", "rootLogger.appenderRef.file.ref = FILE"]
+    for i, (name, level) in enumerate((levels or {}).items()):
+        lines += [f"logger.l{i}.name = {name}", f"logger.l{i}.level = {level}"]
+    return "\n".join(lines) + "\n"
+
+
 def classpath(*dirs: Path) -> str:
     """A ``-cp`` value of every jar in ``dirs`` (the JVM's ``dir/*`` wildcard)."""
     return os.pathsep.join(f"{d}/*" for d in dirs)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import os
-import signal
 import socket
 import subprocess
 import time
@@ -49,21 +48,7 @@ DEFAULTS: dict[str, object] = {
     "auto.create.topics.enable": "true",
 }
 
-LOG4J2 = """\
-status = warn
-appender.file.type = File
-appender.file.name = FILE
-appender.file.fileName = {log}
-appender.file.append = true
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.file.ref = FILE
-logger.kafka.name = kafka
-logger.kafka.level = INFO
-logger.state.name = state.change.logger
-logger.state.level = WARN
-"""
+LOG4J_LEVELS = {"kafka": "INFO", "state.change.logger": "WARN"}
 
 
 class KafkaStartError(RuntimeError):
@@ -175,7 +160,7 @@ class KafkaProcess(ServerProcess):
     def _write_config(self) -> Path:
         path = self.home / "server.properties"
         path.write_text("".join(f"{k}={v}\n" for k, v in self.properties().items()))
-        (self.home / "log4j2.properties").write_text(LOG4J2.format(log=self.log_path))
+        (self.home / "log4j2.properties").write_text(jvm.log4j2_properties(self.log_path, LOG4J_LEVELS))
         return path
 
     def format_storage(self) -> None:
@@ -190,7 +175,7 @@ class KafkaProcess(ServerProcess):
     # ------------------------------------------------------------------ lifecycle
 
     def argv(self, config: Path) -> list[str]:
-        return [jvm.java(), f"-Xms256m", f"-Xmx{self.heap}", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+        return [jvm.java(), "-Xms256m", f"-Xmx{self.heap}", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
                 "-Djava.awt.headless=true",
                 f"-Dlog4j2.configurationFile={self.home / 'log4j2.properties'}",
                 *self.jvm_opts, "-cp", kafka_classpath(), "kafka.Kafka", str(config)]

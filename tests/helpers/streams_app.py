@@ -59,21 +59,8 @@ WINDOW_RESULTS, REGION_TOTALS = "window-results", "region-totals"
 OUTPUTS = (WINDOW_RESULTS, REGION_TOTALS)
 WINDOW_MS, GRACE_MS = 10_000, 5_000
 
-LOG4J2 = """\
-status = warn
-appender.file.type = File
-appender.file.name = FILE
-appender.file.fileName = {log}
-appender.file.append = true
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p [%t] %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.file.ref = FILE
-logger.clients.name = org.apache.kafka.clients
-logger.clients.level = WARN
-logger.streams.name = org.apache.kafka.streams
-logger.streams.level = INFO
-"""
+LOG4J_LEVELS = {"org.apache.kafka.clients": "WARN", "org.apache.kafka.streams": "INFO"}
+LOG4J_PATTERN = "[%d] %p [%t] %m (%c)%n"
 
 
 def libs() -> Path:
@@ -168,7 +155,7 @@ def run_driver(rows: list[Row], workdir: Path) -> list[Row]:
     inp, out = workdir / "driver-input.tsv", workdir / "driver-output.tsv"
     inp.write_text("".join(f"{t}\t{k}\t{v}\t{ts}\n" for t, k, v, ts in rows))
     log = workdir / "driver.log"
-    (workdir / "log4j2.properties").write_text(LOG4J2.format(log=log))
+    (workdir / "log4j2.properties").write_text(jvm.log4j2_properties(log, LOG4J_LEVELS, LOG4J_PATTERN))
     r = subprocess.run([jvm.java(), "-Xmx512m", f"-Dlog4j2.configurationFile={workdir / 'log4j2.properties'}",
                         "-cp", jvm.classpath(libs()), MAIN, "driver", str(inp), str(out)],
                        capture_output=True, text=True, timeout=300)
@@ -210,7 +197,7 @@ class StreamsAppProcess:
     def start(self, fresh_state: bool = False) -> "StreamsAppProcess":
         if fresh_state:
             self.state_dir = self.workdir / f"state-{time.monotonic_ns()}"
-        (self.workdir / "log4j2.properties").write_text(LOG4J2.format(log=self.log_path))
+        (self.workdir / "log4j2.properties").write_text(jvm.log4j2_properties(self.log_path, LOG4J_LEVELS, LOG4J_PATTERN))
         argv = [jvm.java(), "-Xms128m", "-Xmx512m", "-XX:+UseSerialGC",
                 f"-Dlog4j2.configurationFile={self.workdir / 'log4j2.properties'}",
                 "-cp", jvm.classpath(libs()), MAIN, "run", self.bootstrap, self.app_id, str(self.state_dir),
