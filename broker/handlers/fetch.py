@@ -27,7 +27,7 @@ segments' ``.txnindex`` files, so the client drops their records itself (Kafka's
 import logging
 import time
 
-from broker.quotas.manager import user_of
+from broker.quotas.fetch_quota import FetchQuota
 from broker.registry import handles
 from broker.security.api_acls import active
 from protocol.errors import ErrorCode
@@ -170,15 +170,8 @@ async def handle(ctx, req):
                                            high_watermark=-1, last_stable_offset=-1, log_start_offset=-1,
                                            records=b"", aborted_transactions=None) for fp in ft.partitions])
                 for ft in req.topics])
-    quotas = getattr(b, "quotas", None)
-    if quotas is not None and not quotas.active:
-        quotas = None
-    fq = quotas.fetch if quotas is not None and quotas.fetch.enabled else None
-    if quotas is not None:
-        user, client = user_of(getattr(ctx.conn, "principal", None)), ctx.client_id or ""
-    if fq is not None:
-        # never take more at once than the quota window can hold (Kafka's getMaxValueInQuotaWindow)
-        max_bytes = int(min(max_bytes, max(fq.max_value_in_window(user, client), 1)))
+    quota = FetchQuota(ctx)
+    max_bytes = quota.cap(max_bytes)
     resolved = _resolve(b, v, req.topics, az)
     deadline = time.monotonic() + max(req.max_wait_ms, 0) / 1000.0
     keys = [(t.name, fp.partition) for _ft, t, parts in resolved for fp, target in parts
@@ -195,21 +188,8 @@ async def handle(ctx, req):
         resolved = _resolve(b, v, req.topics, az)
         keys = [(t.name, fp.partition) for _ft, t, parts in resolved for fp, target in parts
                 if t is not None and not isinstance(target, ErrorCode)]
-    if quotas is not None and (fq is not None or quotas.request.enabled):
-        # Kafka's handleFetchRequest: record the request time and the response bytes; over
-        # either quota, answer at once with no data and take the bytes back
-        now_ms = int(time.time() * 1000)
-        t_req = 0
-        if quotas.request.enabled:
-            t_req = quotas.record_request_time(
-                user, client, max(time.perf_counter() - ctx.started - ctx.waited_s, 0.0), now_ms)
-            ctx.request_time_recorded = True
-        t_bytes = fq.record(user, client, total, now_ms) if fq is not None else 0
-        throttle = max(t_req, t_bytes)
-        if throttle > 0:
-            if fq is not None:
-                fq.unrecord(user, client, total, now_ms)
-                if t_bytes > 0:
-                    fq.record_throttle(user, client, t_bytes)
-            return R(throttle_time_ms=throttle, error_code=0, session_id=0, responses=[])
+    # over either quota: answer at once with no data (the bytes were taken back)
+    throttle = quota.throttle(ctx, total)
+    if throttle > 0:
+        return R(throttle_time_ms=throttle, error_code=0, session_id=0, responses=[])
     return R(throttle_time_ms=0, error_code=0, session_id=0, responses=responses)

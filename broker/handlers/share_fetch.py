@@ -29,7 +29,7 @@ response on a null one ("invalid MessageSetSize -1"), records of other partition
 import logging
 import time
 
-from broker.quotas.manager import user_of
+from broker.quotas.fetch_quota import FetchQuota
 from broker.registry import handles
 from broker.security.api_acls import active
 from broker.share.coordinator import FINAL_EPOCH, INITIAL_EPOCH, ShareError
@@ -116,16 +116,8 @@ async def handle(ctx, req):
     for f in req.forgotten_topics_data:
         for p in f.partitions:
             session.partitions.discard((f.topic_id, p))
-    quotas = getattr(b, "quotas", None)
-    if quotas is not None and not quotas.active:
-        quotas = None
-    fq = quotas.fetch if quotas is not None and quotas.fetch.enabled else None
-    if quotas is not None:
-        user, client = user_of(getattr(ctx.conn, "principal", None)), ctx.client_id or ""
-    max_bytes = req.max_bytes
-    if fq is not None:
-        # never take more at once than the quota window can hold (Kafka's getMaxValueInQuotaWindow)
-        max_bytes = int(min(max_bytes, max(fq.max_value_in_window(user, client), 1)))
+    quota = FetchQuota(ctx)
+    max_bytes = quota.cap(req.max_bytes)
     if epoch == FINAL_EPOCH:
         if session is not None:
             sc.close_session(session)
@@ -164,7 +156,7 @@ async def handle(ctx, req):
             t_wait = time.monotonic()
             await b.waiters.wait(keys, left)
             ctx.waited_s += time.monotonic() - t_wait
-    throttle = _throttle(ctx, quotas, fq, user, client, gid, mid, results) if quotas is not None else 0
+    throttle = _throttle(ctx, quota, gid, mid, results)
     by_topic: dict[bytes, list] = {}
     for (tid, p), r in sorted(results.items()):
         if throttle and "ack" not in r:
@@ -182,27 +174,15 @@ async def handle(ctx, req):
              node_endpoints=[])
 
 
-def _throttle(ctx, quotas, fq, user: str, client: str, gid: str, mid: str, results: dict) -> int:
-    """Record the request's handling time (request quota) and its records' bytes (fetch
-    quota); over either, take the bytes back, give the acquired records back and strip them
-    from ``results``. Returns the throttle time in ms (0: within both quotas)."""
-    if fq is None and not quotas.request.enabled:
+def _throttle(ctx, quota: FetchQuota, gid: str, mid: str, results: dict) -> int:
+    """The quotas' verdict on this answer (``FetchQuota.throttle``); when throttled, also give
+    the acquired records back and strip them from ``results``. Returns the throttle time in ms
+    (0: within both quotas)."""
+    if not quota.applies:
         return 0
-    now_ms = int(time.time() * 1000)
-    t_req = 0
-    if quotas.request.enabled:
-        t_req = quotas.record_request_time(
-            user, client, max(time.perf_counter() - ctx.started - ctx.waited_s, 0.0), now_ms)
-        ctx.request_time_recorded = True
-    total = sum(len(r.get("records") or b"") for r in results.values())
-    t_bytes = fq.record(user, client, total, now_ms) if fq is not None else 0
-    throttle = max(t_req, t_bytes)
+    throttle = quota.throttle(ctx, sum(len(r.get("records") or b"") for r in results.values()))
     if throttle <= 0:
         return 0
-    if fq is not None:
-        fq.unrecord(user, client, total, now_ms)
-        if t_bytes > 0:
-            fq.record_throttle(user, client, t_bytes)
     sc = ctx.broker.share_groups
     for (tid, p), r in results.items():
         ranges = r.pop("acquired", None)
