@@ -245,6 +245,19 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
             d["schema"] = body["schema"]
         return _ok({"id": d.pop("id"), "version": d.pop("version"), **d})  # Confluent's field order
 
+    @routes.post("/subjects/" + SUBJECT + "/versions/{version}/tags")
+    async def modify_tags(request):
+        """Confluent's ``modifySchemaTags``: a new version with schema-embedded tags edited."""
+        from schema_registry.tags import parse_request
+        subject = request.match_info["subject"]
+        _valid_subject(subject)
+        version = _version(request.match_info["version"])
+        req = parse_request(await _body(request))
+        e = store.modify_tags(subject, version, req)
+        d = e.as_json()
+        del d["subject"]
+        return _ok({"id": d.pop("id"), "version": d.pop("version"), **d})  # as a registration answers
+
     def _get_version(request):
         subject = request.match_info["subject"]
         version = _version(request.match_info["version"])

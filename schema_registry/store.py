@@ -439,12 +439,13 @@ class SchemaStore:
         return max(matches, key=lambda e: e.version)
 
     def _same(self, e: VersionEntry, key: tuple, parts: int = 5) -> bool:
-        """``e`` holds the schema ``key`` names: the same stored text, or (an AVRO text kept
-        before the registry wrote Avro-Java's form) the same text once canonicalized again."""
+        """``e`` holds the schema ``key`` names: the same stored text, or (an AVRO or PROTOBUF
+        text kept before the registry wrote today's canonical layout) the same text once
+        canonicalized again."""
         mine = e.content_key()
         if mine[:parts] == key[:parts]:
             return True
-        if e.schema_type != "AVRO" or mine[0] != key[0] or mine[2:parts] != key[2:parts]:
+        if e.schema_type not in ("AVRO", "PROTOBUF") or mine[0] != key[0] or mine[2:parts] != key[2:parts]:
             return False
         try:
             return self.parsed_entry(e).canonical() == key[1]
@@ -495,6 +496,58 @@ class SchemaStore:
         self._append([(R.schema_key(subject, version),
                        R.schema_value(subject, version, schema_id, schema_type, text, refs, metadata, rule_set))])
         return self.state.subjects[subject][version]
+
+    def modify_tags(self, subject: str, version: str | int, req) -> VersionEntry:
+        """Confluent's ``modifySchemaTags``: a new version of ``subject`` whose schema is the
+        given version's with the ``TagRequest``'s tags edited in, registered as any other
+        (mode, compatibility, the next version number; ``newVersion``, when given, must be that
+        number: 42201 otherwise). Its metadata is the request's or the tagged version's, with
+        ``confluent:version`` set to the new version's number; its rule set the request's
+        ``ruleSet``, or ``rulesToMerge``/``rulesToRemove`` applied to the rule set of version
+        ``newVersion - 1`` (the latest without ``newVersion``), or else the latest version's."""
+        from schema_registry import tags as T
+        self.catch_up()
+        base = self.get_version(subject, version)
+        T.check_rules(req)
+        parsed = self.parsed_entry(base)
+        try:
+            if base.schema_type == "AVRO":
+                text = T.avro_tagged(base.schema, req)
+            elif base.schema_type == "JSON":
+                text = T.json_tagged(base.schema, req)
+            else:
+                from schema_registry.formats.protobuf import render
+                text = render(T.proto_tagged(parsed.fdp, req), option_classes=parsed.option_classes)
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise invalid_schema(f"java.lang.IllegalArgumentException: {exc}") from None
+        versions = self.state.subjects.get(subject, {})
+        live = [e for _, e in sorted(versions.items()) if not e.deleted]
+        next_version = max(versions, default=0) + 1
+        metadata = req.metadata if req.metadata is not None else base.metadata
+        rule_set = req.rule_set
+        if req.rules_to_merge is not None or req.rules_to_remove is not None:
+            previous = self.state.subjects.get(subject, {}).get(req.new_version - 1) if req.new_version \
+                else (live[-1] if live else None)
+            rule_set = previous.rule_set if previous is not None and not previous.deleted else None
+            if req.rules_to_merge is not None:
+                rule_set = T.merge_rule_sets(rule_set, req.rules_to_merge)
+            if req.rules_to_remove is not None:
+                rule_set = T.remove_rules(rule_set, req.rules_to_remove)
+        if rule_set is None and live:  # as a registration without one: the latest version's
+            rule_set = live[-1].rule_set
+        body = {"schema": text, "schemaType": base.schema_type, "references": base.references,
+                "metadata": T.with_confluent_version(metadata, next_version), "ruleSet": rule_set,
+                "version": req.new_version or 0}
+        if not req.new_version:
+            # Confluent's canLookup: a version that differs only in confluent:version is the answer
+            _, schema_type, canonical, refs = self.prepare(subject, body, False)
+            key = content_key(schema_type, canonical, refs, None, rule_set or None)
+            bare = T.without_confluent_version(body["metadata"])
+            for e in reversed(live):
+                if self._same(e, key, 3) and e.content_key()[4] == key[4] \
+                        and T.without_confluent_version(e.metadata) == bare:
+                    return e
+        return self.register(subject, body)
 
     def _check_writable(self, subject: str | None) -> None:
         if self.mode(subject) in READ_ONLY_MODES:
