@@ -176,6 +176,12 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
             text = store.parsed_entry(e).formatted(fmt)
             if text is not None:
                 d["schema"] = text
+        wanted = request.query.getall("findTags", [])
+        if wanted:  # Confluent's extractSchemaTags: the tagged entities, after the schema
+            from schema_registry.tags import find_tags
+            found = find_tags(store.parsed_entry(e), wanted)
+            if found:
+                d["schemaTags"] = found
         return d
 
     @routes.get("/schemas/ids/{id}")

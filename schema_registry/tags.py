@@ -483,3 +483,149 @@ def proto_tagged(fdp, req: TagRequest):
     if META_PROTO not in out.dependency and any(add for _, add, _ in _entities(req)):
         out.dependency.append(META_PROTO)
     return out
+
+
+# ---- finding tagged entities (?findTags=) --------------------------------------------------------
+def _json_tag_list(node) -> list[str]:
+    v = node.get(TAGS) if isinstance(node, dict) else None
+    if not isinstance(v, list):
+        return []
+    return list(dict.fromkeys(t if isinstance(t, str) else json.dumps(t) for t in v))
+
+
+def _avro_entities(root) -> list[tuple[Entity, list[str]]]:
+    """Confluent's AVRO ``inlineTaggedEntities``: depth first through unions, arrays, maps and
+    records (each record once, by full name), a record's tags before its fields'."""
+    out: list[tuple[Entity, list[str]]] = []
+    visited: set[str] = set()
+
+    def walk(node, space):
+        if isinstance(node, list):
+            for n in node:
+                walk(n, space)
+            return
+        if not isinstance(node, dict):
+            return  # a primitive, or a named type met before (already walked)
+        kind = node.get("type")
+        if kind == "array":
+            walk(node.get("items"), space)
+        elif kind == "map":
+            walk(node.get("values"), space)
+        elif kind in ("record", "error"):
+            name = str(node.get("name"))
+            if "." in name:
+                full = name
+                space = name.rsplit(".", 1)[0]
+            else:
+                if "namespace" in node:
+                    space = node["namespace"] or None
+                full = f"{space}.{name}" if space else name
+            if full in visited:
+                return
+            visited.add(full)
+            tags = _json_tag_list(node)
+            if tags:
+                out.append((Entity(full, RECORD), tags))
+            for f in node.get("fields") or []:
+                ftags = _json_tag_list(f)
+                if ftags:
+                    out.append((Entity(f"{full}.{f.get('name')}", FIELD), ftags))
+                walk(f.get("type"), space)
+        elif isinstance(kind, (dict, list)):
+            walk(kind, space)
+
+    walk(root, None)
+    return out
+
+
+def _json_entities(root) -> list[tuple[Entity, list[str]]]:
+    """Confluent's JSON Schema ``inlineTaggedEntities`` over the raw schema: objects by their
+    path (``object``, ``object.<property>``, ...), combined schemas' subschemas in Confluent's
+    order, array items, ``not``, ``if``/``then``/``else``, ``definitions`` and ``$defs``."""
+    out: list[tuple[Entity, list[str]]] = []
+    visited: set[str] = set()
+
+    def walk(node, scope: str, in_field: bool):
+        kind = _json_kind(node)
+        if kind == "COMBINED":
+            criterion, subs = _subschemas(node)
+            subs = sorted(subs, key=cmp_to_key(_json_cmp))
+            for i, sub in enumerate(subs):
+                walk(sub, f"{scope}{criterion}.{i}.", False)
+        elif kind == "ARRAY":
+            items = node.get("items")
+            if isinstance(items, (dict, bool)):
+                walk(items, scope + "array.", False)
+        elif kind == "OBJECT":
+            name = scope + "object"
+            if name in visited:
+                return
+            visited.add(name)
+            if not in_field:
+                tags = _json_tag_list(node)
+                if tags:
+                    out.append((Entity(name, RECORD), tags))
+            for prop, sub in (node.get("properties") or {}).items():
+                ftags = _json_tag_list(sub)
+                if ftags:
+                    out.append((Entity(f"{name}.{prop}", FIELD), ftags))
+                walk(sub, f"{name}.{prop}.", True)
+            for key in ("definitions", "$defs"):
+                for dname, sub in (node.get(key) or {}).items():
+                    walk(sub, f"{name}.{key}.{dname}.", False)
+        elif kind == "CONDITIONAL":
+            for branch in ("if", "then", "else"):
+                if branch in node:
+                    walk(node[branch], f"{scope}conditional.{branch}.", False)
+        elif kind == "NOT":
+            walk(node.get("not"), scope + "not.", False)
+
+    walk(root, "", False)
+    return out
+
+
+def _proto_entities(fdp) -> list[tuple[Entity, list[str]]]:
+    """Confluent's PROTOBUF ``inlineTaggedEntities``: per message (path without the package),
+    its ``message_meta`` tags, its oneofs' fields', its other fields', then nested messages."""
+    from confluent_kafka.schema_registry.confluent import meta_pb2
+
+    out: list[tuple[Entity, list[str]]] = []
+
+    def tags_of(options, ext) -> list[str]:
+        opts = type(options).FromString(options.SerializeToString())
+        return list(dict.fromkeys(opts.Extensions[ext].tags)) if opts.HasExtension(ext) else []
+
+    def walk(msgs, scope: str):
+        for m in msgs:
+            if m.options.map_entry:
+                continue
+            name = scope + m.name
+            tags = tags_of(m.options, meta_pb2.message_meta)
+            if tags:
+                out.append((Entity(name, RECORD), tags))
+            real = {i for i, _ in enumerate(m.oneof_decl)
+                    if not any(f.HasField("oneof_index") and f.oneof_index == i and f.proto3_optional for f in m.field)}
+            in_oneof = [f for i in sorted(real) for f in m.field if f.HasField("oneof_index") and f.oneof_index == i]
+            plain = [f for f in m.field if f not in in_oneof]
+            for f in in_oneof + plain:
+                ftags = tags_of(f.options, meta_pb2.field_meta)
+                if ftags:
+                    out.append((Entity(f"{name}.{f.name}", FIELD), ftags))
+            walk(m.nested_type, name + ".")
+
+    walk(fdp.message_type, "")
+    return out
+
+
+def find_tags(parsed, wanted: list[str]) -> list[dict]:
+    """Confluent's ``extractSchemaTags``: the schema's tagged entities that carry one of
+    ``wanted`` (``*``: every one), as ``schemaTags`` entries."""
+    if parsed.schema_type == "AVRO":
+        found = _avro_entities(json.loads(parsed.canonical()))
+    elif parsed.schema_type == "JSON":
+        found = _json_entities(json.loads(parsed.canonical()))
+    else:
+        found = _proto_entities(parsed.fdp)
+    every = "*" in wanted
+    return [{"schemaEntity": {"entityPath": e.path, "entityType": e.type}, "tags": tags}
+            for e, tags in found if every or set(tags) & set(wanted)]
