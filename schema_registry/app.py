@@ -241,13 +241,17 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
     async def register(request):
         _valid_subject(request.match_info["subject"])
         body = await _body(request)
-        e = store.register(request.match_info["subject"], body, normalize=_flag(request, "normalize"))
+        tagged = bool(body.get("schemaTagsToAdd") or body.get("schemaTagsToRemove") or body.get("propagateSchemaTags") is True)
+        if tagged:  # Confluent's RegisterSchemaRequest with schema tags: the text is edited
+            e = store.register_with_tags(request.match_info["subject"], body, normalize=_flag(request, "normalize"))
+        else:
+            e = store.register(request.match_info["subject"], body, normalize=_flag(request, "normalize"))
         # Confluent's RegisterSchemaResponse (its 7.x answered the id alone; clients read both)
         d = e.as_json()
         del d["subject"]
         # PROTOBUF: the schema in the form the client sent it. confluent-kafka caches this answer's
         # text as the id's schema, and its deserializer then expects the base64 form it registered.
-        if d.get("schemaType") == "PROTOBUF" and isinstance(body.get("schema"), str):
+        if d.get("schemaType") == "PROTOBUF" and isinstance(body.get("schema"), str) and not tagged:
             d["schema"] = body["schema"]
         return _ok({"id": d.pop("id"), "version": d.pop("version"), **d})  # Confluent's field order
 

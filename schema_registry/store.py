@@ -497,6 +497,61 @@ class SchemaStore:
                        R.schema_value(subject, version, schema_id, schema_type, text, refs, metadata, rule_set))])
         return self.state.subjects[subject][version]
 
+    def _tagged_text(self, schema_type: str, text: str, parsed: ParsedSchema, req) -> str:
+        """``text`` (``parsed``'s canonical form) with the TagRequest's tags edited in."""
+        from schema_registry import tags as T
+        try:
+            if schema_type == "AVRO":
+                return T.avro_tagged(text, req)
+            if schema_type == "JSON":
+                return T.json_tagged(text, req)
+            from schema_registry.formats.protobuf import render
+            return render(T.proto_tagged(parsed.fdp, req), option_classes=parsed.option_classes)
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise invalid_schema(f"java.lang.IllegalArgumentException: {exc}") from None
+
+    def register_with_tags(self, subject: str, body: dict, *, normalize: bool = False) -> VersionEntry:
+        """A registration carrying ``schemaTagsToAdd``/``schemaTagsToRemove`` or
+        ``propagateSchemaTags`` (Confluent's ``RegisterSchemaRequest``): the tags are edited
+        into the schema (with ``propagateSchemaTags``, the latest version's tags too, by their
+        paths); as Confluent's registration, a missing ``metadata``/``ruleSet`` is the latest
+        version's, and ``confluent:version`` is set to the new version's number when tags were
+        given, a ``version`` was given, or the metadata already has one. With tags to add or
+        remove the answer is always a new version."""
+        from schema_registry import tags as T
+        check_request(body)
+        self.catch_up()
+        req = T.TagRequest(to_add=T._entity_tags(body.get("schemaTagsToAdd"), "schemaTagsToAdd"),
+                           to_remove=T._entity_tags(body.get("schemaTagsToRemove"), "schemaTagsToRemove"))
+        schema_type = (body.get("schemaType") or "AVRO").upper()
+        references = body.get("references") or []
+        parsed = self.parse(schema_type, body["schema"], references)
+        text = parsed.canonical()
+        has_tags = bool(req.to_add or req.to_remove)
+        if has_tags:
+            text = self._tagged_text(schema_type, text, parsed, req)
+        versions = self.state.subjects.get(subject, {})
+        live = [e for _, e in sorted(versions.items()) if not e.deleted]
+        previous = live[-1] if live else None
+        if body.get("propagateSchemaTags") is True and previous is not None:
+            found = T.find_tags(self.parsed_entry(previous), ["*"])
+            if found:
+                carried = T.TagRequest(to_add=T._entity_tags(found, "schemaTags"))
+                text = self._tagged_text(schema_type, text, self.parse(schema_type, text, references), carried)
+        metadata = body.get("metadata")
+        if metadata is None and previous is not None:
+            metadata = previous.metadata
+        rule_set = body.get("ruleSet")
+        if rule_set is None and previous is not None:
+            rule_set = previous.rule_set
+        version = int(body.get("version") or 0)
+        if has_tags or version != 0 or T.CONFLUENT_VERSION in ((metadata or {}).get("properties") or {}):
+            metadata = T.with_confluent_version(metadata, max(versions, default=0) + 1)
+        out = {k: v for k, v in body.items() if k not in ("schemaTagsToAdd", "schemaTagsToRemove",
+                                                            "propagateSchemaTags")}
+        out.update(schema=text, metadata=metadata, ruleSet=rule_set)
+        return self.register(subject, out, normalize=normalize)
+
     def modify_tags(self, subject: str, version: str | int, req) -> VersionEntry:
         """Confluent's ``modifySchemaTags``: a new version of ``subject`` whose schema is the
         given version's with the ``TagRequest``'s tags edited in, registered as any other
@@ -509,17 +564,7 @@ class SchemaStore:
         self.catch_up()
         base = self.get_version(subject, version)
         T.check_rules(req)
-        parsed = self.parsed_entry(base)
-        try:
-            if base.schema_type == "AVRO":
-                text = T.avro_tagged(base.schema, req)
-            elif base.schema_type == "JSON":
-                text = T.json_tagged(base.schema, req)
-            else:
-                from schema_registry.formats.protobuf import render
-                text = render(T.proto_tagged(parsed.fdp, req), option_classes=parsed.option_classes)
-        except (ValueError, TypeError, AttributeError) as exc:
-            raise invalid_schema(f"java.lang.IllegalArgumentException: {exc}") from None
+        text = self._tagged_text(base.schema_type, base.schema, self.parsed_entry(base), req)
         versions = self.state.subjects.get(subject, {})
         live = [e for _, e in sorted(versions.items()) if not e.deleted]
         next_version = max(versions, default=0) + 1

@@ -495,3 +495,54 @@ def test_the_new_version_is_checked_for_compatibility(broker):
     assert (status, body["version"]) == (200, 3)
     # and the broker keeps serving
     assert call(f"{url}/subjects/{subj}/versions")[1] == [1, 2, 3]
+
+
+# ---- tags in a registration (RegisterSchemaRequest) ----------------------------------------------
+def test_registration_with_schema_tags_and_propagation(broker):
+    """``schemaTagsToAdd``/``schemaTagsToRemove``/``propagateSchemaTags`` on ``POST
+    /subjects/{s}/versions``, in the steps of Confluent's testRegisterSchemaTagsBasic."""
+    subj, url = subject(), broker.schema_registry_url
+    versions = f"{url}/subjects/{subj}/versions"
+    register(broker, subj, AVRO)
+    record = lambda *t: entity("myrecord", "sr_record", *t)
+    status, body = call(versions, method="POST", body={"schema": AVRO, "version": 2,
+                                                       "schemaTagsToAdd": [record("TAG1", "TAG2")]})
+    assert status == 200, body
+    tagged = '{"type":"record","name":"myrecord","fields":[{"name":"f1","type":"string"}],"confluent:tags":["TAG1","TAG2"]}'
+    assert (body["version"], body["schema"]) == (2, tagged)
+    assert body["metadata"] == {"properties": {"confluent:version": "2"}}
+    status, got = call(f"{versions}/latest?findTags=*")
+    assert got["schemaTags"] == [record("TAG1", "TAG2")]
+    # without a version: the next one all the same
+    status, body = call(versions, method="POST", body={"schema": tagged, "schemaTagsToRemove": [record("TAG2")]})
+    assert status == 200, body
+    assert body["version"] == 3 and body["metadata"]["properties"]["confluent:version"] == "3"
+    assert body["schema"].endswith('"confluent:tags":["TAG1"]}')
+    # an evolved schema takes the latest version's tags with propagateSchemaTags, and its metadata
+    evolved = ('{"type":"record","name":"myrecord","fields":[{"name":"f1","type":"string","confluent:tags":["TAG2"]},'
+               '{"name":"f2","type":"string","default":"hi"}]}')
+    status, body = call(versions, method="POST", body={"schema": evolved, "propagateSchemaTags": True})
+    assert status == 200, body
+    assert body["version"] == 4
+    assert body["schema"] == evolved[:-1] + ',"confluent:tags":["TAG1"]}'
+    assert body["metadata"]["properties"]["confluent:version"] == "4"
+    status, got = call(f"{url}/schemas/ids/{body['id']}?findTags=TAG1&findTags=TAG2")
+    assert got["schemaTags"] == [record("TAG1"), entity("myrecord.f1", "sr_field", "TAG2")]
+    # a path that names nothing, a version that is not the next one
+    status, body = call(versions, method="POST", body={"schema": AVRO, "schemaTagsToAdd": [entity("x.y", "sr_field", "T")]})
+    assert (status, body["error_code"]) == (422, 42201)
+    status, body = call(versions, method="POST", body={"schema": AVRO, "version": 9, "schemaTagsToAdd": [record("T")]})
+    assert (status, body["error_code"], body["message"]) == (422, 42201, "Version is not one more than previous version")
+    assert call(versions)[1] == [1, 2, 3, 4]
+
+
+def test_registration_with_schema_tags_protobuf(broker):
+    subj = subject()
+    text = 'syntax = "proto3";\npackage rg;\nmessage Reading { string sensor = 1; }\n'
+    status, body = call(f"{broker.schema_registry_url}/subjects/{subj}/versions", method="POST", body={
+        "schema": text, "schemaType": "PROTOBUF", "schemaTagsToAdd": [entity("Reading.sensor", "sr_field", "PII")]})
+    assert status == 200, body
+    # the answer is the tagged text, not the text sent
+    assert body["version"] == 1 and 'import "confluent/meta.proto";' in body["schema"]
+    assert '  string sensor = 1 [(confluent.field_meta) = {\n    tags: [\n      "PII"\n    ]\n  }];\n' in body["schema"]
+    assert body["metadata"] == {"properties": {"confluent:version": "1"}}
