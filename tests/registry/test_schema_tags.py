@@ -546,3 +546,25 @@ def test_registration_with_schema_tags_protobuf(broker):
     assert body["version"] == 1 and 'import "confluent/meta.proto";' in body["schema"]
     assert '  string sensor = 1 [(confluent.field_meta) = {\n    tags: [\n      "PII"\n    ]\n  }];\n' in body["schema"]
     assert body["metadata"] == {"properties": {"confluent:version": "1"}}
+
+
+@pytest.mark.parametrize("bad", [
+    {"tagsToAdd": "PII"}, {"tagsToAdd": [1]}, {"tagsToAdd": [{"schemaEntity": []}]},
+    {"tagsToAdd": [{"schemaEntity": {"entityType": "sr_field"}, "tags": ["T"]}]},
+    {"tagsToAdd": [{"schemaEntity": {"entityPath": "myrecord", "entityType": "sr_record"}, "tags": {"a": 1}}]},
+    {"tagsToRemove": [{"schemaEntity": {"entityPath": "myrecord", "entityType": None}, "tags": ["T"]}]},
+    {"newVersion": "two"}, {"newVersion": True}, {"metadata": []}, {"ruleSet": "x"}, {"rulesToRemove": "x"},
+    {"rulesToMerge": {"domainRules": {"x": 1}}},
+])
+def test_bodies_that_do_not_map_are_422(broker, bad):
+    subj, url = subject(), broker.schema_registry_url
+    register(broker, subj, AVRO)
+    status, body = tags(broker, subj, 1, bad)
+    assert status == 422 and body["error_code"] in (422, 42210), (bad, body)
+    # the same tag lists in a registration
+    renamed = {"schemaTagsToAdd" if k == "tagsToAdd" else "schemaTagsToRemove": v
+               for k, v in bad.items() if k in ("tagsToAdd", "tagsToRemove")}
+    if renamed:
+        status, body = call(f"{url}/subjects/{subj}/versions", method="POST", body={"schema": AVRO, **renamed})
+        assert (status, body["error_code"]) == (422, 422), (bad, body)
+    assert call(f"{url}/subjects/{subj}/versions")[1] == [1]  # nothing registered, still serving
