@@ -82,7 +82,11 @@ def _entity_tags(v, where: str) -> dict[tuple, tuple[Entity, list[str]]]:
             raise M.MappingError(f"Cannot deserialize value of type `EntityType` from {M._kind(etype)} "
                                  f"{json.dumps(etype)}: not one of the values accepted for Enum class: "
                                  f"[sr_record, sr_field] (at {w}.schemaEntity.entityType)")
-        tags = [M.as_string(t, f"{w}.tags") for t in (M._as_list(obj.get("tags"), f"{w}.tags") or [])]
+        raw_tags = M._as_list(obj.get("tags"), f"{w}.tags") or []
+        if any(isinstance(t, (list, dict)) for t in raw_tags):
+            raise M.MappingError(f"Cannot deserialize value of type `java.lang.String` from an array or object "
+                                 f"(at {w}.tags)")
+        tags = [M.as_string(t, f"{w}.tags") for t in raw_tags]
         e = Entity(path, etype)
         _, have = out.setdefault(e.key, (e, []))
         have.extend(t for t in tags if t is not None and t not in have)
@@ -90,11 +94,14 @@ def _entity_tags(v, where: str) -> dict[tuple, tuple[Entity, list[str]]]:
 
 
 def parse_request(body: dict) -> TagRequest:
-    """The typed request, or MappingError (422/422) / 42210 for a bad rule set."""
+    """The typed request, or MappingError (422/422); its rule sets are typed and checked by
+    ``check_rules`` once the version to tag is found, as Confluent orders its checks."""
     nv = body.get("newVersion")
     if nv is not None and (isinstance(nv, bool) or not isinstance(nv, int)):
         if isinstance(nv, str) and nv.strip().lstrip("-").isdigit():
             nv = int(nv)  # Jackson reads a numeric string as an Integer
+        elif isinstance(nv, float) and nv.is_integer():
+            nv = int(nv)  # and a float (ACCEPT_FLOAT_AS_INT)
         else:
             raise M.MappingError(f"Cannot deserialize value of type `java.lang.Integer` from {M._kind(nv)} "
                                  f"(at newVersion)")

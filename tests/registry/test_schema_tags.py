@@ -553,6 +553,7 @@ def test_registration_with_schema_tags_protobuf(broker):
     {"tagsToAdd": [{"schemaEntity": {"entityType": "sr_field"}, "tags": ["T"]}]},
     {"tagsToAdd": [{"schemaEntity": {"entityPath": "myrecord", "entityType": "sr_record"}, "tags": {"a": 1}}]},
     {"tagsToRemove": [{"schemaEntity": {"entityPath": "myrecord", "entityType": None}, "tags": ["T"]}]},
+    {"tagsToAdd": [{"schemaEntity": {"entityPath": "myrecord", "entityType": "sr_record"}, "tags": [["T"]]}]},
     {"newVersion": "two"}, {"newVersion": True}, {"metadata": []}, {"ruleSet": "x"}, {"rulesToRemove": "x"},
     {"rulesToMerge": {"domainRules": {"x": 1}}},
 ])
