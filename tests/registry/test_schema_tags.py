@@ -569,3 +569,24 @@ def test_bodies_that_do_not_map_are_422(broker, bad):
         status, body = call(f"{url}/subjects/{subj}/versions", method="POST", body={"schema": AVRO, **renamed})
         assert (status, body["error_code"]) == (422, 422), (bad, body)
     assert call(f"{url}/subjects/{subj}/versions")[1] == [1]  # nothing registered, still serving
+
+
+def test_avro_paths_follow_confluents_search():
+    """Pure: Confluent's breadth-first search compares a path's namespace with the top-level
+    schema's only, so a nested record in another namespace is found by its short name alone."""
+    from schema_registry.tags import Entity, TagRequest, avro_tagged
+    schema = json.dumps({"type": "record", "name": "Outer", "namespace": "a", "fields": [
+        {"name": "in", "type": {"type": "record", "name": "Inner", "namespace": "b", "fields": [
+            {"name": "x", "type": "int"}]}}]})
+
+    def add(path, kind):
+        e = Entity(path, kind)
+        return avro_tagged(schema, TagRequest(to_add={e.key: (e, ["T"])}))
+
+    assert '"name":"x","type":"int","confluent:tags":["T"]' in add("Inner.x", "sr_field")
+    assert '"name":"x","type":"int","confluent:tags":["T"]' in add("a.Inner.x", "sr_field")  # the top's namespace
+    with pytest.raises(Exception, match="No matching path 'b.Inner.x'"):
+        add("b.Inner.x", "sr_field")
+    assert add(".Outer", "sr_record").endswith(',"confluent:tags":["T"]}')
+    with pytest.raises(Exception, match="No matching path 'Outer'"):
+        add("Outer", "sr_field")
