@@ -18,11 +18,11 @@ import uuid
 from pathlib import Path
 
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from tests.helpers import streams_app as sa
-from tests.helpers.txn import READ_COMMITTED, end_offsets, group_committed
+from tests.helpers.txn import READ_COMMITTED, end_offsets, group_committed, read_to_end
 
 pytestmark = [pytest.mark.timeout(420), pytest.mark.xdist_group("kafka-streams")]
 
@@ -134,30 +134,9 @@ def read_outputs(bootstrap: str, timeout: float = 30.0) -> dict[tuple[str, int],
     """Both output topics read_committed from the beginning to their last stable offsets."""
     out: dict[tuple[str, int], list[tuple[str, str, int]]] = {}
     for topic in sa.OUTPUTS:
-        ends = end_offsets(bootstrap, topic, range(PARTITIONS), READ_COMMITTED)
-        c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"verify-{uuid.uuid4().hex[:6]}",
-                      "isolation.level": READ_COMMITTED, "enable.auto.commit": False,
-                      "enable.partition.eof": True})
-        try:
-            c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
-            done = {p for p in range(PARTITIONS) if ends[p] == 0}
-            for p in range(PARTITIONS):
-                out[(topic, p)] = []
-            deadline = time.monotonic() + timeout
-            while len(done) < PARTITIONS:
-                assert time.monotonic() < deadline, f"reading {topic}: ends {ends}, done {done}"
-                m = c.poll(0.2)
-                if m is None:
-                    continue
-                if m.error() is not None:
-                    if m.error().code() == KafkaError._PARTITION_EOF:
-                        if m.offset() >= ends[m.partition()]:
-                            done.add(m.partition())
-                        continue
-                    raise RuntimeError(f"reading {topic}: {m.error()}")
-                out[(topic, m.partition())].append((m.key().decode(), m.value().decode(), m.timestamp()[1]))
-        finally:
-            c.close()
+        res = read_to_end(bootstrap, topic, range(PARTITIONS), READ_COMMITTED, timeout=timeout,
+                          record=lambda m: (m.key().decode(), m.value().decode(), m.timestamp()[1]))
+        out.update(((topic, p), recs) for p, recs in res.records.items())
     return out
 
 
