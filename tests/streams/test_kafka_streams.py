@@ -164,7 +164,9 @@ def wait_until_done(bootstrap: str, app_id: str, data: sa.StreamsInput, apps, ti
         time.sleep(0.5)
 
 
-def assert_same_as_driver(bootstrap: str, expected) -> None:
+def assert_same_as_driver(bootstrap: str, app_id: str, data: sa.StreamsInput, expected, apps) -> None:
+    """Once the application is done with ``data``, its output equals the driver's, partition by partition."""
+    wait_until_done(bootstrap, app_id, data, apps)
     got = read_outputs(bootstrap)
     for key in sorted(set(got) | set(expected)):
         want, have = expected.get(key, []), got.get(key, [])
@@ -190,6 +192,26 @@ def _describe_configs(bootstrap: str, topic: str) -> dict[str, str]:
     return {k: v.value for k, v in admin.describe_configs([res])[res].result(20).items()}
 
 
+def start_apps(app_factory, bootstrap: str, names=("a",)) -> tuple[str, list[sa.StreamsAppProcess]]:
+    """A fresh application id and one instance of the application per name, each RUNNING."""
+    app_id = f"hg-streams-{uuid.uuid4().hex[:6]}"
+    apps = [app_factory(bootstrap, app_id, name).start() for name in names]
+    for app in apps:
+        app.wait_state("RUNNING")
+    return app_id, apps
+
+
+def start_mid_stream(broker, app_factory, data: sa.StreamsInput, names=("a",), hold_at=(20,)):
+    """Topics, the instances RUNNING and a paced producer held at ``hold_at``, returned once the
+    application has written output: what a test disrupts next is mid-stream."""
+    _create_topics(broker.bootstrap)
+    app_id, apps = start_apps(app_factory, broker.bootstrap, names)
+    producer = PacedProducer(broker.bootstrap, data, interval=0.2, hold_at=hold_at)
+    producer.start()
+    wait_output(broker.bootstrap, 150, apps)
+    return app_id, apps, producer
+
+
 @pytest.fixture
 def app_factory(tmp_path):
     apps: list[sa.StreamsAppProcess] = []
@@ -213,11 +235,8 @@ def test_clean_run_equals_topology_test_driver(kind, request, data, expected, ap
         broker = request.getfixturevalue("kafka_factory")()
     _create_topics(broker.bootstrap)
     produce_all(broker.bootstrap, data)
-    app_id = f"hg-streams-{uuid.uuid4().hex[:6]}"
-    app = app_factory(broker.bootstrap, app_id, "a").start()
-    app.wait_state("RUNNING")
-    wait_until_done(broker.bootstrap, app_id, data, [app])
-    assert_same_as_driver(broker.bootstrap, expected)
+    app_id, [app] = start_apps(app_factory, broker.bootstrap)
+    assert_same_as_driver(broker.bootstrap, app_id, data, expected, [app])
 
     # the offsets were committed with Streams' metadata (base64 of a version byte and the
     # partition's stream time): the broker keeps it, and a restarted task resumes that time
@@ -257,59 +276,36 @@ def test_clean_run_equals_topology_test_driver(kind, request, data, expected, ap
 
 def test_kill9_mid_stream_then_restore_from_changelogs(broker_factory, data, expected, app_factory):
     broker = broker_factory(BROKER_OVERRIDES)
-    _create_topics(broker.bootstrap)
-    app_id = f"hg-streams-{uuid.uuid4().hex[:6]}"
-    app = app_factory(broker.bootstrap, app_id, "a").start()
-    app.wait_state("RUNNING")
-    producer = PacedProducer(broker.bootstrap, data, interval=0.2, hold_at=(20,))
-    producer.start()
-    wait_output(broker.bootstrap, 150, [app])
+    app_id, [app], producer = start_mid_stream(broker, app_factory, data)
     app.kill9()
     time.sleep(1.0)
     # an empty state directory: every store comes back from its changelog topic
     app.start(fresh_state=True)
     app.wait_state("RUNNING")
     producer.finish()
-    wait_until_done(broker.bootstrap, app_id, data, [app])
-    assert_same_as_driver(broker.bootstrap, expected)
+    assert_same_as_driver(broker.bootstrap, app_id, data, expected, [app])
     assert app.stop() in CLEAN_EXIT, app.tail()
 
 
 def test_broker_restart_mid_stream(broker_factory, data, expected, app_factory):
     broker = broker_factory(BROKER_OVERRIDES)
-    _create_topics(broker.bootstrap)
-    app_id = f"hg-streams-{uuid.uuid4().hex[:6]}"
-    app = app_factory(broker.bootstrap, app_id, "a").start()
-    app.wait_state("RUNNING")
-    producer = PacedProducer(broker.bootstrap, data, interval=0.2, hold_at=(20,))
-    producer.start()
-    wait_output(broker.bootstrap, 150, [app])
+    app_id, [app], producer = start_mid_stream(broker, app_factory, data)
     broker.restart()
     producer.finish()
-    wait_until_done(broker.bootstrap, app_id, data, [app])
-    assert_same_as_driver(broker.bootstrap, expected)
+    assert_same_as_driver(broker.bootstrap, app_id, data, expected, [app])
     assert app.stop() in CLEAN_EXIT, app.tail()
 
 
 def test_two_instances_and_a_third_joining_and_leaving(broker_factory, data, expected, app_factory):
     broker = broker_factory(BROKER_OVERRIDES)
-    _create_topics(broker.bootstrap)
-    app_id = f"hg-streams-{uuid.uuid4().hex[:6]}"
-    a = app_factory(broker.bootstrap, app_id, "a").start()
-    b = app_factory(broker.bootstrap, app_id, "b").start()
-    a.wait_state("RUNNING")
-    b.wait_state("RUNNING")
-    producer = PacedProducer(broker.bootstrap, data, interval=0.2, hold_at=(12, 24))
-    producer.start()
-    wait_output(broker.bootstrap, 150, [a, b])
+    app_id, [a, b], producer = start_mid_stream(broker, app_factory, data, names=("a", "b"), hold_at=(12, 24))
     c = app_factory(broker.bootstrap, app_id, "c").start()
     c.wait_state("RUNNING")
     producer.release()  # rounds 12 to 23 while the three share the work
     wait_output(broker.bootstrap, output_counts(broker.bootstrap) + 150, [a, b, c])
     assert c.stop() in CLEAN_EXIT, c.tail()
     producer.finish()  # the rest after the third left
-    wait_until_done(broker.bootstrap, app_id, data, [a, b])
-    assert_same_as_driver(broker.bootstrap, expected)
+    assert_same_as_driver(broker.bootstrap, app_id, data, expected, [a, b])
     # the third instance really took a share: it reached RUNNING after a rebalance gave it tasks
     assert "REBALANCING" in a.states[1:] and "REBALANCING" in b.states[1:]
     assert a.stop() in CLEAN_EXIT, a.tail()
