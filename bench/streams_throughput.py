@@ -37,23 +37,10 @@ HOURGLASS_OVERRIDES = {"group.initial.rebalance.delay.ms": 0, "group.min.session
 
 def _setup(bootstrap: str, data: sa.StreamsInput) -> None:
     from confluent_kafka import Producer
-    from confluent_kafka.admin import AdminClient, NewTopic
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    topics = [NewTopic(sa.EVENTS, PARTITIONS, 1),
-              NewTopic(sa.REGIONS, PARTITIONS, 1, config={"cleanup.policy": "compact"}),
-              NewTopic(sa.WINDOW_RESULTS, PARTITIONS, 1), NewTopic(sa.REGION_TOTALS, PARTITIONS, 1)]
-    for f in admin.create_topics(topics).values():
-        f.result(30)
+    sa.create_topics(bootstrap, PARTITIONS)
     p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "enable.idempotence": True,
                   "batch.num.messages": 10000})
-    for topic, key, value, ts in data.rows():
-        while True:
-            try:
-                p.produce(topic, key=key.encode(), value=value.encode(), timestamp=ts,
-                          partition=sa.partition_of(key, PARTITIONS))
-                break
-            except BufferError:
-                p.poll(0.01)
+    sa.produce(p, data.rows(), PARTITIONS)
     assert p.flush(120) == 0
 
 

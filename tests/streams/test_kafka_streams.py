@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+from confluent_kafka.admin import AdminClient, ConfigResource
 
 from tests.helpers import streams_app as sa
 from tests.helpers.txn import READ_COMMITTED, end_offsets, group_committed, read_to_end
@@ -50,36 +50,15 @@ def expected(data, tmp_path_factory):
     return per
 
 
-def _create_topics(bootstrap: str) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    topics = [NewTopic(sa.EVENTS, PARTITIONS, 1),
-              NewTopic(sa.REGIONS, PARTITIONS, 1, config={"cleanup.policy": "compact"}),
-              NewTopic(sa.WINDOW_RESULTS, PARTITIONS, 1), NewTopic(sa.REGION_TOTALS, PARTITIONS, 1)]
-    for f in admin.create_topics(topics).values():
-        f.result(20)
-
-
 def _producer(bootstrap: str) -> Producer:
     # idempotent: a broker restart mid-stream must not duplicate or reorder the designed input
     return Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5,
                      "message.timeout.ms": 120_000})
 
 
-def _send(p: Producer, rows, partitions: int) -> None:
-    for topic, key, value, ts in rows:
-        while True:
-            try:
-                p.produce(topic, value=value.encode(), key=key.encode(), timestamp=ts,
-                          partition=sa.partition_of(key, partitions))
-                break
-            except BufferError:
-                p.poll(0.05)
-        p.poll(0)
-
-
 def produce_all(bootstrap: str, data: sa.StreamsInput) -> None:
     p = _producer(bootstrap)
-    _send(p, data.rows(), data.partitions)
+    sa.produce(p, data.rows(), data.partitions)
     assert p.flush(60) == 0
 
 
@@ -109,12 +88,12 @@ class PacedProducer(threading.Thread):
     def run(self) -> None:
         try:
             p = _producer(self.bootstrap)
-            _send(p, self.data.regions, self.data.partitions)
+            sa.produce(p, self.data.regions, self.data.partitions)
             assert p.flush(60) == 0
             for i, rnd in enumerate(self.data.rounds):
                 if i in self._holds:
                     self._holds[i].wait(300)
-                _send(p, rnd, self.data.partitions)
+                sa.produce(p, rnd, self.data.partitions)
                 assert p.flush(120) == 0
                 self.rounds_sent += 1
                 time.sleep(self.interval)
@@ -204,7 +183,7 @@ def start_apps(app_factory, bootstrap: str, names=("a",)) -> tuple[str, list[sa.
 def start_mid_stream(broker, app_factory, data: sa.StreamsInput, names=("a",), hold_at=(20,)):
     """Topics, the instances RUNNING and a paced producer held at ``hold_at``, returned once the
     application has written output: what a test disrupts next is mid-stream."""
-    _create_topics(broker.bootstrap)
+    sa.create_topics(broker.bootstrap, PARTITIONS)
     app_id, apps = start_apps(app_factory, broker.bootstrap, names)
     producer = PacedProducer(broker.bootstrap, data, interval=0.2, hold_at=hold_at)
     producer.start()
@@ -233,7 +212,7 @@ def test_clean_run_equals_topology_test_driver(kind, request, data, expected, ap
         broker = request.getfixturevalue("broker_factory")(BROKER_OVERRIDES)
     else:
         broker = request.getfixturevalue("kafka_factory")()
-    _create_topics(broker.bootstrap)
+    sa.create_topics(broker.bootstrap, PARTITIONS)
     produce_all(broker.bootstrap, data)
     app_id, [app] = start_apps(app_factory, broker.bootstrap)
     assert_same_as_driver(broker.bootstrap, app_id, data, expected, [app])
