@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource
+from confluent_kafka.admin import AdminClient
 
 from tests.helpers import streams_app as sa
+from tests.helpers.clients import topic_configs
 from tests.helpers.txn import READ_COMMITTED, end_offsets, group_committed, read_to_end
 
 pytestmark = [pytest.mark.timeout(420), pytest.mark.xdist_group("kafka-streams")]
@@ -165,12 +166,6 @@ def wait_output(bootstrap: str, at_least: int, apps, timeout: float = 120.0) -> 
         time.sleep(0.3)
 
 
-def _describe_configs(bootstrap: str, topic: str) -> dict[str, str]:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    res = ConfigResource(ConfigResource.Type.TOPIC, topic)
-    return {k: v.value for k, v in admin.describe_configs([res])[res].result(20).items()}
-
-
 def start_apps(app_factory, bootstrap: str, names=("a",)) -> tuple[str, list[sa.StreamsAppProcess]]:
     """A fresh application id and one instance of the application per name, each RUNNING."""
     app_id = f"hg-streams-{uuid.uuid4().hex[:6]}"
@@ -236,8 +231,8 @@ def test_clean_run_equals_topology_test_driver(kind, request, data, expected, ap
 
     # the internal topics Kafka Streams created, as it asked for them
     for store in ("regions-store", "region-totals-store"):
-        assert _describe_configs(broker.bootstrap, f"{app_id}-{store}-changelog")["cleanup.policy"] == "compact"
-    assert _describe_configs(broker.bootstrap, f"{app_id}-user-windows-changelog")["cleanup.policy"] == "compact,delete"
+        assert topic_configs(broker.bootstrap, f"{app_id}-{store}-changelog")["cleanup.policy"] == "compact"
+    assert topic_configs(broker.bootstrap, f"{app_id}-user-windows-changelog")["cleanup.policy"] == "compact,delete"
     # the repartition topic is purged (DeleteRecords) up to what the app committed
     repart = f"{app_id}-by-region-repartition"
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
