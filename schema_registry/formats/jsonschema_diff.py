@@ -420,18 +420,23 @@ def compare(ctx: Context, original: S | None, update: S | None) -> None:
         ctx.schemas.discard(id(original))
 
 
-def _bound(ctx: Context, name: str, key: str, o, u, *, integer: bool = False) -> None:
-    """``<NAME>_ADDED/REMOVED/INCREASED/DECREASED`` for one numeric keyword."""
-    if o == u:
-        return
-    if o is None:
-        ctx.add(f"{name}_ADDED", key)
-    elif u is None:
-        ctx.add(f"{name}_REMOVED", key)
-    elif o < u:
-        ctx.add(f"{name}_INCREASED", key)
-    elif o > u:
-        ctx.add(f"{name}_DECREASED", key)
+def _bounds(ctx: Context, o: S, u: S, *keys: str) -> None:
+    """``<NAME>_ADDED/REMOVED/INCREASED/DECREASED`` for each numeric keyword in turn, NAME its
+    camel case in capitals (``maxLength``: ``MAX_LENGTH_INCREASED``); a value that is no number
+    counts as absent."""
+    for key in keys:
+        ov, uv = _number(o.get(key)), _number(u.get(key))
+        if ov == uv:
+            continue
+        name = re.sub("([A-Z])", r"_\1", key).upper()
+        if ov is None:
+            ctx.add(f"{name}_ADDED", key)
+        elif uv is None:
+            ctx.add(f"{name}_REMOVED", key)
+        elif ov < uv:
+            ctx.add(f"{name}_INCREASED", key)
+        elif ov > uv:
+            ctx.add(f"{name}_DECREASED", key)
 
 
 def _number(v):
@@ -439,8 +444,7 @@ def _number(v):
 
 
 def _strings(ctx: Context, o: S, u: S) -> None:
-    _bound(ctx, "MAX_LENGTH", "maxLength", _number(o.get("maxLength")), _number(u.get("maxLength")))
-    _bound(ctx, "MIN_LENGTH", "minLength", _number(o.get("minLength")), _number(u.get("minLength")))
+    _bounds(ctx, o, u, "maxLength", "minLength")
     op, up = o.get("pattern"), u.get("pattern")
     if op is None and up is not None:
         ctx.add("PATTERN_ADDED", "pattern")
@@ -451,10 +455,8 @@ def _strings(ctx: Context, o: S, u: S) -> None:
 
 
 def _numbers(ctx: Context, o: S, u: S) -> None:
-    _bound(ctx, "MAXIMUM", "maximum", _number(o.get("maximum")), _number(u.get("maximum")))
-    _bound(ctx, "MINIMUM", "minimum", _number(o.get("minimum")), _number(u.get("minimum")))
-    _bound(ctx, "EXCLUSIVE_MAXIMUM", "exclusiveMaximum", o.get("exclusiveMaximum"), u.get("exclusiveMaximum"))
-    _bound(ctx, "EXCLUSIVE_MINIMUM", "exclusiveMinimum", o.get("exclusiveMinimum"), u.get("exclusiveMinimum"))
+    # the loader keeps exclusiveMaximum/Minimum only as numbers (draft 4's booleans are no limits)
+    _bounds(ctx, o, u, "maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum")
     om, um = _number(o.get("multipleOf")), _number(u.get("multipleOf"))
     if om != um:
         if om is None:
@@ -632,8 +634,7 @@ def _objects(ctx: Context, o: S, u: S) -> None:
     with _Path(ctx, "additionalProperties"):
         _additional(ctx, o, u, "PROPERTIES")
     _unevaluated(ctx, o.get("unevaluated"), u.get("unevaluated"), "unevaluatedProperties", "PROPERTIES")
-    _bound(ctx, "MAX_PROPERTIES", "maxProperties", _number(o.get("maxProperties")), _number(u.get("maxProperties")))
-    _bound(ctx, "MIN_PROPERTIES", "minProperties", _number(o.get("minProperties")), _number(u.get("minProperties")))
+    _bounds(ctx, o, u, "maxProperties", "minProperties")
 
 
 def _property(ctx: Context, o: S, u: S, name: str, osch: S | None, usch: S | None) -> None:
@@ -748,12 +749,10 @@ def _arrays(ctx: Context, o: S, u: S) -> None:
     with _Path(ctx, "additionalItems"):
         _additional(ctx, o, u, "ITEMS")
     _unevaluated(ctx, o.get("unevaluated"), u.get("unevaluated"), "unevaluatedItems", "ITEMS")
-    _bound(ctx, "MAX_ITEMS", "maxItems", _number(o.get("maxItems")), _number(u.get("maxItems")))
-    _bound(ctx, "MIN_ITEMS", "minItems", _number(o.get("minItems")), _number(u.get("minItems")))
+    _bounds(ctx, o, u, "maxItems", "minItems")
     if o.get("unique") != u.get("unique"):
         ctx.add("UNIQUE_ITEMS_REMOVED" if o.get("unique") else "UNIQUE_ITEMS_ADDED", "uniqueItems")
-    _bound(ctx, "MAX_CONTAINS", "maxContains", _number(o.get("maxContains")), _number(u.get("maxContains")))
-    _bound(ctx, "MIN_CONTAINS", "minContains", _number(o.get("minContains")), _number(u.get("minContains")))
+    _bounds(ctx, o, u, "maxContains", "minContains")
 
 
 def _item_removed(ctx: Context, osch: S, u: S) -> None:
