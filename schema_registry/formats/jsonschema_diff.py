@@ -567,6 +567,32 @@ def _combined(ctx: Context, o: S, u: S) -> None:
         ctx.add("COMBINED_TYPE_SUBSCHEMAS_CHANGED")
 
 
+# ---- content models (objects' properties, arrays' tuple items)
+
+def _covered(ctx: Context, original: S, update: S, what: str) -> None:
+    """``<what>_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL`` when ``update`` (the schema the
+    partially open model applies) reads what ``original`` accepted, with that comparison's own
+    differences listed first; else ``<what>_NOT_COVERED_...``."""
+    sub = ctx.sub()
+    compare(sub, original, update)
+    ctx.diffs.extend(sub.diffs)
+    ctx.add(f"{what}_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL" if sub.compatible_so_far()
+            else f"{what}_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL")
+
+
+def _removed(ctx: Context, osch: S, is_open: bool, partial: S | None, what: str) -> None:
+    """A ``what`` (PROPERTY, ITEM) the update no longer has: only the update's content model
+    matters (``is_open``, else the schema its partially open model gives it, if any)."""
+    if is_open:
+        ctx.add(f"{what}_REMOVED_FROM_OPEN_CONTENT_MODEL")
+    elif partial is not None:
+        _covered(ctx, osch, partial, f"{what}_REMOVED")
+    elif osch.kind == "false":
+        ctx.add(f"{what}_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL")
+    else:
+        ctx.add(f"{what}_REMOVED_FROM_CLOSED_CONTENT_MODEL")
+
+
 # ---- objects
 
 def _object_open(s: S) -> bool:
@@ -638,21 +664,8 @@ def _objects(ctx: Context, o: S, u: S) -> None:
 
 
 def _property(ctx: Context, o: S, u: S, name: str, osch: S | None, usch: S | None) -> None:
-    if usch is None:  # removed: only the update's content model matters
-        if _object_open(u):
-            ctx.add("PROPERTY_REMOVED_FROM_OPEN_CONTENT_MODEL")
-            return
-        partial = _object_partial(u, name)
-        if partial is not None:
-            sub = ctx.sub()
-            compare(sub, osch, partial)
-            ctx.diffs.extend(sub.diffs)
-            ctx.add("PROPERTY_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL" if sub.compatible_so_far()
-                    else "PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL")
-        elif osch.kind == "false":
-            ctx.add("PROPERTY_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL")
-        else:
-            ctx.add("PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL")
+    if usch is None:
+        _removed(ctx, osch, _object_open(u), _object_partial(u, name), "PROPERTY")
     elif osch is None:  # added: only the original's content model matters
         required = name in u.get("required")
         if _object_open(o):
@@ -666,11 +679,7 @@ def _property(ctx: Context, o: S, u: S, name: str, osch: S | None, usch: S | Non
             return
         partial = _object_partial(o, name)
         if partial is not None:
-            sub = ctx.sub()
-            compare(sub, partial, usch)
-            ctx.diffs.extend(sub.diffs)
-            ctx.add("PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL" if sub.compatible_so_far()
-                    else "PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL")
+            _covered(ctx, partial, usch, "PROPERTY_ADDED")
         if required:
             ctx.add("REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL" if usch.has_default
                     else "REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL")
@@ -743,7 +752,7 @@ def _arrays(ctx: Context, o: S, u: S) -> None:
             if index < len(oitems) and index < len(uitems):
                 compare(ctx, oitems[index], uitems[index])
             elif index < len(oitems):  # removed from the tuple
-                _item_removed(ctx, oitems[index], u)
+                _removed(ctx, oitems[index], _array_open(u), _array_partial(u), "ITEM")
             else:
                 _item_added(ctx, o, uitems[index])
     with _Path(ctx, "additionalItems"):
@@ -755,23 +764,6 @@ def _arrays(ctx: Context, o: S, u: S) -> None:
     _bounds(ctx, o, u, "maxContains", "minContains")
 
 
-def _item_removed(ctx: Context, osch: S, u: S) -> None:
-    if _array_open(u):
-        ctx.add("ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL")
-        return
-    partial = _array_partial(u)
-    if partial is not None:
-        sub = ctx.sub()
-        compare(sub, osch, partial)
-        ctx.diffs.extend(sub.diffs)
-        ctx.add("ITEM_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL" if sub.compatible_so_far()
-                else "ITEM_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL")
-    elif osch.kind == "false":
-        ctx.add("ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL")
-    else:
-        ctx.add("ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL")
-
-
 def _item_added(ctx: Context, o: S, usch: S) -> None:
     if _array_open(o):
         ctx.add("ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL" if usch.kind in ("empty", "true")
@@ -779,11 +771,7 @@ def _item_added(ctx: Context, o: S, usch: S) -> None:
         return
     partial = _array_partial(o)
     if partial is not None:
-        sub = ctx.sub()
-        compare(sub, partial, usch)
-        ctx.diffs.extend(sub.diffs)
-        ctx.add("ITEM_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL" if sub.compatible_so_far()
-                else "ITEM_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL")
+        _covered(ctx, partial, usch, "ITEM_ADDED")
     else:
         ctx.add("ITEM_ADDED_TO_CLOSED_CONTENT_MODEL")
 
