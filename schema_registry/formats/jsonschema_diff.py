@@ -345,6 +345,17 @@ def _value_key(v, seen):
     return v
 
 
+def _kept_if_compatible(ctx: Context, original: S, update: S) -> bool:
+    """Compares aside: when every difference is a compatible one, they join ``ctx``'s and the
+    answer is True; otherwise ``ctx`` is left as it was."""
+    sub = ctx.sub()
+    compare(sub, original, update)
+    if sub.compatible_so_far():
+        ctx.diffs.extend(sub.diffs)
+        return True
+    return False
+
+
 def compare(ctx: Context, original: S | None, update: S | None) -> None:
     """SchemaDiff.compare: add to ``ctx`` the differences from ``original`` to ``update``."""
     if original is None and update is None:
@@ -363,35 +374,21 @@ def compare(ctx: Context, original: S | None, update: S | None) -> None:
     if original.kind != "combined" and update.kind == "combined":
         subs = update.a["subs"]
         if len(subs) == 1:  # a single-branch union is its branch
-            sub = ctx.sub()
-            compare(sub, original, subs[0])
-            if sub.compatible_so_far():
-                ctx.diffs.extend(sub.diffs)
+            if _kept_if_compatible(ctx, original, subs[0]):
                 return
         elif update.a["criterion"] in ("anyOf", "oneOf"):
-            for branch in subs:
-                sub = ctx.sub()
-                compare(sub, original, branch)
-                if sub.compatible_so_far():
-                    ctx.diffs.extend(sub.diffs)
-                    ctx.add("SUM_TYPE_EXTENDED")
-                    return
+            if any(_kept_if_compatible(ctx, original, branch) for branch in subs):  # the first that reads it
+                ctx.add("SUM_TYPE_EXTENDED")
+                return
     elif original.kind == "combined" and update.kind != "combined":
         subs = original.a["subs"]
         if len(subs) == 1:
-            sub = ctx.sub()
-            compare(sub, subs[0], update)
-            if sub.compatible_so_far():
-                ctx.diffs.extend(sub.diffs)
+            if _kept_if_compatible(ctx, subs[0], update):
                 return
         elif original.a["criterion"] == "allOf":
-            for branch in subs:
-                sub = ctx.sub()
-                compare(sub, branch, update)
-                if sub.compatible_so_far():
-                    ctx.diffs.extend(sub.diffs)
-                    ctx.add("PRODUCT_TYPE_NARROWED")
-                    return
+            if any(_kept_if_compatible(ctx, branch, update) for branch in subs):
+                ctx.add("PRODUCT_TYPE_NARROWED")
+                return
 
     if original.kind != update.kind:
         if original.kind == "false" or update.kind in ("empty", "true"):  # TrueSchema is an EmptySchema
