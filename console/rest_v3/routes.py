@@ -499,11 +499,14 @@ async def _parse_produce(request, topic: str, obj) -> tuple[dict, str | None, st
 
 
 def _produce_answer(b, res: dict, record: dict, key_type, value_type) -> dict:
-    key, value = record["key"], record["value"]
-    return {"error_code": 200, "cluster_id": b.cluster_id, "topic_name": res["topic_name"],
-            "partition_id": res["partition_id"], "offset": res["offset"], "timestamp": shapes.iso(res["timestamp"]),
-            "key": {"type": key_type, "size": len(key)} if key is not None else None,
-            "value": {"type": value_type, "size": len(value)} if value is not None else None}
+    """Confluent's ProduceResponse: ``key`` and ``value`` are absent, never null, for a record
+    without one (its fields are Optional with Jackson's NON_ABSENT)."""
+    out = {"error_code": 200, "cluster_id": b.cluster_id, "topic_name": res["topic_name"],
+           "partition_id": res["partition_id"], "offset": res["offset"], "timestamp": shapes.iso(res["timestamp"])}
+    for field, typ in (("key", key_type), ("value", value_type)):
+        if record[field] is not None:
+            out[field] = {"type": typ, "size": len(record[field])}
+    return out
 
 
 def _error_line(e: model.ModelError) -> dict:
