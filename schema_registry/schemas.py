@@ -53,7 +53,9 @@ COMPONENTS: dict[str, dict] = {
     # GET /schemas/ids/{id}, /schemas/guids/{guid}
     "SchemaString": obj({"schema": STRING}, {**_SCHEMA_FIELDS, "subject": STRING, "version": INT32,
                                             "maxId": INT32}),
-    "RegisterSchemaResponse": obj({"id": INT32}, {**_SCHEMA_FIELDS, "version": INT32}),
+    # Confluent's RegisterSchemaResponse has no schemaTags
+    "RegisterSchemaResponse": obj({"id": INT32}, {**{k: v for k, v in _SCHEMA_FIELDS.items() if k != "schemaTags"},
+                                                 "version": INT32}),
     "SubjectVersion": obj({"subject": STRING, "version": INT32}),
     "CompatibilityCheckResponse": obj({"is_compatible": BOOL}, {"messages": array(STRING)}),
     "Config": obj({}, {**_CONFIG_FIELDS, "compatibilityLevel": {"type": "string", "enum": _LEVELS}}),
