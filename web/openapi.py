@@ -10,7 +10,8 @@ adds, drops or retypes a field fails that test until the declaration says so.
 
 The schemas are Hourglass's own declarations of Confluent's shapes (field names, types,
 required and nullable fields read from Confluent's documentation), with objects closed
-(``additionalProperties: false``) so an undeclared field is a failure, not a silent drift.
+(``additionalProperties: false``) so an undeclared field is a failure, not a silent drift
+(only a few of Hourglass's own resources leave their inner records open).
 """
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ parameters, JSON bodies of any shape, bounded in examples per route. Checked on 
 never a 5xx; an error is Confluent's JSON ``{"error_code": int, "message": str}``; and
 schemathesis's response checks against the document: the status code is one the operation
 declares, the Content-Type one it declares, the body valid against the declared schema
-(closed objects: no undeclared field, no missing required one, no wrong type or null).
+(Confluent's shapes are closed objects: no undeclared field, no missing required one, no
+wrong type or null).
 
 Why not Confluent's own OpenAPI documents (kafka-rest's api/v3/openapi.yaml, the registry's
 generated spec): no package registry this project may use ships them (Confluent's kafka-rest
