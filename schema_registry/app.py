@@ -19,11 +19,11 @@ from aiohttp import web
 
 from schema_registry import errors as E
 from schema_registry.config_model import config_update
+from schema_registry.schemas import BODY_ERRORS, SCHEMA_TEXT
 from schema_registry.store import MODES, SchemaStore
 from web.auth import BrokerUsers
 from web.http import HttpError, add_routes_slash_tolerant, error_response, middlewares, read_json
 from web.openapi import INT32, STRING, array, ref, responds
-from schema_registry.schemas import BODY_ERRORS, SCHEMA_TEXT
 
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
 ACCEPTED_BODY_TYPES = {"application/vnd.schemaregistry.v1+json", "application/vnd.schemaregistry+json",

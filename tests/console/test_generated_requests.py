@@ -30,11 +30,10 @@ from urllib.parse import quote
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
-
-from hourglass.embedded import EmbeddedBroker
 from schemathesis.checks import FailureGroup, content_type_conformance, response_schema_conformance, status_code_conformance
 
 from console.rest_v3 import schemas as rest_v3_schemas
+from hourglass.embedded import EmbeddedBroker
 from schema_registry import schemas as registry_schemas
 from tests.helpers.openapi_routes import app_of, document
 
