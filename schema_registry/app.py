@@ -271,6 +271,7 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         return _ok({"id": d.pop("id"), "version": d.pop("version"), **d})  # Confluent's field order
 
     @routes.post("/subjects/" + SUBJECT + "/versions/{version}/tags")
+    @responds({200: "RegisterSchemaResponse"}, errors=(*BODY_ERRORS, 404, 409))
     async def modify_tags(request):
         """Confluent's ``modifySchemaTags``: a new version with schema-embedded tags edited."""
         from schema_registry.tags import parse_request

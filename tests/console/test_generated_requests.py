@@ -178,6 +178,8 @@ def registry_bodies() -> dict[str, list]:
     return {
         f"POST {s}/versions": [schema, evolved],
         f"POST {s}": [schema],
+        f"POST {s}/versions/{{version}}/tags": [
+            {"tagsToAdd": [{"schemaEntity": {"entityPath": "Gen.n", "entityType": "sr_field"}, "tags": ["PII"]}]}],
         f"POST /compatibility{s}/versions/{{version}}": [evolved],
         f"POST /compatibility{s}/versions": [evolved],
         "PUT /config": [{"compatibility": "BACKWARD"}],
