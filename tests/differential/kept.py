@@ -121,7 +121,6 @@ KEPT_RANGES: dict[int, str] = {
     0: NEWER + " (Produce v12-13: v13 by topic id, KIP-516)",
     1: f"{OLD}; {NEWER} (Fetch v18)",
     2: f"{OLD}; {NEWER} (ListOffsets v10-11)",
-    3: NEWER + " (Metadata v13)",
     8: f"{OLD}; {NEWER} (OffsetCommit v10)",
     9: f"{OLD}; {NEWER} (OffsetFetch v10)",
     15: NEWER + " (DescribeGroups v6)",
