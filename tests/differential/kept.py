@@ -123,7 +123,6 @@ KEPT_RANGES: dict[int, str] = {
     2: f"{OLD}; {NEWER} (ListOffsets v10-11)",
     8: f"{OLD}; {NEWER} (OffsetCommit v10)",
     9: f"{OLD}; {NEWER} (OffsetFetch v10)",
-    15: NEWER + " (DescribeGroups v6)",
     18: NEWER + " (ApiVersions v5)",
     19: OLD,
     20: OLD,

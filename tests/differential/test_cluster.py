@@ -99,6 +99,17 @@ def test_groups_listing(ex):
     for v in ex.versions(15):
         ex.send(15, v, req(15, v, groups=[group, ""], include_authorized_operations=False),
                 scenario="an unknown group and an empty id")
+    topic = ex.topic_name()
+    ex.create_topic(topic)
+    empty = f"g-{ex.topic_name('empty')}"
+    group_coordinator(ex, empty)
+    ex.send(8, 8, req(8, 8, group_id=empty, generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
+                      topics=[{"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 0,
+                                                              "committed_leader_epoch": -1, "committed_metadata": ""}]}]),
+            scenario="setup: an empty classic group")
+    for v in ex.versions(15):
+        ex.send(15, v, req(15, v, groups=[empty], include_authorized_operations=False),
+                scenario="an empty classic group (offsets only)")
     for v in ex.versions(16):
         if v >= 4:
             ex.send(16, v, req(16, v, states_filter=["NoSuchState"], types_filter=[]),
