@@ -178,6 +178,8 @@ ALIGNED: tuple[Aligned, ...] = (
             "topics are keyed by name (mapKey in Kafka's spec); Kafka lists the unknown ones first"),
     Aligned(91, "responses", "topic_name", "topics are keyed by name; Kafka lists the unknown ones first"),
     Aligned(92, "responses", "topic_name", "topics are keyed by name; Kafka lists the unknown ones first"),
+    Aligned(42, "results", "group_id",
+            "groups are keyed by id (mapKey in Kafka's spec); Kafka answers them in its coordinator shards' order"),
     Aligned(19, "topics[*].configs", "name",
             "Kafka lists a new topic's configs in its ConfigDef's order; the set and each entry matter"),
 )

@@ -136,7 +136,6 @@ KEPT_RANGES: dict[int, str] = {
     39: "delegation tokens are not served (README)",
     40: "delegation tokens are not served (README)",
     41: "delegation tokens are not served (README)",
-    42: NEWER + " (DeleteGroups v3)",
     43: ONE_NODE + " (ElectLeaders)",
     45: ONE_NODE + " (AlterPartitionReassignments)",
     46: ONE_NODE + " (ListPartitionReassignments)",

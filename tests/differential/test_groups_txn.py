@@ -129,6 +129,23 @@ def test_offset_commit_and_fetch(ex):
             ex.send(9, v, _fetch_offsets(group, {topic: [0]}, v, require_stable=True), scenario="require_stable")
 
 
+def test_delete_groups(ex):
+    """DeleteGroups: an unknown group, an empty id, a group with a member, a group with only
+    committed offsets (deleted), and the same group again (gone)."""
+    topic = ex.topic_name()
+    ex.create_topic(topic)
+    for v in ex.versions(42):
+        live, empty = _group(ex, f"live{v}"), _group(ex, f"empty{v}")
+        for g in (live, empty):
+            group_coordinator(ex, g)
+        _joined(ex, live, max(ex.versions(11)))
+        ex.send(8, max(ex.versions(8, hi=9)), _commit(empty, topic, max(ex.versions(8, hi=9)), [(0, 1)]),
+                scenario="setup commit")
+        ex.send(42, v, req(42, v, groups_names=[_group(ex, "none"), "", live, empty]),
+                scenario="unknown, empty id, with a member, offsets only")
+        ex.send(42, v, req(42, v, groups_names=[empty]), scenario="the deleted group again")
+
+
 def _cgh(group, v, member_id, epoch, topics=("t",), regex=None, rebalance=30000, assignor=None, instance=None):
     return req(68, v, group_id=group, member_id=member_id, member_epoch=epoch, instance_id=instance, rack_id=None,
                rebalance_timeout_ms=rebalance, subscribed_topic_names=list(topics) if topics is not None else None,
