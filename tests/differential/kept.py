@@ -141,7 +141,6 @@ KEPT_RANGES: dict[int, str] = {
     46: ONE_NODE + " (ListPartitionReassignments)",
     55: KRAFT + " (DescribeQuorum)",
     57: "no feature levels to update: Hourglass finalizes no features (UpdateFeatures)",
-    60: NEWER + " (DescribeCluster v2)",
     64: KRAFT + " (UnregisterBroker)",
     66: NEWER + " (ListTransactions v2)",
     74: "client metrics resources (KIP-714 subscriptions) are not served (ListConfigResources)",

@@ -44,6 +44,9 @@ def test_cluster_and_coordinators(ex):
         if v >= 1:
             ex.send(60, v, req(60, v, include_cluster_authorized_operations=False, endpoint_type=2),
                     scenario="controllers (endpoint type 2)")
+        if v >= 2:
+            ex.send(60, v, req(60, v, include_cluster_authorized_operations=False, endpoint_type=1,
+                               include_fenced_brokers=True), scenario="brokers, fenced ones included")
     group = f"g-{ex.topic_name()}"
     for s in ex.sides:  # setup: Kafka creates its internal topics on the first lookup, answering 15 meanwhile
         for key_type, key in ((0, group), (1, f"t-{group}")):
