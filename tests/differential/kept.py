@@ -142,7 +142,6 @@ KEPT_RANGES: dict[int, str] = {
     55: KRAFT + " (DescribeQuorum)",
     57: "no feature levels to update: Hourglass finalizes no features (UpdateFeatures)",
     64: KRAFT + " (UnregisterBroker)",
-    66: NEWER + " (ListTransactions v2)",
     74: "client metrics resources (KIP-714 subscriptions) are not served (ListConfigResources)",
     80: KRAFT + " (AddRaftVoter)",
     81: KRAFT + " (RemoveRaftVoter)",

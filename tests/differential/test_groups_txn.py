@@ -245,6 +245,14 @@ def test_transaction_errors(ex):
         if v >= 1:
             ex.send(66, v, lambda s: req(66, v, state_filters=[], producer_id_filters=[s.state["pid"]],
                                          duration_filter=10 ** 12), scenario="list: running longer than 30 years")
+        if v >= 2:
+            for pattern, what in ((f"txn-{topic[:8]}.*", "a pattern matching the whole id"),
+                                  (topic[2:10], "a pattern matching only part of the id"),
+                                  ("", "an empty pattern (no filter)"),
+                                  ("(unclosed", "an invalid pattern")):
+                ex.send(66, v, lambda s: req(66, v, state_filters=[], producer_id_filters=[s.state["pid"]],
+                                             duration_filter=-1, transactional_id_pattern=pattern),
+                        scenario=f"list: {what}")
     ex.send(26, 3, lambda s: req(26, 3, transactional_id=txn, producer_id=s.state["pid"],
                                  producer_epoch=s.state["epoch"], committed=False), scenario="end: abort")
 
