@@ -153,7 +153,6 @@ KEPT_RANGES: dict[int, str] = {
     87: "share-group state RPCs are inter-broker (see 83)",
     88: "Kafka Streams groups (KIP-1071) are not served",
     89: "Kafka Streams groups (KIP-1071) are not served",
-    90: NEWER + " (DescribeShareGroupOffsets v1)",
     93: "Kafka Streams groups (KIP-1071) are not served",
     94: KRAFT + " (UnregisterController)",
 }

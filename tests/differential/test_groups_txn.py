@@ -262,6 +262,7 @@ def test_share_group_offsets(ex):
     the same group once its member left (empty)."""
     topic = ex.topic_name()
     ex.create_topic(topic, partitions=2)
+    ex.send(0, 9, produce(topic, {0: batch([now_ms()] * 3)}, 9), scenario="setup: records behind the start offset")
     group = _group(ex, "sgo")
     group_coordinator(ex, group)
     alter = lambda g, off=0: req(91, 0, group_id=g, topics=[  # noqa: E731
@@ -270,12 +271,14 @@ def test_share_group_offsets(ex):
         {"topic_name": f"{topic}-nosuch", "partitions": [{"partition_index": 0, "start_offset": 0}]}])
     delete = lambda g: req(92, 0, group_id=g, topics=[{"topic_name": topic},  # noqa: E731
                                                       {"topic_name": f"{topic}-nosuch"}])
-    describe = lambda g: req(90, 0, groups=[{"group_id": g, "topics": [  # noqa: E731
-        {"topic_name": topic, "partitions": [0, 1]}]}])
+    def describe_all(g, scenario):  # every version both serve (v1 adds each partition's lag)
+        for v in ex.versions(90):
+            ex.send(90, v, req(90, v, groups=[{"group_id": g, "topics": [{"topic_name": topic, "partitions": [0, 1]}]}]),
+                    scenario=scenario)
     unknown = _group(ex, "none")
     ex.send(91, 0, alter(unknown), scenario="alter: unknown group")
     ex.send(92, 0, delete(unknown), scenario="delete: unknown group")
-    ex.send(90, 0, describe(unknown), scenario="describe: unknown group")
+    describe_all(unknown, "describe: unknown group")
     mid = uuid.uuid4().hex[:22]
     hb = req(76, 1, group_id=group, member_id=mid, member_epoch=0, rack_id=None, subscribed_topic_names=[topic])
     for s in ex.sides:
@@ -286,6 +289,6 @@ def test_share_group_offsets(ex):
         s.request(76, 1, req(76, 1, group_id=group, member_id=mid, member_epoch=-1, rack_id=None,
                              subscribed_topic_names=None))
     ex.send(91, 0, alter(group, off=0), scenario="alter: the empty group")
-    ex.send(90, 0, describe(group), scenario="describe: after alter")
+    describe_all(group, "describe: after alter")
     ex.send(92, 0, delete(group), scenario="delete: the empty group")
-    ex.send(90, 0, describe(group), scenario="describe: after delete")
+    describe_all(group, "describe: after delete")
