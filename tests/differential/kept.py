@@ -120,7 +120,7 @@ KRAFT = "no KRaft quorum: Hourglass is its own controller without a metadata log
 KEPT_RANGES: dict[int, str] = {
     0: NEWER + " (Produce v12-13: v13 by topic id, KIP-516)",
     1: f"{OLD}; {NEWER} (Fetch v18)",
-    2: f"{OLD}; {NEWER} (ListOffsets v10-11)",
+    2: OLD,
     8: f"{OLD}; {NEWER} (OffsetCommit v10)",
     9: f"{OLD}; {NEWER} (OffsetFetch v10)",
     18: NEWER + " (ApiVersions v5)",

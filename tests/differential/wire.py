@@ -28,7 +28,7 @@ def produce(topic: str, records_by_partition: dict[int, bytes], version: int, *,
 
 def list_offsets(topic: str, queries: list[tuple[int, int]], version: int, isolation_level: int = 0):
     """``queries``: (partition, timestamp) pairs, each its own partition entry."""
-    return req(2, version, replica_id=-1, isolation_level=isolation_level, topics=[
+    return req(2, version, replica_id=-1, isolation_level=isolation_level, timeout_ms=30000, topics=[
         {"name": topic, "partitions": [{"partition_index": p, "timestamp": ts, "max_num_offsets": 1}
                                        for p, ts in queries]}])
 
