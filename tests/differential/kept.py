@@ -119,7 +119,7 @@ ONE_NODE = "one node, its own only replica: no replica placement or log-dir move
 KRAFT = "no KRaft quorum: Hourglass is its own controller without a metadata log"
 KEPT_RANGES: dict[int, str] = {
     0: NEWER + " (Produce v12-13: v13 by topic id, KIP-516)",
-    1: f"{OLD}; {NEWER} (Fetch v18)",
+    1: OLD,
     2: OLD,
     8: f"{OLD}; {NEWER} (OffsetCommit v10)",
     9: f"{OLD}; {NEWER} (OffsetFetch v10)",

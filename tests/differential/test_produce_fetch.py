@@ -96,12 +96,23 @@ def test_fetch_offsets_and_limits(ex):
     _fetch_all_versions(ex, topic, [(0, 0), (1, 0)], "two partitions, one empty")
     _fetch_all_versions(ex, topic, [(0, 0), (0, 5)], "one partition twice")
     _fetch_all_versions(ex, topic, [(9, 0)], "unknown partition")
+    for v in ex.versions(1, lo=18):  # KIP-1166: a follower's high watermark, which a consumer's fetch ignores
+        for hwm in (0, 7):
+            ex.send(1, v, lambda s, v=v, hwm=hwm: _with_high_watermark(fetch(s, topic, [(0, 0)], v), hwm),
+                    scenario=f"a consumer fetch carrying high_watermark {hwm}")
     # a full fetch asking for a new fetch session (KIP-227: session id 0, epoch 0)
     for v in ex.versions(1, lo=7):
         ex.send(1, v, lambda s, v=v: _with_session(fetch(s, topic, [(0, 0)], v), 0, 0),
                 scenario="a new fetch session")
         ex.send(1, v, lambda s, v=v: _with_session(fetch(s, topic, [(0, 0)], v), 12345, 1),
                 scenario="an unknown fetch session")
+
+
+def _with_high_watermark(body, hwm):
+    for t in body.topics:
+        for p in t.partitions:
+            p.high_watermark = hwm
+    return body
 
 
 def _with_session(body, session_id, epoch):
