@@ -108,8 +108,8 @@ KEPT: list[Kept] = [
          "partial batch the client drops; Hourglass stops at the last whole batch within the limit "
          "(the same records reach the client, fewer bytes are sent)", hourglass=0),
     # ApiVersions (18)
-    Kept(18, (3, 4), "supported_features*", NO_FEATURES),
-    Kept(18, (3, 4), "finalized_features*", NO_FEATURES),
+    Kept(18, (3, 5), "supported_features*", NO_FEATURES),
+    Kept(18, (3, 5), "finalized_features*", NO_FEATURES),
 ]
 
 # ApiVersions: API key -> why Hourglass advertises another range than Kafka 4.4.
@@ -123,7 +123,6 @@ KEPT_RANGES: dict[int, str] = {
     2: OLD,
     8: f"{OLD}; {NEWER} (OffsetCommit v10)",
     9: f"{OLD}; {NEWER} (OffsetFetch v10)",
-    18: NEWER + " (ApiVersions v5)",
     19: OLD,
     20: OLD,
     23: OLD,
