@@ -118,7 +118,6 @@ NEWER = "not yet: Kafka 4.4's newest version(s) of this API"
 ONE_NODE = "one node, its own only replica: no replica placement or log-dir moves to serve"
 KRAFT = "no KRaft quorum: Hourglass is its own controller without a metadata log"
 KEPT_RANGES: dict[int, str] = {
-    0: NEWER + " (Produce v12-13: v13 by topic id, KIP-516)",
     1: OLD,
     2: OLD,
     8: f"{OLD}; {NEWER} (OffsetCommit v10)",
