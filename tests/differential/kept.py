@@ -120,7 +120,7 @@ KRAFT = "no KRaft quorum: Hourglass is its own controller without a metadata log
 KEPT_RANGES: dict[int, str] = {
     1: OLD,
     2: OLD,
-    8: f"{OLD}; {NEWER} (OffsetCommit v10)",
+    8: OLD,
     9: f"{OLD}; {NEWER} (OffsetFetch v10)",
     19: OLD,
     20: OLD,

@@ -87,21 +87,34 @@ def test_classic_group_error_flows(ex):
                                     member_id=s.state["member"]), scenario="heartbeat after leaving")
 
 
+def _topic_id(side, topic) -> bytes:
+    """The side's id of ``topic`` (requests by topic id); a made-up one for a topic neither has."""
+    return side.state.get("topic_ids", {}).get(topic, uuid.uuid5(uuid.NAMESPACE_URL, topic).bytes)
+
+
 def _commit(group, topic, v, offsets, generation=-1, member=""):
-    return req(8, v, group_id=group, generation_id_or_member_epoch=generation, member_id=member,
-               group_instance_id=None, retention_time_ms=-1,
-               topics=[{"name": topic, "partitions": [{"partition_index": p, "committed_offset": o,
-                                                        "committed_leader_epoch": -1, "commit_timestamp": -1,
-                                                        "committed_metadata": "m"} for p, o in offsets]}])
+    """An OffsetCommit; from v10 (topics by id) a ``side -> request`` function."""
+    def body(topic_id=bytes(16)):
+        return req(8, v, group_id=group, generation_id_or_member_epoch=generation, member_id=member,
+                   group_instance_id=None, retention_time_ms=-1,
+                   topics=[{"name": topic, "topic_id": topic_id, "partitions": [
+                       {"partition_index": p, "committed_offset": o, "committed_leader_epoch": -1,
+                        "commit_timestamp": -1, "committed_metadata": "m"} for p, o in offsets]}])
+    return body() if v < 10 else lambda s: body(_topic_id(s, topic))
 
 
 def _fetch_offsets(group, topics, v, require_stable=False):
-    """``topics``: {name: [partitions]} or None for every committed offset."""
-    t = None if topics is None else [{"name": n, "partition_indexes": ps} for n, ps in topics.items()]
-    if v >= 8:
-        return req(9, v, groups=[{"group_id": group, "member_id": None, "member_epoch": -1, "topics": t}],
-                   require_stable=require_stable)
-    return req(9, v, group_id=group, topics=t, require_stable=require_stable)
+    """``topics``: {name: [partitions]} or None for every committed offset; from v10 (topics by
+    id) a ``side -> request`` function."""
+    def body(side=None):
+        t = None if topics is None else [{"name": n, "partition_indexes": ps,
+                                          **({"topic_id": _topic_id(side, n)} if side else {})}
+                                         for n, ps in topics.items()]
+        if v >= 8:
+            return req(9, v, groups=[{"group_id": group, "member_id": None, "member_epoch": -1, "topics": t}],
+                       require_stable=require_stable)
+        return req(9, v, group_id=group, topics=t, require_stable=require_stable)
+    return body() if v < 10 else body
 
 
 def test_offset_commit_and_fetch(ex):
