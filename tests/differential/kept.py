@@ -121,7 +121,7 @@ KEPT_RANGES: dict[int, str] = {
     1: OLD,
     2: OLD,
     8: OLD,
-    9: f"{OLD}; {NEWER} (OffsetFetch v10)",
+    9: OLD,
     19: OLD,
     20: OLD,
     23: OLD,

@@ -135,6 +135,8 @@ def test_offset_commit_and_fetch(ex):
     ex.send(8, max(ex.versions(8)), _commit(group, topic, max(ex.versions(8)), [(0, 3)]), scenario="setup commit")
     for v in ex.versions(9):
         ex.send(9, v, _fetch_offsets(group, {topic: [0, 1, 7]}, v), scenario="committed, uncommitted, unknown")
+        ex.send(9, v, _fetch_offsets(group, {ex.topic_name("nosuch"): [0], topic: [0]}, v),
+                scenario="an unknown topic and a committed one")
         ex.send(9, v, _fetch_offsets(_group(ex, "none"), {topic: [0]}, v), scenario="unknown group")
         if v >= 2:
             ex.send(9, v, _fetch_offsets(group, None, v), scenario="every committed offset")
