@@ -307,3 +307,35 @@ def test_share_group_offsets(ex):
     describe_all(group, "describe: after alter")
     ex.send(92, 0, delete(group), scenario="delete: the empty group")
     describe_all(group, "describe: after delete")
+
+
+def _txn_commit(txn, group, topic, v, offsets, generation=-1, member=""):
+    """A TxnOffsetCommit of this side's producer; v6 names the topic by id."""
+    return lambda s: req(28, v, transactional_id=txn, group_id=group, producer_id=s.state["pid"],
+                         producer_epoch=s.state["epoch"], generation_id=generation, member_id=member,
+                         group_instance_id=None, topics=[{"name": topic, "topic_id": _topic_id(s, topic), "partitions": [
+                             {"partition_index": p, "committed_offset": o, "committed_leader_epoch": -1,
+                              "committed_metadata": "m"} for p, o in offsets]}])
+
+
+def test_txn_offset_commit(ex):
+    """TxnOffsetCommit at every version: the group's partition never added to the transaction
+    (refused up to v4, added by the commit itself from v5), then, once added, an unknown
+    partition, an unknown topic, and a generation the group does not have."""
+    topic = ex.topic_name()
+    ex.create_topic(topic, partitions=2)
+    for v in ex.versions(28):
+        txn, group = f"txn-{topic}-v{v}", _group(ex, f"t{v}")
+        group_coordinator(ex, group)
+        init_producer(ex, txn)
+        ex.send(28, v, _txn_commit(txn, group, topic, v, [(0, 1)]), scenario="the group's partition never added")
+        ex.send(25, 3, lambda s: req(25, 3, transactional_id=txn, producer_id=s.state["pid"],
+                                     producer_epoch=s.state["epoch"], group_id=group), scenario="AddOffsetsToTxn")
+        ex.send(28, v, _txn_commit(txn, group, topic, v, [(0, 2), (1, 0)]), scenario="two partitions")
+        ex.send(28, v, _txn_commit(txn, group, topic, v, [(9, 1)]), scenario="an unknown partition")
+        ex.send(28, v, _txn_commit(txn, group, ex.topic_name("nosuch"), v, [(0, 1)]), scenario="an unknown topic")
+        if v >= 3:
+            ex.send(28, v, _txn_commit(txn, group, topic, v, [(0, 1)], generation=4, member="nobody"),
+                    scenario="a generation the group does not have")
+        ex.send(26, 3, lambda s: req(26, 3, transactional_id=txn, producer_id=s.state["pid"],
+                                     producer_epoch=s.state["epoch"], committed=False), scenario="EndTxn abort")
