@@ -123,7 +123,7 @@ def append_error(exc: BaseException) -> int:
 
 
 def write_marker(topics, groups, topic: str, partition: int, producer_id: int, producer_epoch: int,
-                 coordinator_epoch: int, commit: bool) -> int:
+                 coordinator_epoch: int, commit: bool, transaction_version: int = 0) -> int:
     """Append one COMMIT/ABORT marker (Kafka's WriteTxnMarkers on the partition leader) and,
     for a ``__consumer_offsets`` partition, let the group coordinator complete the producer's
     pending offsets. Returns the partition's error code."""
@@ -132,7 +132,8 @@ def write_marker(topics, groups, topic: str, partition: int, producer_id: int, p
     if plog is None:
         return E.UNKNOWN_TOPIC_OR_PARTITION
     try:
-        plog.append_marker(producer_id, producer_epoch, coordinator_epoch, commit)
+        plog.append_marker(producer_id, producer_epoch, coordinator_epoch, commit,
+                           transaction_version=transaction_version)
     except Exception as exc:
         code = error_code_for(exc)
         if code == E.UNKNOWN_SERVER_ERROR:

@@ -125,7 +125,6 @@ KEPT_RANGES: dict[int, str] = {
     19: OLD,
     20: OLD,
     23: OLD,
-    27: NEWER + " (WriteTxnMarkers v2, transaction version 2 is not served: README)",
     29: OLD, 30: OLD, 31: OLD, 32: OLD,
     34: ONE_NODE + " (AlterReplicaLogDirs)",
     35: ONE_NODE + " (DescribeLogDirs)",

@@ -7,6 +7,7 @@ import uuid
 
 import pytest
 
+from protocol.records.record import build_batch
 from tests.differential.framework import req
 from tests.differential.wire import batch, group_coordinator, init_producer, now_ms, produce, wait_ok
 
@@ -339,3 +340,26 @@ def test_txn_offset_commit(ex):
                     scenario="a generation the group does not have")
         ex.send(26, 3, lambda s: req(26, 3, transactional_id=txn, producer_id=s.state["pid"],
                                      producer_epoch=s.state["epoch"], committed=False), scenario="EndTxn abort")
+
+
+def test_write_txn_markers(ex):
+    """WriteTxnMarkers as ``kafka-transactions.sh abort`` sends it, at every version: an ABORT
+    marker for an open transaction at the producer's epoch and at the next one, and from v2 with
+    each transaction version (KIP-1228) the marker carries."""
+    topic = ex.topic_name()
+    ex.create_topic(topic)
+    t = now_ms()
+    cases = [(v, tv, bump) for v in ex.versions(27) for tv in ((0, 1, 2) if v >= 2 else (0,)) for bump in (0, 1)]
+    for v, tv, bump in cases:
+        txn = f"txn-{topic}-{v}-{tv}-{bump}"
+        init_producer(ex, txn)
+        ex.send(24, 3, lambda s: req(24, 3, v3_and_below_transactional_id=txn, v3_and_below_producer_id=s.state["pid"],
+                                     v3_and_below_producer_epoch=s.state["epoch"],
+                                     v3_and_below_topics=[{"name": topic, "partitions": [0]}]), scenario="setup: add")
+        ex.send(0, 9, lambda s: produce(topic, {0: build_batch(
+            [(b"k", b"v", t)], producer_id=s.state["pid"], producer_epoch=s.state["epoch"], base_sequence=0,
+            is_transactional=True)}, 9, transactional_id=txn), scenario="setup: transactional produce")
+        ex.send(27, v, lambda s: req(27, v, markers=[{
+            "producer_id": s.state["pid"], "producer_epoch": s.state["epoch"] + bump, "transaction_result": False,
+            "topics": [{"name": topic, "partition_indexes": [0]}], "coordinator_epoch": 0,
+            "transaction_version": tv}]), scenario=f"abort marker, transaction version {tv}, epoch +{bump}")

@@ -133,7 +133,7 @@ def test_declared_ranges():
     """The version ranges and flexible-from the broker advertises for these APIs."""
     want = {8: (0, 10, 8), 9: (0, 10, 6), 10: (0, 6, 3), 11: (0, 9, 6), 12: (0, 4, 4), 13: (0, 5, 4),
             14: (0, 5, 4), 15: (0, 6, 5), 16: (0, 5, 3), 24: (0, 5, 3), 25: (0, 4, 3), 26: (0, 5, 3),
-            27: (0, 1, 1), 28: (0, 6, 3), 42: (0, 3, 2), 47: (0, 0, None), 65: (0, 0, 0), 66: (0, 2, 0)}
+            27: (0, 2, 1), 28: (0, 6, 3), 42: (0, 3, 2), 47: (0, 0, None), 65: (0, 0, 0), 66: (0, 2, 0)}
     for key, (lo, hi, flex) in want.items():
         a = APIS[key]
         assert (a.min_version, a.max_version) == (lo, hi), a.name
