@@ -114,7 +114,6 @@ KEPT: list[Kept] = [
 
 # ApiVersions: API key -> why Hourglass advertises another range than Kafka 4.4.
 OLD = "older versions Kafka 4 removed (KIP-896) stay served for older clients"
-NEWER = "not yet: Kafka 4.4's newest version(s) of this API"
 ONE_NODE = "one node, its own only replica: no replica placement or log-dir moves to serve"
 KRAFT = "no KRaft quorum: Hourglass is its own controller without a metadata log"
 KEPT_RANGES: dict[int, str] = {
