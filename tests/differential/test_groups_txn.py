@@ -345,13 +345,15 @@ def test_txn_offset_commit(ex):
 def test_write_txn_markers(ex):
     """WriteTxnMarkers as ``kafka-transactions.sh abort`` sends it, at every version: an ABORT
     marker for an open transaction at the producer's epoch and at the next one, and from v2 with
-    each transaction version (KIP-1228) the marker carries."""
-    topic = ex.topic_name()
-    ex.create_topic(topic)
+    each transaction version (KIP-1228) the marker carries. A topic per case: a transaction
+    left open is aborted by its coordinator after its timeout, a marker that would race the next
+    case's offsets."""
     t = now_ms()
     cases = [(v, tv, bump) for v in ex.versions(27) for tv in ((0, 1, 2) if v >= 2 else (0,)) for bump in (0, 1)]
     for v, tv, bump in cases:
-        txn = f"txn-{topic}-{v}-{tv}-{bump}"
+        topic = ex.topic_name(f"{v}-{tv}-{bump}")
+        ex.create_topic(topic)
+        txn = f"txn-{topic}"
         init_producer(ex, txn)
         ex.send(24, 3, lambda s: req(24, 3, v3_and_below_transactional_id=txn, v3_and_below_producer_id=s.state["pid"],
                                      v3_and_below_producer_epoch=s.state["epoch"],
