@@ -12,9 +12,6 @@ NO_FEATURES = ("Hourglass finalizes no feature levels (no KRaft metadata.version
                "serves from the API ranges, and a finalized transaction.version 2 would move them to the "
                "transaction protocol Hourglass does not serve (README: What it serves)")
 
-REMOVED_IN_4 = ("not yet fixed: Kafka 4.0 removed this topic config (KIP-724/KIP-937 deprecations); Hourglass's "
-                "topic config model is still Kafka 3.9's and lists and accepts it")
-NEW_IN_4 = "not yet fixed: a topic config new in Kafka 4.x that Hourglass does not know yet"
 CONFLUENT = ("Confluent Server's schema ID validation topic configs, which Hourglass serves "
              "(README: schema ID validation)")
 OUR_DOCS = "Hourglass writes its own documentation strings for its configs (it does not copy Kafka's text)"
@@ -33,14 +30,7 @@ KEPT: list[Kept] = [
     Kept(32, ANY, "*.documentation", OUR_DOCS),
     *[Kept(api, ANY, f"*configs[{name}]", reason)
       for api in (19, 32)
-      for name, reason in (("confluent.*", CONFLUENT),
-                           ("message.downconversion.enable", REMOVED_IN_4),
-                           ("message.format.version", REMOVED_IN_4),
-                           ("message.timestamp.difference.max.ms", REMOVED_IN_4),
-                           ("errors.deadletterqueue.group.enable", NEW_IN_4),
-                           ("max.decompressed.message.bytes", NEW_IN_4),
-                           ("remote.copy.lag.bytes", NEW_IN_4),
-                           ("remote.copy.lag.ms", NEW_IN_4))],
+      for name, reason in (("confluent.*", CONFLUENT),)],
     Kept(32, ANY, "*configs[offsets.topic.replication.factor].synonyms[*].value",
          "Hourglass's default is 1 (one node, the only replica); Kafka's is 3", kafka="3", hourglass="1"),
     Kept(32, ANY, "*configs[sasl.jaas.config]",

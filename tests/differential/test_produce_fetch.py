@@ -53,6 +53,29 @@ def test_record_errors_compacted_topic_without_key(ex):
         ex.send(0, v, produce(topic, {0: records}, v), scenario="null keys on a compacted topic")
 
 
+def test_max_decompressed_message_bytes(ex):
+    """Kafka 4.x's per-record bound on what the broker decompresses: a compressed batch whose
+    record body is one byte over it is refused whole; at the bound it is appended; an
+    uncompressed batch is not checked, even on a topic that recompresses it."""
+    t = now_ms()
+
+    def sized(value_len, compression):  # record 1's body: 8 + value_len bytes (value_len >= 64)
+        return build_batch([(b"k", b"v" * 10, t), (b"k", b"x" * value_len, t), (b"k", b"y" * 30, t)],
+                           compression=compression)
+
+    for topic_codec in ("producer", "gzip"):
+        topic = ex.topic_name(topic_codec)
+        ex.create_topic(topic, configs={"max.decompressed.message.bytes": "100", "compression.type": topic_codec})
+        for v in ex.versions(0, lo=3):
+            # zstd from Produce v7 (KIP-110)
+            for codec, name in ((1, "gzip"), (2, "snappy"), (3, "lz4"), (4, "zstd"))[:4 if v >= 7 else 3]:
+                ex.send(0, v, produce(topic, {0: sized(92, codec)}, v), scenario=f"{topic_codec}: {name}, body at the bound")
+                ex.send(0, v, produce(topic, {0: sized(93, codec)}, v), scenario=f"{topic_codec}: {name}, body one over")
+            ex.send(0, v, produce(topic, {0: sized(500, 0)}, v), scenario=f"{topic_codec}: uncompressed, body over")
+        if topic_codec == "producer":  # (a batch the broker recompressed differs in its compressed bytes)
+            _fetch_all_versions(ex, topic, [(0, 0)], f"{topic_codec}: what was appended", lo=10)
+
+
 def test_idempotent_sequences(ex):
     topic = ex.topic_name()
     ex.create_topic(topic)
