@@ -16,15 +16,6 @@ CONFLUENT = ("Confluent Server's schema ID validation topic configs, which Hourg
              "(README: schema ID validation)")
 OUR_DOCS = "Hourglass writes its own documentation strings for its configs (it does not copy Kafka's text)"
 
-NO_SUCH_SHARE_GROUP = ("not yet fixed: Kafka 4.4 treats a share group that does not exist as an empty one "
-                       "(describe lists its partitions, alter and delete succeed); Hourglass answers "
-                       "GROUP_ID_NOT_FOUND")
-
-
-def _group_not_found(message) -> bool:
-    return isinstance(message, str) and message.startswith("Group ") and message.endswith(" not found.")
-
-
 KEPT: list[Kept] = [
     # DescribeConfigs (32) and CreateTopics (19): the topic config model
     Kept(32, ANY, "*.documentation", OUR_DOCS),
@@ -72,14 +63,6 @@ KEPT: list[Kept] = [
          "with UNKNOWN_SERVER_ERROR instead of no partitions, when its read of the share partition's state "
          "comes before the share coordinator initialized it ('Read on uninitialized share partition' in "
          "its log); Hourglass answers the partition with no error and no records", kafka=-1, hourglass=0),
-    # Describe/Alter/DeleteShareGroupOffsets (90-92): a group that does not exist
-    *[Kept(api, ANY, path, NO_SUCH_SHARE_GROUP, kafka=k, hourglass=h) for api, path, k, h in (
-        (90, "groups[*].error_code", 0, 69), (90, "groups[*].error_message", None, _group_not_found),
-        (90, "groups[*].topics.length", 1, 0),
-        (91, "responses[*].partitions[*].error_code", ..., 69),
-        (91, "responses[*].partitions[*].error_message", ..., _group_not_found),
-        (92, "error_code", 0, 69), (92, "error_message", None, _group_not_found),
-        (92, "responses[*]", "present", "absent"))],
     # IncrementalAlterConfigs (44)
     Kept(44, ANY, "responses[*].error_*",
          "an unknown config operation: Kafka 4.4 answers UNKNOWN_SERVER_ERROR (an exception escapes its "
