@@ -35,10 +35,6 @@ KEPT: list[Kept] = [
     Kept(3, ANY, "topics[*].partitions.length", "the auto-created topic's partition (see above)",
          kafka=0, hourglass=1),
     # ConsumerGroupHeartbeat (68)
-    Kept(68, ANY, "member_epoch",
-         "not yet fixed: Kafka 4.4 gives the first member of a new consumer group epoch 2 (the group is "
-         "created at epoch 1), Hourglass epoch 1; clients only compare epochs with the broker's own, and "
-         "the KIP-848 coordinator is being reworked on its own branch", kafka=2, hourglass=1),
     Kept(68, ANY, "error_message",
          "an invalid regular expression: the rest of the message is the regex engine's own description "
          "(Java's, Python's)", kafka="SubscribedTopicRegex `(unclosed` is not a valid regular expression: "
