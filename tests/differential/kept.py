@@ -52,13 +52,10 @@ KEPT: list[Kept] = [
            "the connection", kafka="connection closed", hourglass="answered") for api in (29, 30, 31)],
     # ShareFetch (78)
     Kept(78, ANY, "responses.length",
-         "not yet fixed: a share fetch from a member the group does not know: Kafka answers no partitions, "
-         "Hourglass each requested partition without records", kafka=0, hourglass=1),
-    Kept(78, ANY, "responses[*].partitions[*].error_code",
          "Kafka's own race: for a member the group does not know, Kafka 4.4 sometimes answers the partition "
-         "with UNKNOWN_SERVER_ERROR instead of no partitions, when its read of the share partition's state "
+         "with UNKNOWN_SERVER_ERROR instead of leaving it out, when its read of the share partition's state "
          "comes before the share coordinator initialized it ('Read on uninitialized share partition' in "
-         "its log); Hourglass answers the partition with no error and no records", kafka=-1, hourglass=0),
+         "its log); Hourglass leaves it out (Kafka's answer without the race)", kafka=1, hourglass=0),
     # IncrementalAlterConfigs (44)
     Kept(44, ANY, "responses[*].error_*",
          "an unknown config operation: Kafka 4.4 answers UNKNOWN_SERVER_ERROR (an exception escapes its "

@@ -6,8 +6,8 @@ import pytest
 
 from protocol.records.record import build_batch
 from tests.differential.framework import req
-from tests.differential.wire import (batch, corrupt_crc, fetch, init_producer, list_offsets, now_ms, produce,
-                                     wait_ok, with_magic)
+from tests.differential.wire import (batch, corrupt_crc, fetch, group_coordinator, init_producer, list_offsets,
+                                     now_ms, produce, wait_ok, with_magic)
 
 pytestmark = pytest.mark.xdist_group("differential")
 
@@ -213,3 +213,7 @@ def test_share_fetch_and_acknowledge_errors(ex):
     for v in ex.versions(79):
         ex.send(79, v, share_ack(v, 0), scenario="acknowledge with epoch 0")
         ex.send(79, v, share_ack(v, 3), scenario="acknowledge in an unknown session")
+    group_coordinator(ex, group)
+    for v in ex.versions(77):  # the fetches created no group
+        ex.send(77, v, req(77, v, group_ids=[group], include_authorized_operations=False),
+                scenario="the group after fetches from an unknown member")
