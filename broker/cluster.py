@@ -22,6 +22,7 @@ from pathlib import Path
 
 from protocol.deferred import dataclass
 from storage.log import parse_topic_partition
+from storage.log_config import REMOVED_TOPIC_CONFIGS, drop_removed
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +144,15 @@ class ClusterMeta:
             except (OSError, ValueError, KeyError) as exc:
                 log.error("ignoring unreadable topic metadata %s: %s", p, exc)
                 continue
-            self._add(t)
+            t.configs, dropped = drop_removed(t.configs)
+            if dropped:
+                # written by an older Hourglass (Kafka 3.9's config model): the topic loads as it
+                # would on Kafka 4, without them, and its record is rewritten without them
+                log.warning("topic %s: dropping config(s) Kafka 4.0 removed: %s", t.name,
+                            ", ".join(f"{k} ({REMOVED_TOPIC_CONFIGS[k]})" for k in dropped))
+                self.save_topic(t)
+            else:
+                self._add(t)
         self._adopt_orphan_partition_dirs()
         return list(self.topics.values())
 

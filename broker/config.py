@@ -7,7 +7,9 @@ from (``file:line`` or ``--override``).
 Every key is classified (:func:`key_status`): a broker key Hourglass honours (``BROKER_KEYS``),
 a broker default of a topic config (declared by ``storage.log_config``, their single home), a
 Kafka key with no meaning on one node (``broker.compat_keys.NO_EFFECT``, accepted and listed
-at start with its reason), a per-listener ``listener.name.<name>.<key>`` setting, or unknown.
+at start with its reason), a per-listener ``listener.name.<name>.<key>`` setting, a key Kafka
+4.0 removed (``storage.log_config.REMOVED_BROKER_LOG_KEYS``: ignored with a warning naming why,
+as Kafka 4 brokers ignore it, so an old ``server.properties`` still starts), or unknown.
 As in Kafka, an unknown key is a warning ("supplied but isn't a known config", here with the
 closest known key) and the broker starts; ``strict=True`` (``--strict-config``, ``hourglass
 config check``) makes it an error. An invalid value of a known key always refuses to start,
@@ -306,8 +308,8 @@ def parse_properties(text: str) -> dict[str, str]:
 
 # ---- key classification --------------------------------------------------------------------
 
-HONOURED, TOPIC_DEFAULT, NO_EFFECT_HERE, PER_LISTENER, UNKNOWN = (
-    "honoured", "topic default", "no effect here", "per listener", "unknown")
+HONOURED, TOPIC_DEFAULT, NO_EFFECT_HERE, PER_LISTENER, REMOVED, UNKNOWN = (
+    "honoured", "topic default", "no effect here", "per listener", "removed in Kafka 4", "unknown")
 
 # Keys Kafka knows that Hourglass refuses when set, rather than silently run without them.
 REFUSED_WHEN_SET: dict[str, str] = {}
@@ -325,6 +327,9 @@ def known_keys() -> list[str]:
 
 def key_status(key: str) -> str:
     """Which kind of key this is (see the module docstring)."""
+    from storage.log_config import REMOVED_BROKER_LOG_KEYS
+    if key in REMOVED_BROKER_LOG_KEYS:
+        return REMOVED
     if key in _no_effect():
         return NO_EFFECT_HERE
     if key in BROKER_KEYS or key in REFUSED_WHEN_SET:
@@ -393,6 +398,9 @@ def describe_effect(key: str) -> str:
     """What a key does on this node, in one line (``hourglass config check``): its doc, the
     reason it has no effect here, or the suggestion for an unknown key."""
     status = key_status(key)
+    if status == REMOVED:
+        from storage.log_config import REMOVED_BROKER_LOG_KEYS
+        return f"ignored, as Kafka 4 ignores it: {REMOVED_BROKER_LOG_KEYS[key]}"
     if status == NO_EFFECT_HERE:
         return _no_effect()[key][1]
     if key in REFUSED_WHEN_SET:
@@ -438,12 +446,16 @@ class BrokerConfig:
         self.topic_defaults: dict[str, str] = {}
         self.no_effect: list[str] = []          # keys set that mean nothing on one node
         self.unknown: list[tuple[str, str | None]] = []
+        self.removed: list[str] = []              # keys Kafka 4.0 removed: ignored
         per_listener: dict[str, dict[str, str]] = {}
         from broker.listeners import per_listener_key
         for key, value in raw.items():
             status = key_status(key)
             if status == UNKNOWN:
                 self.unknown.append((key, suggest(key)))
+                continue
+            if status == REMOVED:  # not even type-checked: Kafka 4 no longer reads it
+                self.removed.append(key)
                 continue
             check_value(key, value)
             if status == TOPIC_DEFAULT:
@@ -506,11 +518,15 @@ class BrokerConfig:
         return self.values["node.id"]
 
     def startup_notes(self) -> list[tuple[str, str]]:
-        """(level, message) lines the broker logs at start: one WARN per unknown key, one INFO
+        """(level, message) lines the broker logs at start: one WARN per removed or unknown key, one INFO
         line for the keys with no effect here (grouped by reason), one INFO line on the
         controller role when the configuration mentions one, and a WARN per bound listener
         that ``advertised.listeners`` leaves out."""
         notes: list[tuple[str, str]] = []
+        from storage.log_config import REMOVED_BROKER_LOG_KEYS
+        for key in self.removed:
+            notes.append(("WARNING", f"The configuration '{key}' was removed in Kafka 4.0 "
+                                     f"({REMOVED_BROKER_LOG_KEYS[key]}). It is ignored."))
         for key, hint in self.unknown:
             notes.append(("WARNING", f"The configuration '{key}' was supplied but isn't a known config"
                                      + (f"; did you mean `{hint}`?" if hint else ".") + " It is ignored."))

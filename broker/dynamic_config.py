@@ -6,9 +6,8 @@ DYNAMIC_DEFAULT_BROKER_CONFIG). A key's value is per-broker > cluster default > 
 Kafka's default; a topic config without an override follows the effective broker default.
 
 Which keys may change (Kafka's ``AllDynamicConfigs``): the broker synonym of every topic config
-(``log.retention.ms``, ``log.segment.bytes``, ``message.max.bytes``, ... but not
-``log.message.format.version``), the cleaner's (threads, buffers, I/O rate, backoff), the
-connection limits, the thread counts, ``producer.id.expiration.ms``,
+(``log.retention.ms``, ``log.segment.bytes``, ``message.max.bytes``, ...), the cleaner's (threads,
+buffers, I/O rate, backoff), the connection limits, the thread counts, ``producer.id.expiration.ms``,
 ``transaction.partition.verification.enable``, ``metric.reporters``, and per listener
 (``listener.name.<l>.ssl.*``, ``listener.name.<l>.sasl.*``, ``listener.name.<l>.max.connections``).
 Refusals are Kafka's (``ConfigAdminManager`` answers INVALID_REQUEST, KAFKA-13609):
@@ -71,9 +70,8 @@ OTHER_KEYS = frozenset({
     "leader.replication.throttled.rate", "follower.replication.throttled.rate",
     "replica.alter.log.dirs.io.max.bytes.per.second",
 })
-# the broker synonym of each topic config (Kafka's ServerTopicConfigSynonyms), but message.format.version
-LOG_KEYS = frozenset(d.broker_synonym for d in lc.TOPIC_CONFIGS.values()
-                     if d.broker_synonym and d.name != "message.format.version")
+# the broker synonym of each topic config (Kafka's ServerTopicConfigSynonyms)
+LOG_KEYS = frozenset(d.broker_synonym for d in lc.TOPIC_CONFIGS.values() if d.broker_synonym)
 DYNAMIC_KEYS = LOG_KEYS | CLEANER_KEYS | OTHER_KEYS | (LISTENER_KEYS - SECURITY_KEYS)
 PASSWORD_KEYS = ("ssl.keystore.password", "ssl.key.password", "ssl.truststore.password", "sasl.jaas.config",
                  "ssl.keystore.key")
@@ -116,8 +114,8 @@ def _scala_set(names) -> str:
 
 
 def _known_to_kafka(key: str) -> bool:
-    from broker.config import UNKNOWN, key_status
-    return key_status(key) != UNKNOWN or key in DYNAMIC_KEYS
+    from broker.config import REMOVED, UNKNOWN, key_status
+    return key_status(key) not in (UNKNOWN, REMOVED) or key in DYNAMIC_KEYS
 
 
 def check_value(key: str, value: str) -> None:

@@ -14,7 +14,8 @@ sys.path.insert(0, str(ROOT))
 
 from broker.compat_keys import NO_EFFECT as NO_EFFECT_BROKER  # noqa: E402
 from broker.config import BROKER_KEYS, REFUSED_WHEN_SET  # noqa: E402
-from storage.log_config import BROKER_LOG_DEFAULTS, TOPIC_CONFIGS, value_to_string  # noqa: E402
+from storage.log_config import (BROKER_LOG_DEFAULTS, REMOVED_TOPIC_CONFIGS,  # noqa: E402
+                                TOPIC_CONFIGS, value_to_string)
 
 OUT = ROOT / "docs" / "config-reference.md"
 
@@ -30,7 +31,9 @@ NO_EFFECT = {
     "remote.log.delete.on.disable": "no tiered storage",
     "local.retention.ms": "no tiered storage",
     "local.retention.bytes": "no tiered storage",
-    "message.downconversion.enable": "always down-converts for Fetch v0-3",
+    "remote.copy.lag.ms": "no tiered storage",
+    "remote.copy.lag.bytes": "no tiered storage",
+    "errors.deadletterqueue.group.enable": "share groups write no dead-letter queue here",
 }
 
 
@@ -82,6 +85,14 @@ def render() -> str:
             doc += f" Accepted and stored; no effect here ({NO_EFFECT[d.name]})."
         syn = ", ".join(f"`{s.name}`" for s in d.broker_synonyms) or "-"
         out.append(f"| `{d.name}` | {d.type} | {_cell(value_to_string(d.type, d.default))} | {syn} | {_cell(doc)} |")
+    out += ["", "## Removed in Kafka 4.0", "",
+            "As in Kafka 4, a client setting one of these topic configs gets `INVALID_CONFIG` "
+            "(`Unknown topic config name: ...`); a topic stored with one by an older Hourglass loads "
+            "without it (a warning names it); the broker keys are ignored with a warning, so an old "
+            "`server.properties` still starts.", "",
+            "| topic config | broker key | why |", "|---|---|---|"]
+    for name, reason in sorted(REMOVED_TOPIC_CONFIGS.items()):
+        out.append(f"| `{name}` | `{'log.' + name}` | {_cell(reason)} |")
     return "\n".join(out) + "\n"
 
 

@@ -1,4 +1,4 @@
-"""Topic (log) configuration as Kafka 3.9 defines it.
+"""Topic (log) configuration as Kafka 4.4 defines it.
 
 Three layers, resolved exactly as Kafka does (``LogConfig.fromProps`` over
 ``KafkaConfig.extractLogConfigMap``):
@@ -14,24 +14,23 @@ Three layers, resolved exactly as Kafka does (``LogConfig.fromProps`` over
    the first synonym that is *set* wins, otherwise the last synonym's default applies,
 3. else the built-in default.
 
-Message timestamp bounds (KIP-937, Kafka 3.6 .. 3.9): ``message.timestamp.difference.max.ms``
-is the deprecated symmetric bound; ``message.timestamp.before.max.ms`` /
-``message.timestamp.after.max.ms`` are the new one-sided bounds. Kafka 3.9 resolves, at both
-the broker level (``log.message.timestamp.*``) and the topic level::
+Message timestamp bounds: ``message.timestamp.before.max.ms`` /
+``message.timestamp.after.max.ms`` (KIP-937), ``after`` one hour by default (KIP-1030).
+Kafka 4.0 removed the deprecated symmetric ``message.timestamp.difference.max.ms`` together
+with ``message.format.version`` and ``message.downconversion.enable`` (KIP-724): they are
+:data:`REMOVED_TOPIC_CONFIGS`, refused like any unknown name when a client sets one, dropped
+with a log line from topic metadata written before, and their broker keys
+(:data:`REMOVED_BROKER_LOG_KEYS`) are ignored with a warning, as Kafka 4 ignores them.
+:class:`LogConfig` still exposes the bounds as ``timestamp_before_max_ms`` /
+``timestamp_after_max_ms``.
 
-    effective_before = before.max.ms     if before.max.ms != Long.MAX_VALUE
-                       difference.max.ms otherwise
-    effective_after  = after.max.ms      if after.max.ms  != Long.MAX_VALUE
-                       difference.max.ms otherwise
+Of the configs Kafka 4.x added, ``max.decompressed.message.bytes`` is served (produce
+validation refuses a compressed batch holding a record whose body is larger, see
+``storage.validator``); ``remote.copy.lag.ms``/``remote.copy.lag.bytes`` (tiered storage) and
+``errors.deadletterqueue.group.enable`` (share-group dead-letter queues) are accepted, checked
+and stored, with no effect on this node (no remote tier; no share-group DLQ writer).
 
-(the broker-level result becomes the topic default for ``before``/``after``; the topic then
-applies the same rule with its own ``difference.max.ms``). Kafka 4.0 (KIP-1030) made
-``after.max.ms`` default to one hour, so the deprecated symmetric bound now reaches the
-``after`` side only where ``after.max.ms`` is set to Long.MAX_VALUE. :class:`LogConfig` exposes the
-results as ``timestamp_before_max_ms`` / ``timestamp_after_max_ms``; the raw values stay in
-``message_timestamp_before_max_ms`` etc.
-
-:func:`describe` answers DescribeConfigs for a topic: every topic config Kafka 3.9 lists,
+:func:`describe` answers DescribeConfigs for a topic: every topic config Kafka 4.4 lists,
 with value, source and synonyms computed the way Kafka's ``ConfigHelper`` does (topic
 override first, then the broker synonyms from dynamic per-broker, dynamic cluster default,
 static ``server.properties`` and finally Kafka's defaults for the broker keys).
@@ -49,6 +48,9 @@ from protocol.deferred import dataclass
 from storage.errors import InvalidConfigError
 
 LONG_MAX = 2**63 - 1
+#: Kafka's default (and largest value) of max.decompressed.message.bytes: the largest array the
+#: JVM allocates, i.e. no limit of its own
+MAX_DECOMPRESSED_DEFAULT = 2_147_483_639
 HOUR_MS = 3_600_000  # Kafka 4 default of message.timestamp.after.max.ms (KIP-1030)
 LONG_MIN = -(2**63)
 INT_MAX = 2**31 - 1
@@ -158,17 +160,6 @@ class ThrottledReplicas(NamedTuple):
         return "[partitionId]:[brokerId],[partitionId]:[brokerId],..."
 
 
-class VersionString(NamedTuple):
-    """A Kafka release/metadata version string such as ``0.10.2``, ``2.8`` or ``3.0-IV1``."""
-
-    def check(self, name: str, value: Any, raw: str) -> None:
-        if not re.fullmatch(r"\d+\.\d+(\.\d+)?(-IV\d+)?", value):
-            raise InvalidConfigError(name, _msg(name, raw, f"Version `{value}` is not a valid version"))
-
-    def describe(self) -> str:
-        return "[0.8.0, 0.8.1, ..., 3.9-IV0]"
-
-
 def _num(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else java_double_str(v)
 
@@ -247,6 +238,9 @@ _TOPIC_DEFS: list[ConfigDef] = [
     ConfigDef("delete.retention.ms", "long", 86_400_000, Range(0),
               "How long delete tombstones are kept on compacted topics after the segment holding "
               "them was cleaned.", _syn("log.cleaner.delete.retention.ms")),
+    ConfigDef("errors.deadletterqueue.group.enable", "boolean", False, None,
+              "Whether share groups may write undeliverable records to this topic as their "
+              "dead-letter queue."),
     ConfigDef("file.delete.delay.ms", "long", 60_000, Range(0),
               "Delay before a deleted segment's files are removed from the file system.",
               _syn("log.segment.delete.delay.ms")),
@@ -273,25 +267,20 @@ _TOPIC_DEFS: list[ConfigDef] = [
     ConfigDef("max.compaction.lag.ms", "long", LONG_MAX, Range(1),
               "Longest time a record may stay ineligible for compaction.",
               _syn("log.cleaner.max.compaction.lag.ms")),
+    ConfigDef("max.decompressed.message.bytes", "int", MAX_DECOMPRESSED_DEFAULT, Range(1, MAX_DECOMPRESSED_DEFAULT),
+              "Largest decompressed record body a compressed produced batch may hold; a larger "
+              "one refuses the batch with INVALID_RECORD (Kafka also checks it when compacting "
+              "and looking up offsets by timestamp; Hourglass does not).",
+              _syn("max.decompressed.message.bytes")),
     ConfigDef("max.message.bytes", "int", 1_048_588, Range(0),
               "Largest record batch the topic accepts (after compression).",
               _syn("message.max.bytes")),
-    ConfigDef("message.downconversion.enable", "boolean", True, None,
-              "Whether the broker down-converts batches for consumers that need an older format.",
-              _syn("log.message.downconversion.enable")),
-    ConfigDef("message.format.version", "string", "3.0-IV1", VersionString(),
-              "[Deprecated] Message format version; ignored with inter-broker protocol 3.0+.",
-              _syn("log.message.format.version")),
     ConfigDef("message.timestamp.after.max.ms", "long", HOUR_MS, Range(0),
               "How far ahead of the broker clock a CreateTime record timestamp may be.",
               _syn("log.message.timestamp.after.max.ms")),
     ConfigDef("message.timestamp.before.max.ms", "long", LONG_MAX, Range(0),
               "How far behind the broker clock a CreateTime record timestamp may be.",
               _syn("log.message.timestamp.before.max.ms")),
-    ConfigDef("message.timestamp.difference.max.ms", "long", LONG_MAX, Range(0),
-              "[Deprecated] Symmetric bound on the difference between a CreateTime record "
-              "timestamp and the broker clock; used for a side whose before/after bound is unset.",
-              _syn("log.message.timestamp.difference.max.ms")),
     ConfigDef("message.timestamp.type", "string", "CreateTime", OneOf(("CreateTime", "LogAppendTime")),
               "Whether record timestamps are the producer's CreateTime or the broker's LogAppendTime.",
               _syn("log.message.timestamp.type")),
@@ -304,6 +293,11 @@ _TOPIC_DEFS: list[ConfigDef] = [
               "Replicas that must acknowledge an acks=all write.", _syn("min.insync.replicas")),
     ConfigDef("preallocate", "boolean", False, None,
               "Preallocate segment files on disk when creating a segment.", _syn("log.preallocate")),
+    ConfigDef("remote.copy.lag.bytes", "long", -1, Range(-1),
+              "Newer local bytes after which a segment may be copied to the remote tier.",
+              _syn("log.remote.copy.lag.bytes")),
+    ConfigDef("remote.copy.lag.ms", "long", 0, Range(-1),
+              "Age after which a segment may be copied to the remote tier.", _syn("log.remote.copy.lag.ms")),
     ConfigDef("remote.log.copy.disable", "boolean", False, None,
               "Stop copying segments to the remote tier (tiered storage read-only)."),
     ConfigDef("remote.log.delete.on.disable", "boolean", False, None,
@@ -360,7 +354,7 @@ for _d in list(_TOPIC_DEFS):
 #: The topic configs Confluent Server adds to Apache Kafka's.
 CONFLUENT_TOPIC_CONFIGS = frozenset(d.name for d in _TOPIC_DEFS if d.name.startswith("confluent."))
 
-#: Every topic config of Kafka 3.9, by name (sorted as Kafka's ``LogConfig.configNames``).
+#: Every topic config of Kafka 4.4, by name (sorted as Kafka's ``LogConfig.configNames``).
 TOPIC_CONFIGS: dict[str, ConfigDef] = {d.name: d for d in sorted(_TOPIC_DEFS, key=lambda d: d.name)}
 
 _B = BrokerConfigDef
@@ -391,14 +385,14 @@ _BROKER_DEFS: list[BrokerConfigDef] = [
     _B("compression.lz4.level", "int", 9, Range(1, 17), "compression.lz4.level"),
     _B("compression.zstd.level", "int", 3, Range(-131072, 22), "compression.zstd.level"),
     _B("log.preallocate", "boolean", False, None, "preallocate"),
-    _B("log.message.format.version", "string", "3.0-IV1", VersionString(), "message.format.version"),
     _B("log.message.timestamp.type", "string", "CreateTime", OneOf(("CreateTime", "LogAppendTime")),
        "message.timestamp.type"),
-    _B("log.message.timestamp.difference.max.ms", "long", LONG_MAX, Range(0),
-       "message.timestamp.difference.max.ms"),
     _B("log.message.timestamp.before.max.ms", "long", LONG_MAX, Range(0), "message.timestamp.before.max.ms"),
     _B("log.message.timestamp.after.max.ms", "long", HOUR_MS, Range(0), "message.timestamp.after.max.ms"),
-    _B("log.message.downconversion.enable", "boolean", True, None, "message.downconversion.enable"),
+    _B("max.decompressed.message.bytes", "int", MAX_DECOMPRESSED_DEFAULT, Range(1, MAX_DECOMPRESSED_DEFAULT),
+       "max.decompressed.message.bytes"),
+    _B("log.remote.copy.lag.ms", "long", 0, Range(-1), "remote.copy.lag.ms"),
+    _B("log.remote.copy.lag.bytes", "long", -1, Range(-1), "remote.copy.lag.bytes"),
     _B("log.local.retention.ms", "long", -2, Range(-2), "local.retention.ms"),
     _B("log.local.retention.bytes", "long", -2, Range(-2), "local.retention.bytes"),
     _B("min.insync.replicas", "int", 1, Range(1), "min.insync.replicas"),
@@ -422,8 +416,28 @@ _BROKER_DEFS: list[BrokerConfigDef] = [
     _B("producer.id.expiration.check.interval.ms", "int", 600_000, Range(1)),
 ]
 
-#: Broker log keys with Kafka 3.9 defaults (None = unset) and the topic config each feeds.
+#: Broker log keys with Kafka 4.4 defaults (None = unset) and the topic config each feeds.
 BROKER_LOG_DEFAULTS: dict[str, BrokerConfigDef] = {d.name: d for d in _BROKER_DEFS}
+
+_KIP_724 = "Kafka 4.0 removed it with message format v0/v1 (KIP-724)"
+_KIP_937 = ("Kafka 4.0 removed it (KIP-937): message.timestamp.before.max.ms and "
+            "message.timestamp.after.max.ms bound the two sides")
+#: Topic configs Kafka 4.0 removed -> why. A client setting one gets Kafka 4's answer for any
+#: unknown name (INVALID_CONFIG, "Unknown topic config name: ..."); one stored in topic
+#: metadata written before is dropped when the topic is loaded (:func:`drop_removed`).
+REMOVED_TOPIC_CONFIGS: dict[str, str] = {
+    "message.downconversion.enable": _KIP_724 + ": batches are down-converted for Fetch v0-3 regardless",
+    "message.format.version": _KIP_724,
+    "message.timestamp.difference.max.ms": _KIP_937,
+}
+#: Their broker keys: ignored with a warning, as Kafka 4 brokers ignore them (they start).
+REMOVED_BROKER_LOG_KEYS: dict[str, str] = {"log." + k: v for k, v in REMOVED_TOPIC_CONFIGS.items()}
+
+
+def drop_removed(overrides: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``overrides`` without the configs Kafka 4 removed, and the names dropped."""
+    kept = {k: v for k, v in overrides.items() if k not in REMOVED_TOPIC_CONFIGS}
+    return kept, [k for k in overrides if k in REMOVED_TOPIC_CONFIGS]
 
 
 # --------------------------------------------------------------------------- parsing
@@ -571,8 +585,7 @@ def resolve_broker_log_defaults(broker_props: Mapping[str, Any]) -> dict[str, An
     For each topic config with broker synonyms, the first synonym present in
     ``broker_props`` wins (converted to ms); if none is present, the built-in default of
     the broker key applies (e.g. ``log.roll.hours`` = 168 -> ``segment.ms`` = 604800000).
-    ``retention.ms`` below 0 means -1. The broker timestamp bounds get KIP-937's fallback to
-    ``log.message.timestamp.difference.max.ms``.
+    ``retention.ms`` below 0 means -1.
     """
     parsed = {k: parse_broker_value(k, v) for k, v in broker_props.items()
               if k in BROKER_LOG_DEFAULTS}
@@ -597,10 +610,6 @@ def resolve_broker_log_defaults(broker_props: Mapping[str, Any]) -> dict[str, An
         out[d.name] = value
     if out["retention.ms"] < 0:
         out["retention.ms"] = -1
-    diff = out["message.timestamp.difference.max.ms"]
-    for key in ("message.timestamp.before.max.ms", "message.timestamp.after.max.ms"):
-        if out[key] == LONG_MAX:
-            out[key] = diff
     return out
 
 
@@ -636,14 +645,12 @@ class LogConfig:
     compression_lz4_level: int = 9
     compression_zstd_level: int = 3
     preallocate: bool = False
-    message_format_version: str = "3.0-IV1"
     message_timestamp_type: str = "CreateTime"
-    message_timestamp_difference_max_ms: int = LONG_MAX
     message_timestamp_before_max_ms: int = LONG_MAX
     message_timestamp_after_max_ms: int = HOUR_MS
-    timestamp_before_max_ms: int = LONG_MAX     # effective (KIP-937 resolution)
-    timestamp_after_max_ms: int = HOUR_MS       # effective (KIP-937 resolution)
-    message_downconversion_enable: bool = True
+    timestamp_before_max_ms: int = LONG_MAX     # the bounds the validator applies
+    timestamp_after_max_ms: int = HOUR_MS
+    max_decompressed_message_bytes: int = MAX_DECOMPRESSED_DEFAULT
     leader_replication_throttled_replicas: tuple[str, ...] = ()
     follower_replication_throttled_replicas: tuple[str, ...] = ()
     local_retention_bytes: int = -2
@@ -651,6 +658,9 @@ class LogConfig:
     remote_storage_enable: bool = False
     remote_log_copy_disable: bool = False
     remote_log_delete_on_disable: bool = False
+    remote_copy_lag_ms: int = 0
+    remote_copy_lag_bytes: int = -1
+    errors_deadletterqueue_group_enable: bool = False
     confluent_key_schema_validation: bool = False
     confluent_value_schema_validation: bool = False
     confluent_key_subject_name_strategy: str = "io.confluent.kafka.serializers.subject.TopicNameStrategy"
@@ -737,11 +747,8 @@ class LogConfig:
             py = name.replace(".", "_")
             if py in names:
                 kwargs[py] = tuple(v) if isinstance(v, list) else v
-        diff = values["message.timestamp.difference.max.ms"]
-        before = values["message.timestamp.before.max.ms"]
-        after = values["message.timestamp.after.max.ms"]
-        kwargs["timestamp_before_max_ms"] = before if before != LONG_MAX else diff
-        kwargs["timestamp_after_max_ms"] = after if after != LONG_MAX else diff
+        kwargs["timestamp_before_max_ms"] = values["message.timestamp.before.max.ms"]
+        kwargs["timestamp_after_max_ms"] = values["message.timestamp.after.max.ms"]
         kwargs["schema_id_validation"] = bool(values["confluent.key.schema.validation"]
                                               or values["confluent.value.schema.validation"])
         kwargs["overrides"] = MappingProxyType({k: str(v) for k, v in overrides.items()})
@@ -786,7 +793,7 @@ def describe(broker_defaults: Mapping[str, Any] | None,
              dynamic_default_broker: Mapping[str, Any] | None = None,
              dynamic_broker: Mapping[str, Any] | None = None,
              names: Iterable[str] | None = None) -> list[DescribedConfig]:
-    """DescribeConfigs for a topic, as Kafka 3.9's ``ConfigHelper.createTopicConfigEntry``.
+    """DescribeConfigs for a topic, as Kafka 4.4's ``ConfigHelper.createTopicConfigEntry``.
 
     Returns one entry per topic config (all of :data:`TOPIC_CONFIGS`, sorted by name, or
     just ``names`` when the request lists keys; unknown names are skipped). ``value`` is
@@ -836,7 +843,8 @@ def describe(broker_defaults: Mapping[str, Any] | None,
 
 __all__ = [
     "LONG_MAX", "INT_MAX", "ConfigDef", "BrokerConfigDef", "BrokerSynonym", "TOPIC_CONFIGS",
-    "BROKER_LOG_DEFAULTS", "LogConfig", "parse_value", "parse_broker_value",
+    "BROKER_LOG_DEFAULTS", "REMOVED_TOPIC_CONFIGS", "REMOVED_BROKER_LOG_KEYS", "drop_removed", "LogConfig",
+    "parse_value", "parse_broker_value",
     "resolve_broker_log_defaults", "describe", "DescribedConfig", "ConfigSynonymEntry",
     "value_to_string", "java_double_str", "CONFIG_SOURCE_IDS", "CONFIG_TYPE_IDS",
     "Range", "OneOf", "SOURCE_TOPIC", "SOURCE_DYNAMIC_BROKER", "SOURCE_DYNAMIC_DEFAULT_BROKER",

@@ -9,6 +9,9 @@ sets are first up-converted to one magic-2 batch. Then, per batch, in Kafka's or
 2. from a client, the base offset must be 0 (InvalidRecordError);
 3. size <= ``max.message.bytes`` (RecordTooLargeError);
 4. CRC-32C (CorruptRecordError);
+   then, for a compressed batch, no record body over ``max.decompressed.message.bytes``
+   (InvalidRecordError, the whole batch; checked only when the limit is set below Kafka's
+   default, which allows any record);
 5. from a client: ``last_offset_delta + 1`` must be > 0 and equal ``records_count`` > 0
    (InvalidRecordError - Kafka's testInconsistentCountAndOffset,
    testBatchWithoutRecordsNotAllowed); no control batch (testControlRecordsNotAllowedFromClients);
@@ -50,6 +53,7 @@ from storage.errors import (
     InvalidTimestampError,
     RecordTooLargeError,
 )
+from storage.log_config import MAX_DECOMPRESSED_DEFAULT
 
 LONG_MAX = 2**63 - 1
 NO_TIMESTAMP = -1
@@ -167,6 +171,7 @@ def validate_and_assign_offsets(data, *, next_offset: int, now_ms: int, config,
     compact = config.compact
     target_codec = COMPRESSION_CODECS.get(config.compression_type)  # None = producer
     max_bytes = config.max_message_bytes
+    max_body = config.max_decompressed_message_bytes
 
     frames = _frame(buf)
     # Pass 1: validate everything before touching the buffer (all-or-nothing).
@@ -210,6 +215,15 @@ def validate_and_assign_offsets(data, *, next_offset: int, now_ms: int, config,
         elif h.records_count < 0:
             raise CorruptRecordError(f"Invalid reported count for record batch: {h.records_count}")
 
+        if h.compression and max_body < MAX_DECOMPRESSED_DEFAULT:
+            # max.decompressed.message.bytes: Kafka checks each record it decompresses from a
+            # compressed batch (an uncompressed one, even recompressed to the topic codec, is not
+            # checked) and refuses the whole batch at the first larger one, with no record errors
+            from protocol.records.record import iter_record_body_sizes
+            for body in iter_record_body_sizes(buf, pos):
+                if body > max_body:
+                    raise InvalidRecordError(f"Invalid record size: {body} exceeds the configured "
+                                             f"maximum record size of {max_body}.")
         recompress = (target_codec is not None and target_codec != h.compression
                       and not (h.is_control and h.compression == 0))
         batch_is_lat = h.timestamp_type == 1

@@ -314,7 +314,9 @@ class ConsumerGroupCoordinator:
             if req.topic_partitions is None or req.topic_partitions:
                 raise GroupError(E.INVALID_REQUEST, "TopicPartitions must be empty when (re-)joining.")
             regex = req.subscribed_topic_regex if api_version >= 1 else None
-            if not req.subscribed_topic_names and not regex:
+            # an empty list of names is a subscription (to nothing: a member of the group that
+            # consumes no partition), as in Kafka; only a null one is missing
+            if req.subscribed_topic_names is None and not regex:
                 raise GroupError(E.INVALID_REQUEST,
                                  "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.")
         elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
@@ -397,12 +399,14 @@ class ConsumerGroupCoordinator:
         names_changed = self._member_subscription_changed(group.group_id, member, updated, records)
         regex_status, refresh = self._maybe_update_regexes(group, member, updated, records, now)
         subscription_changed = names_changed or regex_status != "unchanged"
-        # a new group must leave epoch 0; a classic member's JoinGroup bumps on any change
-        bump = (subscription_changed if classic else
-                group.group_epoch == 0 or names_changed or regex_status == "updated_and_resolved")
+        # a new group leaves epoch 0 for epoch 1 before its first member's subscription counts, as in
+        # Kafka 4.4 (whose first member with topics to subscribe to gets epoch 2, one without 1); a
+        # classic member's JoinGroup bumps on any change
+        created = group.group_epoch == 0 and not classic
+        bump = subscription_changed if classic else names_changed or regex_status == "updated_and_resolved"
         epoch = group.group_epoch
-        if bump or group.metadata_refresh_needed:
-            epoch = self._update_subscription_metadata(group, bump, updated, records)
+        if created or bump or group.metadata_refresh_needed:
+            epoch = self._update_subscription_metadata(group, bump, updated, records, created=created)
         if epoch > group.target_assignment_epoch:
             target, target_epoch = self._update_target_assignment(group, epoch, updated, records, now), epoch
         else:
@@ -605,14 +609,19 @@ class ConsumerGroupCoordinator:
         members[updated.member_id] = updated
         return list(members.values())
 
-    def _update_subscription_metadata(self, group: ConsumerGroup, bump: bool, updated, records) -> int:
+    def _update_subscription_metadata(self, group: ConsumerGroup, bump: bool, updated, records, *,
+                                      created: bool = False) -> int:
+        """The group epoch after a member's change: one more on a new subscription or new
+        metadata of the subscribed topics, written with the metadata hash; a ``created`` group
+        starts from epoch 1 (so its first epoch record says 1, or 2 after such a change)."""
         members = self._members_after(group, updated)
         mhash = metadata_hash(group.subscribed_topic_names(members), self.topics)
-        epoch = group.group_epoch
+        epoch = 1 if created else group.group_epoch
         if mhash != group.metadata_hash:
             bump = True
         if bump:
             epoch += 1
+        if bump or created:
             records.append(group_epoch_record(group.group_id, epoch, mhash))
             log.info("[GroupId %s] Bumped group epoch to %d with metadata hash %d.", group.group_id, epoch, mhash)
             self.rebalances += 1

@@ -4,7 +4,8 @@ v0-2 carry legacy message sets (magic 0/1, up-converted to magic 2 by the valida
 record batches. acks: 0 (no response at all), 1 and -1 (one node: the leader's append is
 the whole ISR; ``flush.messages``/``flush.ms`` decide when it is fsynced). Per partition:
 UNKNOWN_TOPIC_OR_PARTITION, CORRUPT_MESSAGE, MESSAGE_TOO_LARGE, INVALID_TIMESTAMP (with
-``record_errors`` and ``error_message`` from v8), INVALID_RECORD, OUT_OF_ORDER_SEQUENCE_NUMBER.
+``record_errors`` and ``error_message`` from v8), INVALID_RECORD, OUT_OF_ORDER_SEQUENCE_NUMBER,
+UNSUPPORTED_COMPRESSION_TYPE (a zstd batch in a request below v7, as Kafka: KIP-110).
 A duplicate idempotent batch gets the offsets of the original append, not a new one.
 
 Schema ID validation (Confluent Server's ``confluent.key/value.schema.validation`` topic
@@ -39,13 +40,16 @@ from broker.registry import handles
 from broker.security.api_acls import active
 
 from protocol.errors import ErrorCode
-from protocol.records.batch import LOG_OVERHEAD, peek_magic, read_header
+from protocol.records.batch import COMPRESSION_MASK, LOG_OVERHEAD, peek_magic, read_header
 from protocol.messages.produce import ProduceResponse as R
 from storage.errors import StorageError
 
 log = logging.getLogger(__name__)
 P = R.PartitionProduceResponse
 _LEN = struct.Struct(">i")
+_ATTRIBUTES = struct.Struct(">h")
+_ATTRIBUTES_AT = 21  # base offset, length, leader epoch, magic, crc
+ZSTD = 4
 LEADER_EPOCH = 0  # one node, one epoch: batches are stamped like Kafka's leader does
 
 
@@ -69,8 +73,9 @@ def _log_start(plog, code) -> int:
     return -1 if code in _NO_LOG_START else plog.log_start_offset
 
 
-def _check_v3_records(records) -> tuple[int, str | None, str] | None:
-    """Kafka's ProduceRequest.validateRecords: v3+ carry exactly one magic-2 batch.
+def _check_v3_records(records, v: int) -> tuple[int, str | None, str] | None:
+    """Kafka's ProduceRequest.validateRecords: v3+ carry exactly one magic-2 batch, zstd-compressed
+    only from v7 (KIP-110).
 
     Returns (error code, the message the answer carries, the reason for our log) or None.
     Kafka answers these with the code alone (its PartitionResponse from the exception's
@@ -88,6 +93,9 @@ def _check_v3_records(records) -> tuple[int, str | None, str] | None:
         return ErrorCode.INVALID_RECORD, None, "a truncated record batch"
     if LOG_OVERHEAD + length < len(records):
         return ErrorCode.INVALID_RECORD, None, "more than one record batch (v3+ allow exactly one)"
+    if (v < 7 and len(records) >= _ATTRIBUTES_AT + 2
+            and _ATTRIBUTES.unpack_from(records, _ATTRIBUTES_AT)[0] & COMPRESSION_MASK == ZSTD):
+        return ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, None, f"a zstd batch in a v{v} request (zstd from v7)"
     return None
 
 
@@ -181,7 +189,7 @@ async def handle(ctx, req):
                 parts.append(_error(idx, ErrorCode.CORRUPT_MESSAGE, "Produce request has no records"))
                 continue
             if v >= 3:
-                problem = _check_v3_records(pd.records)
+                problem = _check_v3_records(pd.records, v)
                 if problem:
                     code, msg, why = problem
                     log.info("produce to %s-%d from %r refused: %s: %s", t.name, idx, ctx.client_id, code.name, why)

@@ -22,6 +22,11 @@ the connection is muted for that time (``broker.connection``). Kafka leaves the 
 such an answer acquired until their locks expire (a delivery counted for nothing); here they
 are given back at once, with their delivery count as before (``SharePartition.give_back``).
 
+A partition whose share-partition the group has not initialized (no state, in no member's
+assignment: a member the group does not know asking, or a topic the group does not subscribe
+to) is left out of the answer, as Kafka leaves it out until its share coordinator has
+initialized it (it initializes one when the partition enters the group's assignment).
+
 Every partition in the answer carries a record set, empty where nothing was acquired, never
 null: Kafka answers MemoryRecords.EMPTY there, and librdkafka drops a whole ShareFetch
 response on a null one ("invalid MessageSetSize -1"), records of other partitions included.
@@ -136,6 +141,12 @@ async def handle(ctx, req):
                 t = b.topics.by_id(tid)
                 if t is not None:
                     keys.append((t.name, p))
+                    if 0 <= p < t.partitions and not sc.share_partition_initialized(gid, tid, p):
+                        # not in the group's assignment, no state: Kafka answers without it (and
+                        # creates no group): a member the group does not know gets nothing
+                        if "ack" not in results.get((tid, p), {}):
+                            results.pop((tid, p), None)
+                        continue
                 if remaining_records <= 0 or remaining_bytes <= 0:
                     continue
                 out = sc.acquire(gid, mid, tid, p, remaining_records, remaining_bytes,

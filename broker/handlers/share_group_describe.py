@@ -1,5 +1,5 @@
 """ShareGroupDescribe (77) v1: share groups with their members and assignments; an unknown
-group, or one of another type, answers GROUP_ID_NOT_FOUND (state Dead), as Kafka."""
+group, or one of another type, answers GROUP_ID_NOT_FOUND (no state, epochs 0), as Kafka 4.4."""
 from broker.registry import handles
 from broker.security.acl import ResourceType
 from broker.security.api_acls import active, hide_groups_naming_denied_topics, operations, split_described_groups
@@ -17,8 +17,9 @@ async def handle(ctx, req):
         if g is None:
             msg = (f"Group {gid} is not a share group." if b.share_groups.other_group_type(gid)
                    else f"Group {gid} not found.")
+            # Kafka 4.4 answers the error alone: no state, epochs 0
             out.append(R.DescribedGroup(error_code=ErrorCode.GROUP_ID_NOT_FOUND, error_message=msg, group_id=gid,
-                                        group_state="Dead", group_epoch=-1, assignment_epoch=-1,
+                                        group_state="", group_epoch=0, assignment_epoch=0,
                                         assignor_name="", members=[]))
             continue
         members = []

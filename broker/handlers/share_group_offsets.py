@@ -1,6 +1,7 @@
 """DescribeShareGroupOffsets (90), AlterShareGroupOffsets (91) and DeleteShareGroupOffsets
 (92): the share-partition start offsets of share groups, as Kafka's GroupCoordinatorService
-answers them (alter/delete only for an empty share group: NON_EMPTY_GROUP at the top level;
+answers them (alter/delete only for an empty share group: NON_EMPTY_GROUP at the top level; a
+share group that does not exist is an empty one;
 Kafka 4.4's response shapes, a top-level error in AlterShareGroupOffsets and one error per topic
 in DeleteShareGroupOffsets). DescribeShareGroupOffsets v1 (KIP-1226) adds each partition's lag:
 the high watermark less the start offset less the records past it already acknowledged or
@@ -18,12 +19,14 @@ UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
 
 
 def _group_error(sc, gid: str, *, must_be_empty: bool):
+    """The group-level refusal, or (0, None). A share group that does not exist is answered as
+    an empty one, as Kafka 4.4 does (its share-group offsets APIs read the share-partition state,
+    which an unknown group simply has none of): describe lists the asked partitions without a
+    start offset, alter and delete succeed. A group id of another type is refused."""
     if sc.other_group_type(gid):
         return E.GROUP_ID_NOT_FOUND, f"Group {gid} is not a share group."
     g = sc.groups.get(gid)
-    if g is None:
-        return E.GROUP_ID_NOT_FOUND, f"Group {gid} not found."
-    if must_be_empty and g.members:
+    if must_be_empty and g is not None and g.members:
         return E.NON_EMPTY_GROUP, "The group is not empty."
     return 0, None
 

@@ -309,6 +309,17 @@ class ShareCoordinator:
         hit = plog.offset_for_timestamp(max(self.now() - ms, 0))
         return hit[0] if hit is not None else plog.high_watermark
 
+    def share_partition_initialized(self, gid: str, tid: bytes, p: int) -> bool:
+        """Whether the group has state for this share-partition, or has it in a member's
+        assignment (its state then starts at the first fetch). Kafka initializes a share-partition
+        when it first enters the group's assignment (or AlterShareGroupOffsets sets its start);
+        until then its ShareFetch answers without that partition, whoever asks."""
+        key = (gid, tid, p)
+        if key in self.partitions or key in self.persisted:
+            return True
+        g = self.groups.get(gid)
+        return g is not None and any(p in m.assignment.get(tid, ()) for m in g.members.values())
+
     def share_partition(self, gid: str, tid: bytes, p: int, plog) -> SharePartition:
         key = (gid, tid, p)
         sp = self.partitions.get(key)

@@ -33,8 +33,10 @@ class ShareMember:
 @dataclass
 class ShareGroup:
     group_id: str
-    group_epoch: int = 0
-    assignment_epoch: int = 0
+    # Kafka 4.4 creates a share group at epoch 1 (its target assignment too): its first member
+    # gets epoch 2, and AlterShareGroupOffsets on an unknown group leaves it at 1
+    group_epoch: int = 1
+    assignment_epoch: int = 1
     members: dict = field(default_factory=dict)  # member id -> ShareMember
     subscription_metadata: dict = field(default_factory=dict)  # topic name -> (topic id, partitions)
 

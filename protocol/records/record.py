@@ -274,6 +274,27 @@ def iter_record_timestamps(buf, pos: int = 0) -> Iterator[tuple[int, int]]:
         raise CorruptRecordError(f"{end - p} bytes left after the declared {header.records_count} records")
 
 
+def iter_record_body_sizes(buf, pos: int = 0) -> Iterator[int]:
+    """Yield the body size of each record of the batch at ``pos``: its length prefix, which
+    counts every byte of the record after that varint (Kafka's ``sizeOfBodyInBytes``).
+
+    Decompresses if needed; reads nothing but the length prefixes. Does not check the CRC.
+    """
+    header = read_header(buf, pos)
+    data = _records_section(buf, pos, header)
+    end = len(data)
+    p = 0
+    try:
+        for _ in range(header.records_count):
+            length, p = _read_varint_slow(data, p) if data[p] >= 0x80 else ((data[p] >> 1) ^ -(data[p] & 1), p + 1)
+            if length < 0 or p + length > end:
+                raise CorruptRecordError(f"record length {length} does not fit the batch")
+            yield length
+            p += length
+    except IndexError:
+        raise CorruptRecordError("records end early") from None
+
+
 def first_record_reaching(buf, pos: int, target_ts: int, min_offset: int = 0) -> tuple[int, int] | None:
     """``(offset, timestamp)`` of the first record (offset order) of the batch at ``pos`` whose
     timestamp is >= ``target_ts`` and offset >= ``min_offset``; None when none qualifies.

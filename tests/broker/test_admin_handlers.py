@@ -37,21 +37,20 @@ from storage.log_config import CONFLUENT_TOPIC_CONFIGS, TOPIC_CONFIGS
 KEY = {create_topics: 19, delete_topics: 20, delete_records: 21, describe_configs: 32, alter_configs: 33,
        create_partitions: 37, incremental_alter_configs: 44}
 
-# Kafka 3.9's topic configs, as DescribeConfigs lists them for a topic.
-KAFKA_39_TOPIC_CONFIGS = {
+# Kafka 4.4's topic configs, as DescribeConfigs lists them for a topic.
+KAFKA_44_TOPIC_CONFIGS = {
     "cleanup.policy", "compression.gzip.level", "compression.lz4.level", "compression.type",
-    "compression.zstd.level", "delete.retention.ms", "file.delete.delay.ms", "flush.messages", "flush.ms",
-    "follower.replication.throttled.replicas", "index.interval.bytes", "leader.replication.throttled.replicas",
-    "local.retention.bytes", "local.retention.ms", "max.compaction.lag.ms", "max.message.bytes",
-    "message.downconversion.enable", "message.format.version", "message.timestamp.after.max.ms",
-    "message.timestamp.before.max.ms", "message.timestamp.difference.max.ms", "message.timestamp.type",
-    "min.cleanable.dirty.ratio", "min.compaction.lag.ms", "min.insync.replicas", "preallocate",
-    "remote.log.copy.disable", "remote.log.delete.on.disable", "remote.storage.enable", "retention.bytes",
-    "retention.ms", "segment.bytes", "segment.index.bytes", "segment.jitter.ms", "segment.ms",
-    "unclean.leader.election.enable",
+    "compression.zstd.level", "delete.retention.ms", "errors.deadletterqueue.group.enable", "file.delete.delay.ms",
+    "flush.messages", "flush.ms", "follower.replication.throttled.replicas", "index.interval.bytes",
+    "leader.replication.throttled.replicas", "local.retention.bytes", "local.retention.ms", "max.compaction.lag.ms",
+    "max.decompressed.message.bytes", "max.message.bytes", "message.timestamp.after.max.ms",
+    "message.timestamp.before.max.ms", "message.timestamp.type", "min.cleanable.dirty.ratio", "min.compaction.lag.ms",
+    "min.insync.replicas", "preallocate", "remote.copy.lag.bytes", "remote.copy.lag.ms", "remote.log.copy.disable",
+    "remote.log.delete.on.disable", "remote.storage.enable", "retention.bytes", "retention.ms", "segment.bytes",
+    "segment.index.bytes", "segment.jitter.ms", "segment.ms", "unclean.leader.election.enable",
 }
 # ... and Confluent Server's schema ID validation configs, which Hourglass serves too
-TOPIC_CONFIG_NAMES = KAFKA_39_TOPIC_CONFIGS | CONFLUENT_TOPIC_CONFIGS
+TOPIC_CONFIG_NAMES = KAFKA_44_TOPIC_CONFIGS | CONFLUENT_TOPIC_CONFIGS
 
 
 @pytest.fixture
@@ -525,3 +524,32 @@ def test_min_insync_replicas_comes_from_the_cluster_level_record(make_broker):
     assert mir() == ("2", 3, [("2", 3), ("2", 4), ("1", 5)])
     r = ialter(b, "1", [("min.insync.replicas", SET, "1")], rtype=4)  # no per-broker override
     assert r.error_code == E.INVALID_REQUEST
+
+
+# ---- configs Kafka 4.0 removed --------------------------------------------------------------
+
+def test_a_topic_stored_with_a_removed_config_loads_without_it(tmp_path):
+    """A topic record an older Hourglass wrote (Kafka 3.9's config model) with
+    message.format.version and message.timestamp.difference.max.ms: the broker opens the
+    topic as Kafka 4 would have it, without them (its other overrides intact), rewrites the
+    record, and DescribeConfigs lists neither."""
+    import json
+    raw = {"log.dirs": str(tmp_path / "data"), "listeners": "PLAINTEXT://127.0.0.1:0"}
+    b = Broker(BrokerConfig(raw), clock=ManualClock(1_700_000_000_000))
+    b.open_storage()
+    assert create(b, "old", configs={"retention.ms": "5000"}).error_code == 0
+    b.logs.shutdown()
+    (record,) = (tmp_path / "data" / ".hourglass" / "topics").glob("old*.json")
+    d = json.loads(record.read_text())
+    d["configs"].update({"message.format.version": "2.8", "message.timestamp.difference.max.ms": "1000"})
+    record.write_text(json.dumps(d))
+    b = Broker(BrokerConfig(raw), clock=ManualClock(1_700_000_000_000))
+    b.open_storage()
+    try:
+        assert b.topics.get("old").configs == {"retention.ms": "5000"}
+        assert json.loads(record.read_text())["configs"] == {"retention.ms": "5000"}
+        listed = by_name(describe(b, 2, "old"))
+        assert listed["retention.ms"].value == "5000"
+        assert not {"message.format.version", "message.timestamp.difference.max.ms"} & set(listed)
+    finally:
+        b.logs.shutdown()

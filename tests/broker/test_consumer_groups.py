@@ -179,10 +179,11 @@ async def test_three_members_split_six_partitions(env):
     settle(sims)
     g = env.group()
     assert isinstance(g, ConsumerGroup) and g.state is ConsumerGroupState.STABLE
-    assert g.group_epoch == g.target_assignment_epoch == 3
+    # the group starts at epoch 1 (Kafka 4.4), each join bumps it
+    assert g.group_epoch == g.target_assignment_epoch == 4
     assert sorted(len(s.parts()) for s in sims) == [2, 2, 2]
     assert len(owners(sims)) == 6
-    assert all(m.member_epoch == 3 and m.state is MemberState.STABLE for m in g.members.values())
+    assert all(m.member_epoch == 4 and m.state is MemberState.STABLE for m in g.members.values())
 
 
 @pytest.mark.asyncio
@@ -192,7 +193,7 @@ async def test_a_fourth_member_gets_partitions_only_after_their_owner_revoked_th
     before = {s.member_id: s.parts() for s in sims}
     new = Sim(env, "m3")
     r = new.beat()
-    assert r.member_epoch == 4 and r.assignment == {}  # its partition is still owned by another member
+    assert r.member_epoch == 5 and r.assignment == {}  # its partition is still owned by another member
     g = env.group()
     assert g.members["m3"].state is MemberState.UNRELEASED_PARTITIONS
     # the owner to revoke learns it on its next heartbeat and stays at its epoch until it has
@@ -215,7 +216,7 @@ async def test_leaving_member_partitions_go_to_the_others(env):
     settle(sims)
     r = sims[0].leave()
     assert (r.error, r.member_epoch) == (0, -1)
-    assert "m0" not in env.group().members and env.group().group_epoch == 4
+    assert "m0" not in env.group().members and env.group().group_epoch == 5
     settle(sims[1:])
     assert sorted(len(s.parts()) for s in sims[1:]) == [3, 3]
 
@@ -552,7 +553,7 @@ async def test_list_describe_delete(env):
     assert env.gc.handle_list_groups(types=["classic"])[1] == []
     assert [x.group_id for x in env.gc.handle_list_groups(states=["STABLE"])[1]] == ["g"]
     [d] = env.gc.handle_consumer_group_describe(["g"])
-    assert (d.error, d.state, d.group_epoch, d.assignment_epoch, d.assignor_name) == (0, "Stable", 2, 2, "uniform")
+    assert (d.error, d.state, d.group_epoch, d.assignment_epoch, d.assignor_name) == (0, "Stable", 3, 3, "uniform")
     assert sorted(len(m.assignment[0][2]) for m in d.members) == [3, 3]
     assert all(m.member_type == 1 and m.assignment == m.target_assignment for m in d.members)
     [nf] = env.gc.handle_consumer_group_describe(["nope"])

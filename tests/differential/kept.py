@@ -12,35 +12,16 @@ NO_FEATURES = ("Hourglass finalizes no feature levels (no KRaft metadata.version
                "serves from the API ranges, and a finalized transaction.version 2 would move them to the "
                "transaction protocol Hourglass does not serve (README: What it serves)")
 
-REMOVED_IN_4 = ("not yet fixed: Kafka 4.0 removed this topic config (KIP-724/KIP-937 deprecations); Hourglass's "
-                "topic config model is still Kafka 3.9's and lists and accepts it")
-NEW_IN_4 = "not yet fixed: a topic config new in Kafka 4.x that Hourglass does not know yet"
 CONFLUENT = ("Confluent Server's schema ID validation topic configs, which Hourglass serves "
              "(README: schema ID validation)")
 OUR_DOCS = "Hourglass writes its own documentation strings for its configs (it does not copy Kafka's text)"
-
-NO_SUCH_SHARE_GROUP = ("not yet fixed: Kafka 4.4 treats a share group that does not exist as an empty one "
-                       "(describe lists its partitions, alter and delete succeed); Hourglass answers "
-                       "GROUP_ID_NOT_FOUND")
-
-
-def _group_not_found(message) -> bool:
-    return isinstance(message, str) and message.startswith("Group ") and message.endswith(" not found.")
-
 
 KEPT: list[Kept] = [
     # DescribeConfigs (32) and CreateTopics (19): the topic config model
     Kept(32, ANY, "*.documentation", OUR_DOCS),
     *[Kept(api, ANY, f"*configs[{name}]", reason)
       for api in (19, 32)
-      for name, reason in (("confluent.*", CONFLUENT),
-                           ("message.downconversion.enable", REMOVED_IN_4),
-                           ("message.format.version", REMOVED_IN_4),
-                           ("message.timestamp.difference.max.ms", REMOVED_IN_4),
-                           ("errors.deadletterqueue.group.enable", NEW_IN_4),
-                           ("max.decompressed.message.bytes", NEW_IN_4),
-                           ("remote.copy.lag.bytes", NEW_IN_4),
-                           ("remote.copy.lag.ms", NEW_IN_4))],
+      for name, reason in (("confluent.*", CONFLUENT),)],
     Kept(32, ANY, "*configs[offsets.topic.replication.factor].synonyms[*].value",
          "Hourglass's default is 1 (one node, the only replica); Kafka's is 3", kafka="3", hourglass="1"),
     Kept(32, ANY, "*configs[sasl.jaas.config]",
@@ -54,10 +35,6 @@ KEPT: list[Kept] = [
     Kept(3, ANY, "topics[*].partitions.length", "the auto-created topic's partition (see above)",
          kafka=0, hourglass=1),
     # ConsumerGroupHeartbeat (68)
-    Kept(68, ANY, "member_epoch",
-         "not yet fixed: Kafka 4.4 gives the first member of a new consumer group epoch 2 (the group is "
-         "created at epoch 1), Hourglass epoch 1; clients only compare epochs with the broker's own, and "
-         "the KIP-848 coordinator is being reworked on its own branch", kafka=2, hourglass=1),
     Kept(68, ANY, "error_message",
          "an invalid regular expression: the rest of the message is the regex engine's own description "
          "(Java's, Python's)", kafka="SubscribedTopicRegex `(unclosed` is not a valid regular expression: "
@@ -75,21 +52,10 @@ KEPT: list[Kept] = [
            "the connection", kafka="connection closed", hourglass="answered") for api in (29, 30, 31)],
     # ShareFetch (78)
     Kept(78, ANY, "responses.length",
-         "not yet fixed: a share fetch from a member the group does not know: Kafka answers no partitions, "
-         "Hourglass each requested partition without records", kafka=0, hourglass=1),
-    Kept(78, ANY, "responses[*].partitions[*].error_code",
          "Kafka's own race: for a member the group does not know, Kafka 4.4 sometimes answers the partition "
-         "with UNKNOWN_SERVER_ERROR instead of no partitions, when its read of the share partition's state "
+         "with UNKNOWN_SERVER_ERROR instead of leaving it out, when its read of the share partition's state "
          "comes before the share coordinator initialized it ('Read on uninitialized share partition' in "
-         "its log); Hourglass answers the partition with no error and no records", kafka=-1, hourglass=0),
-    # Describe/Alter/DeleteShareGroupOffsets (90-92): a group that does not exist
-    *[Kept(api, ANY, path, NO_SUCH_SHARE_GROUP, kafka=k, hourglass=h) for api, path, k, h in (
-        (90, "groups[*].error_code", 0, 69), (90, "groups[*].error_message", None, _group_not_found),
-        (90, "groups[*].topics.length", 1, 0),
-        (91, "responses[*].partitions[*].error_code", ..., 69),
-        (91, "responses[*].partitions[*].error_message", ..., _group_not_found),
-        (92, "error_code", 0, 69), (92, "error_message", None, _group_not_found),
-        (92, "responses[*]", "present", "absent"))],
+         "its log); Hourglass leaves it out (Kafka's answer without the race)", kafka=1, hourglass=0),
     # IncrementalAlterConfigs (44)
     Kept(44, ANY, "responses[*].error_*",
          "an unknown config operation: Kafka 4.4 answers UNKNOWN_SERVER_ERROR (an exception escapes its "

@@ -41,6 +41,16 @@ def test_create_topics_validation(ex):
         ("cleanup.policy bogus", base + "-cp", {"configs": {"cleanup.policy": "bogus"}}),
         ("min.insync.replicas 2", base + "-isr", {"configs": {"min.insync.replicas": "2"}}),
         ("null config value", base + "-null", {"configs": {"retention.ms": None}}),
+        # removed in Kafka 4.0 (KIP-724, KIP-937): refused as unknown names
+        *[(f"removed config {k}", base + "-rm", {"configs": {k: val}}) for k, val in (
+            ("message.format.version", "3.0"), ("message.downconversion.enable", "false"),
+            ("message.timestamp.difference.max.ms", "1000"))],
+        # new in Kafka 4.x: their bounds
+        ("max.decompressed.message.bytes 0", base + "-mdb", {"configs": {"max.decompressed.message.bytes": "0"}}),
+        ("remote.copy.lag.ms -2", base + "-rcl", {"configs": {"remote.copy.lag.ms": "-2"}}),
+        ("remote.copy.lag.bytes -2", base + "-rcb", {"configs": {"remote.copy.lag.bytes": "-2"}}),
+        ("errors.deadletterqueue.group.enable yes", base + "-dlq",
+         {"configs": {"errors.deadletterqueue.group.enable": "yes"}}),
         ("assignments with partitions", base + "-asg", {"partitions": 1, "rf": -1,
                                                          "assignments": [{"partition_index": 0, "broker_ids": [1]}]}),
     ]
@@ -53,6 +63,10 @@ def test_create_topics_validation(ex):
     v = max(ex.versions(19))
     ex.send(19, v, _create(base + "-real", 3, 1, {"retention.ms": "123456", "cleanup.policy": "compact"}, v=v),
             scenario="create with configs")
+    ex.send(19, v, _create(base + "-new4", 1, 1, {"max.decompressed.message.bytes": "5000", "remote.copy.lag.ms": "-1",
+                                                  "remote.copy.lag.bytes": "1024",
+                                                  "errors.deadletterqueue.group.enable": "true"}, v=v),
+            scenario="create with the configs Kafka 4.x added")
     ex.send(19, v, _create(base + "-default", -1, -1, v=v), scenario="broker defaults (-1, -1)")
     ex.send(19, v, _create(base + "-real", 1, 1, v=v), scenario="create again")
 
@@ -116,6 +130,9 @@ def test_incremental_alter_configs_errors(ex):
         ("unknown operation 7", [("retention.ms", 7, "1")]),
         ("same key twice", [("retention.ms", SET, "1"), ("retention.ms", SET, "2")]),
         ("null value for SET", [("retention.ms", SET, None)]),
+        ("set a config Kafka 4 removed", [("message.format.version", SET, "3.0")]),
+        ("delete a config Kafka 4 removed", [("message.timestamp.difference.max.ms", DELETE, None)]),
+        ("set max.decompressed.message.bytes", [("max.decompressed.message.bytes", SET, "1000")]),
     ]
     for v in ex.versions(44):
         for name, cfgs in cases:
@@ -149,6 +166,8 @@ def test_alter_configs_errors(ex):
         ex.send(33, v, _alter([(TOPIC, topic, [("retention.ms", "1000")])], v, validate_only=True), scenario="validate_only")
         ex.send(33, v, _alter([(TOPIC, topic, [("no.such.config", "1")])], v, validate_only=True), scenario="unknown config")
         ex.send(33, v, _alter([(TOPIC, topic, [("retention.ms", "abc")])], v, validate_only=True), scenario="bad value")
+        ex.send(33, v, _alter([(TOPIC, topic, [("message.downconversion.enable", "true")])], v, validate_only=True),
+                scenario="a config Kafka 4 removed")
         ex.send(33, v, _alter([(TOPIC, ex.topic_name("nosuch"), [("retention.ms", "1")])], v), scenario="unknown topic")
         ex.send(33, v, _alter([(BROKER, "1", [("log.retention.ms", "1000")])], v, validate_only=True),
                 scenario="broker: a read-only config")

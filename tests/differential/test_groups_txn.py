@@ -189,6 +189,26 @@ def test_consumer_group_heartbeat_errors(ex):
         ex.send(68, v, _cgh(classic, v, mid, 0), scenario="a classic group's id")
 
 
+def test_consumer_group_first_member_epochs(ex):
+    """A new consumer group's first member (KIP-848): the epochs it is given and that the group
+    describes, with topics to subscribe to (one that exists, one that does not) and without."""
+    topic = ex.topic_name()
+    ex.create_topic(topic, partitions=2)
+    cases = [("an existing topic", [topic]), ("a topic that does not exist", [f"{topic}-nosuch"]),
+             ("no topics", [])]
+    for v in ex.versions(68):
+        groups = []
+        for name, topics in cases:
+            group = _group(ex, f"first{v}-{len(groups)}")
+            group_coordinator(ex, group)
+            groups.append(group)
+            mid = uuid.uuid4().hex[:22]
+            ex.send(68, v, _cgh(group, v, mid, 0, topics=topics), scenario=f"first member, {name}")
+        for dv in ex.versions(69):
+            ex.send(69, dv, req(69, dv, group_ids=groups, include_authorized_operations=False),
+                    scenario="the groups of their first members")
+
+
 def test_share_group_heartbeat_errors(ex):
     for v in ex.versions(76):
         group = _group(ex, f"sg{v}")
@@ -295,6 +315,9 @@ def test_share_group_offsets(ex):
     ex.send(91, 0, alter(unknown), scenario="alter: unknown group")
     ex.send(92, 0, delete(unknown), scenario="delete: unknown group")
     describe_all(unknown, "describe: unknown group")
+    for v in ex.versions(77):  # what the offsets APIs left of the unknown group
+        ex.send(77, v, req(77, v, group_ids=[unknown], include_authorized_operations=False),
+                scenario="the unknown group after alter and delete")
     mid = uuid.uuid4().hex[:22]
     hb = req(76, 1, group_id=group, member_id=mid, member_epoch=0, rack_id=None, subscribed_topic_names=[topic])
     for s in ex.sides:
@@ -304,10 +327,14 @@ def test_share_group_offsets(ex):
     for s in ex.sides:
         s.request(76, 1, req(76, 1, group_id=group, member_id=mid, member_epoch=-1, rack_id=None,
                              subscribed_topic_names=None))
+    sgd = req(77, 1, group_ids=[group], include_authorized_operations=False)
+    ex.send(77, 1, sgd, scenario="the group its member left")
     ex.send(91, 0, alter(group, off=0), scenario="alter: the empty group")
     describe_all(group, "describe: after alter")
+    ex.send(77, 1, sgd, scenario="the group after alter")
     ex.send(92, 0, delete(group), scenario="delete: the empty group")
     describe_all(group, "describe: after delete")
+    ex.send(77, 1, sgd, scenario="the group after delete")
 
 
 def _txn_commit(txn, group, topic, v, offsets, generation=-1, member=""):

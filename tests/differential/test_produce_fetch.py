@@ -6,8 +6,8 @@ import pytest
 
 from protocol.records.record import build_batch
 from tests.differential.framework import req
-from tests.differential.wire import (batch, corrupt_crc, fetch, init_producer, list_offsets, now_ms, produce,
-                                     wait_ok, with_magic)
+from tests.differential.wire import (batch, corrupt_crc, fetch, group_coordinator, init_producer, list_offsets,
+                                     now_ms, produce, wait_ok, with_magic)
 
 pytestmark = pytest.mark.xdist_group("differential")
 
@@ -52,6 +52,29 @@ def test_record_errors_compacted_topic_without_key(ex):
     for v in ex.versions(0, lo=3):
         records = build_batch([(b"k", b"v", t), (None, b"v", t), (b"k", b"v", t), (None, b"v", t)])
         ex.send(0, v, produce(topic, {0: records}, v), scenario="null keys on a compacted topic")
+
+
+def test_max_decompressed_message_bytes(ex):
+    """Kafka 4.x's per-record bound on what the broker decompresses: a compressed batch whose
+    record body is one byte over it is refused whole; at the bound it is appended; an
+    uncompressed batch is not checked, even on a topic that recompresses it."""
+    t = now_ms()
+
+    def sized(value_len, compression):  # record 1's body: 8 + value_len bytes (value_len >= 64)
+        return build_batch([(b"k", b"v" * 10, t), (b"k", b"x" * value_len, t), (b"k", b"y" * 30, t)],
+                           compression=compression)
+
+    for topic_codec in ("producer", "gzip"):
+        topic = ex.topic_name(topic_codec)
+        ex.create_topic(topic, configs={"max.decompressed.message.bytes": "100", "compression.type": topic_codec})
+        for v in ex.versions(0, lo=3):
+            # (zstd below Produce v7: UNSUPPORTED_COMPRESSION_TYPE, KIP-110)
+            for codec, name in ((1, "gzip"), (2, "snappy"), (3, "lz4"), (4, "zstd")):
+                for size, what in ((92, "body at the bound"), (93, "body one over")):
+                    ex.send(0, v, produce(topic, {0: sized(size, codec)}, v), scenario=f"{topic_codec}: {name}, {what}")
+            ex.send(0, v, produce(topic, {0: sized(500, 0)}, v), scenario=f"{topic_codec}: uncompressed, body over")
+        if topic_codec == "producer":  # (a batch the broker recompressed differs in its compressed bytes)
+            _fetch_all_versions(ex, topic, [(0, 0)], f"{topic_codec}: what was appended", lo=10)
 
 
 def test_idempotent_sequences(ex):
@@ -202,6 +225,10 @@ def test_share_fetch_and_acknowledge_errors(ex):
     for v in ex.versions(79):
         ex.send(79, v, share_ack(v, 0), scenario="acknowledge with epoch 0")
         ex.send(79, v, share_ack(v, 3), scenario="acknowledge in an unknown session")
+    group_coordinator(ex, group)
+    for v in ex.versions(77):  # the fetches created no group
+        ex.send(77, v, req(77, v, group_ids=[group], include_authorized_operations=False),
+                scenario="the group after fetches from an unknown member")
 
 
 def test_transactional_produce_to_a_partition_never_added(ex):

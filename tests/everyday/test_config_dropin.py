@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from broker.config import (BrokerConfig, ConfigError, HONOURED, NO_EFFECT_HERE, PER_LISTENER,
+from broker.config import (BrokerConfig, ConfigError, HONOURED, NO_EFFECT_HERE, PER_LISTENER, REMOVED,
                            TOPIC_DEFAULT, UNKNOWN, key_status, parse_properties)
 from tests.helpers.kafka_configs import COMMENTED_OUT, KAFKA_DOCKER_DOCS_ENV, SHIPPED
 
@@ -134,6 +134,31 @@ def test_strict_config_refuses_the_misspelled_key_with_exit_2(tmp_path):
     assert proc.wait(20) == 2
     text = Path(log).read_text()
     assert "'log.retention.hourz'" in text and "did you mean `log.retention.hours`?" in text
+
+
+KAFKA_3_REMOVED = ("log.message.format.version=2.8\nlog.message.timestamp.difference.max.ms=soon\n"
+                   "log.message.downconversion.enable=false\n")
+
+
+def test_keys_kafka_4_removed_start_with_a_warning_each_even_under_strict_config(tmp_path):
+    """A Kafka 3.x server.properties with the log keys Kafka 4.0 removed (KIP-724, KIP-937)
+    starts, as Kafka 4 starts with them: each is ignored (its value not even read) with a
+    warning saying why; --strict-config does not refuse them (they are no typo)."""
+    assert key_status("log.message.format.version") == REMOVED
+    f = tmp_path / "server.properties"
+    f.write_text(KAFKA_3_REMOVED + "log.retention.hours=1\n")
+    proc, log = _serve(tmp_path, "--config", f, "--strict-config", wait_ready=True)
+    proc.terminate()
+    assert proc.wait(20) == 0
+    text = Path(log).read_text()
+    for key in ("log.message.format.version", "log.message.timestamp.difference.max.ms",
+                "log.message.downconversion.enable"):
+        warn = [l for l in text.splitlines() if "WARNING" in l and f"'{key}'" in l]
+        assert len(warn) == 1 and "removed in Kafka 4.0" in warn[0] and "It is ignored." in warn[0], text
+    r = hg("config", "check", f)
+    assert r.returncode == 0, r.stdout
+    line = next(l for l in r.stdout.splitlines() if l.startswith("log.message.format.version"))
+    assert "[removed in Kafka 4] ignored, as Kafka 4 ignores it" in line and "KIP-724" in line
 
 
 def test_invalid_value_of_a_known_key_refuses_naming_key_and_value(tmp_path):

@@ -111,10 +111,10 @@ def test_create_with_configs_then_describe_back_full_set(broker):
         "retention.ms": "3600000", "cleanup.policy": "compact,delete", "max.message.bytes": "2000000"}))
     assert errs == {"cfgd": None}
     cfg = java_configs(broker, "cfgd")
-    # the whole Kafka 3.9 default set, not only the overrides (librdkafka's 0081 and Kafka's
+    # the whole Kafka 4.4 default set, not only the overrides (librdkafka's 0081 and Kafka's
     # kafka-configs --describe --all expect it), plus Confluent Server's four schema-validation
     # configs (confluent.{key,value}.schema.validation, confluent.{key,value}.subject.name.strategy)
-    assert len(cfg) == 36 + 4 and {"segment.bytes", "message.timestamp.type", "min.insync.replicas",
+    assert len(cfg) == 37 + 4 and {"segment.bytes", "message.timestamp.type", "min.insync.replicas",
                                "remote.storage.enable", "message.timestamp.after.max.ms"} <= set(cfg)
     r = cfg["retention.ms"]
     assert (r["value"], r["source"], r["isDefault"]) == ("3600000", "DYNAMIC_TOPIC_CONFIG", False)
@@ -129,7 +129,7 @@ def test_create_with_configs_then_describe_back_full_set(broker):
     # the same answer through librdkafka and kafka-python
     res = ConfigResource("topic", "cfgd")
     entries = admin(broker).describe_configs([res])[res].result(10)
-    assert len(entries) == 36 + 4 and entries["retention.ms"].value == "3600000"
+    assert len(entries) == 37 + 4 and entries["retention.ms"].value == "3600000"
     # Kafka 4.1+ (KIP-966): from the cluster-level record, not a plain default
     from confluent_kafka.admin import ConfigSource
     mir = entries["min.insync.replicas"]
@@ -142,7 +142,7 @@ def test_create_with_configs_then_describe_back_full_set(broker):
         modified = kp.describe_configs([res])["topic"]["cfgd"]
     finally:
         kp.close()
-    assert len(every) == 36 + 4 and every["segment.ms"]["config_source"] == "DEFAULT_CONFIG"
+    assert len(every) == 37 + 4 and every["segment.ms"]["config_source"] == "DEFAULT_CONFIG"
     assert set(modified) == {"retention.ms", "cleanup.policy", "max.message.bytes"}
 
 

@@ -60,8 +60,9 @@ def test_log_append_time_topic_returns_broker_time_in_response_and_records(broke
     assert before <= ts <= after and ts == md.timestamp
 
 
-def test_create_time_outside_difference_max_is_rejected_and_nothing_appended(broker_factory):
-    b = broker_factory({"log.message.timestamp.difference.max.ms": "3600000"})
+def test_create_time_outside_the_bounds_is_rejected_and_nothing_appended(broker_factory):
+    b = broker_factory({"log.message.timestamp.before.max.ms": "3600000",
+                        "log.message.timestamp.after.max.ms": "3600000"})
     now = int(time.time() * 1000)
     p = KafkaProducer(bootstrap_servers=b.bootstrap, retries=0)
     assert p.send("ts", value=b"ok", timestamp_ms=now).get(10).offset == 0

@@ -223,12 +223,12 @@ CASES = [
         group_id="g-none", member_id="m-none", share_session_epoch=1, topics=[]),
      (E.SHARE_SESSION_NOT_FOUND, E.GROUP_AUTHORIZATION_FAILED)),
     ("DescribeShareGroupOffsets", 90, 0, lambda r: r.groups[0].error_code, dict(
-        groups=[dict(group_id="g-none", topics=None)]), (E.GROUP_ID_NOT_FOUND, E.GROUP_AUTHORIZATION_FAILED)),
+        groups=[dict(group_id="g-none", topics=None)]), (0, E.GROUP_AUTHORIZATION_FAILED)),  # unknown: empty
     ("AlterShareGroupOffsets", 91, 0, lambda r: r.responses[0].partitions[0].error_code, dict(
-        group_id="g-none", topics=[dict(topic_name=TOPIC, partitions=[dict(partition_index=0, start_offset=0)])]),
-     (E.GROUP_ID_NOT_FOUND, E.GROUP_AUTHORIZATION_FAILED)),
-    ("DeleteShareGroupOffsets", 92, 0, lambda r: r.error_code, dict(group_id="g-none", topics=[
-        dict(topic_name=TOPIC)]), (E.GROUP_ID_NOT_FOUND, E.GROUP_AUTHORIZATION_FAILED)),
+        group_id="g-none-alter", topics=[dict(topic_name=TOPIC, partitions=[dict(partition_index=0, start_offset=0)])]),
+     (0, E.GROUP_AUTHORIZATION_FAILED)),
+    ("DeleteShareGroupOffsets", 92, 0, lambda r: r.error_code, dict(group_id="g-none-delete", topics=[
+        dict(topic_name=TOPIC)]), (0, E.GROUP_AUTHORIZATION_FAILED)),
     ("DeleteTopics", 20, 6, lambda r: r.responses[0].error_code, dict(timeout_ms=5000, topics=[
         dict(name="t-doomed")]), (0, E.TOPIC_AUTHORIZATION_FAILED)),
 ]

@@ -257,3 +257,26 @@ def test_share_fetch_counts_against_the_request_quota(broker_factory):
     finally:
         raw.close()
         other.close()
+
+
+def test_a_partition_the_group_has_not_initialized_is_left_out(sbroker):
+    """As Kafka 4.4: a share-partition with no state for the group and in no member's assignment
+    is not answered, so a share fetch from a member of a group that does not exist gets no
+    partitions (and creates no group); once a member of the group has the partition, a fetch
+    for it is answered, whoever asks."""
+    from protocol.messages.share_group_describe import ShareGroupDescribeRequest
+    bs = sbroker.bootstrap
+    setup_topic(bs, "t", 3)
+    raw = RawClient(bs)
+    try:
+        tid = _topic_id(raw, "t")
+        r = fetch(raw, "ghost", 0, tid, max_wait=200)
+        assert r.error_code == 0 and r.responses == []
+        d = raw.request(77, 1, ShareGroupDescribeRequest(group_ids=["g"], include_authorized_operations=False))
+        assert d.groups[0].error_code == E.GROUP_ID_NOT_FOUND
+        join(raw, "m1")
+        r = fetch(raw, "ghost", 1, tid)
+        assert r.error_code == 0 and [p.partition_index for t in r.responses for p in t.partitions] == [0]
+        assert_no_null_records(r)
+    finally:
+        raw.close()

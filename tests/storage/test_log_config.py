@@ -1,4 +1,4 @@
-"""Tests for storage.log_config: Kafka 3.9 topic config defaults, broker log.* default
+"""Tests for storage.log_config: Kafka 4.4 topic config defaults, broker log.* default
 resolution (KafkaConfig.extractLogConfigMap), KIP-937 timestamp bounds, validation, and
 DescribeConfigs entries (ConfigHelper.createTopicConfigEntry). Mirrors the spirit of
 core/src/test/scala/unit/kafka/log/LogConfigTest.scala and KafkaConfigTest's
@@ -15,32 +15,52 @@ from storage.log_config import (
     CONFIG_TYPE_IDS,
     LONG_MAX,
     CONFLUENT_TOPIC_CONFIGS,
+    REMOVED_TOPIC_CONFIGS,
     TOPIC_CONFIGS,
     LogConfig,
     describe,
+    drop_removed,
     java_double_str,
     parse_value,
 )
 
-KAFKA_39_TOPIC_CONFIGS = {
+# Kafka 4.4's LogConfig.configNames, less internal.segment.bytes (internal: never described)
+KAFKA_44_TOPIC_CONFIGS = {
     "cleanup.policy", "compression.gzip.level", "compression.lz4.level", "compression.type",
-    "compression.zstd.level", "delete.retention.ms", "file.delete.delay.ms", "flush.messages",
-    "flush.ms", "follower.replication.throttled.replicas", "index.interval.bytes",
-    "leader.replication.throttled.replicas", "local.retention.bytes", "local.retention.ms",
-    "max.compaction.lag.ms", "max.message.bytes", "message.downconversion.enable",
-    "message.format.version", "message.timestamp.after.max.ms",
-    "message.timestamp.before.max.ms", "message.timestamp.difference.max.ms",
+    "compression.zstd.level", "delete.retention.ms", "errors.deadletterqueue.group.enable",
+    "file.delete.delay.ms", "flush.messages", "flush.ms", "follower.replication.throttled.replicas",
+    "index.interval.bytes", "leader.replication.throttled.replicas", "local.retention.bytes",
+    "local.retention.ms", "max.compaction.lag.ms", "max.decompressed.message.bytes",
+    "max.message.bytes", "message.timestamp.after.max.ms", "message.timestamp.before.max.ms",
     "message.timestamp.type", "min.cleanable.dirty.ratio", "min.compaction.lag.ms",
-    "min.insync.replicas", "preallocate", "remote.log.copy.disable",
-    "remote.log.delete.on.disable", "remote.storage.enable", "retention.bytes", "retention.ms",
-    "segment.bytes", "segment.index.bytes", "segment.jitter.ms", "segment.ms",
-    "unclean.leader.election.enable",
+    "min.insync.replicas", "preallocate", "remote.copy.lag.bytes", "remote.copy.lag.ms",
+    "remote.log.copy.disable", "remote.log.delete.on.disable", "remote.storage.enable",
+    "retention.bytes", "retention.ms", "segment.bytes", "segment.index.bytes", "segment.jitter.ms",
+    "segment.ms", "unclean.leader.election.enable",
 }
 # ... and Confluent Server's schema ID validation configs, which Hourglass serves too
-TOPIC_CONFIG_NAMES = KAFKA_39_TOPIC_CONFIGS | CONFLUENT_TOPIC_CONFIGS
+TOPIC_CONFIG_NAMES = KAFKA_44_TOPIC_CONFIGS | CONFLUENT_TOPIC_CONFIGS
 
 
-def test_topic_config_names_are_kafka_39s():
+def test_removed_topic_configs_are_unknown_names():
+    """Kafka 4.0 removed these (KIP-724, KIP-937): a client setting one gets Kafka 4.4's answer
+    for any unknown name; their broker keys feed nothing."""
+    assert set(REMOVED_TOPIC_CONFIGS) == {"message.downconversion.enable", "message.format.version",
+                                          "message.timestamp.difference.max.ms"}
+    for name in REMOVED_TOPIC_CONFIGS:
+        assert name not in TOPIC_CONFIGS
+        with pytest.raises(InvalidConfigError, match=f"^Unknown topic config name: {name}$"):
+            parse_value(name, "1")
+        assert "log." + name not in BROKER_LOG_DEFAULTS
+    # a server.properties of Kafka 3.x still resolves (the removed keys are ignored)
+    c = LogConfig.from_props({"log.message.timestamp.difference.max.ms": "1000",
+                              "log.message.format.version": "2.8"}, {})
+    assert (c.timestamp_before_max_ms, c.timestamp_after_max_ms) == (LONG_MAX, 3_600_000)
+    assert drop_removed({"message.format.version": "2.8", "retention.ms": "5"}) == (
+        {"retention.ms": "5"}, ["message.format.version"])
+
+
+def test_topic_config_names_are_kafka_44s():
     assert set(TOPIC_CONFIGS) == TOPIC_CONFIG_NAMES
     assert list(TOPIC_CONFIGS) == sorted(TOPIC_CONFIGS)
     for d in TOPIC_CONFIGS.values():
@@ -60,7 +80,6 @@ def test_defaults():
     assert c.retention_bytes == -1
     assert c.cleanup_policy == ("delete",) and c.delete and not c.compact
     assert c.message_timestamp_type == "CreateTime"
-    assert c.message_timestamp_difference_max_ms == LONG_MAX
     assert c.timestamp_before_max_ms == LONG_MAX
     assert c.timestamp_after_max_ms == 3_600_000  # Kafka 4's default (KIP-1030)
     assert c.max_message_bytes == 1048588
@@ -72,7 +91,9 @@ def test_defaults():
     assert c.compression_type == "producer"
     assert c.min_insync_replicas == 1
     assert c.unclean_leader_election_enable is False and c.preallocate is False
-    assert c.message_downconversion_enable is True
+    assert c.max_decompressed_message_bytes == 2_147_483_639
+    assert c.remote_copy_lag_ms == 0 and c.remote_copy_lag_bytes == -1
+    assert c.errors_deadletterqueue_group_enable is False
     assert c.local_retention_ms == -2 and c.effective_local_retention_ms == 604800000
     assert c.max_segment_ms == 604800000 and c.init_file_size == 0
 
@@ -159,25 +180,17 @@ def test_flush_ms_falls_back_to_scheduler_interval():
                                  "log.flush.interval.ms": "10"}, {}).flush_ms == 10
 
 
-# ----------------------------------------------------------------- KIP-937 bounds
+# ----------------------------------------------------------------- timestamp bounds (KIP-937)
 
 HOUR = 3_600_000  # Kafka 4's message.timestamp.after.max.ms default (KIP-1030)
 
 @pytest.mark.parametrize("broker,topic,before,after", [
     ({}, {}, LONG_MAX, HOUR),
-    ({"log.message.timestamp.difference.max.ms": "1000"}, {}, 1000, HOUR),
-    # the deprecated symmetric bound reaches the after side only where after is Long.MAX_VALUE
-    ({"log.message.timestamp.difference.max.ms": "1000",
-      "log.message.timestamp.after.max.ms": str(LONG_MAX)}, {}, 1000, 1000),
-    ({"log.message.timestamp.difference.max.ms": "1000",
-      "log.message.timestamp.before.max.ms": "500"}, {}, 500, HOUR),
-    ({}, {"message.timestamp.difference.max.ms": "2000"}, 2000, HOUR),
+    ({"log.message.timestamp.before.max.ms": "500"}, {}, 500, HOUR),
+    ({"log.message.timestamp.after.max.ms": str(LONG_MAX)}, {}, LONG_MAX, LONG_MAX),
     ({}, {"message.timestamp.before.max.ms": "100"}, 100, HOUR),
-    ({}, {"message.timestamp.after.max.ms": "100",
-          "message.timestamp.difference.max.ms": "7"}, 7, 100),
-    # the broker's resolved before bound is the topic's before default (Kafka 3.9)
-    ({"log.message.timestamp.difference.max.ms": "1000"},
-     {"message.timestamp.difference.max.ms": "5000"}, 1000, HOUR),
+    ({"log.message.timestamp.before.max.ms": "500"}, {"message.timestamp.after.max.ms": "100"}, 500, 100),
+    ({"log.message.timestamp.before.max.ms": "500"}, {"message.timestamp.before.max.ms": "7"}, 7, HOUR),
 ])
 def test_timestamp_bounds_resolution(broker, topic, before, after):
     c = LogConfig.from_props(broker, topic)

@@ -107,16 +107,49 @@ def test_record_with_past_timestamp_is_rejected():
 
 
 @pytest.mark.parametrize("compression", [0, 1, 4])
-def test_invalid_create_time_with_difference_max_ms(compression):
-    """Mirrors testInvalidCreateTimeNonCompressedV2 / CompressedV2: the deprecated symmetric
-    message.timestamp.difference.max.ms bounds both sides when before/after are Long.MAX_VALUE
-    (after's default is one hour since Kafka 4, KIP-1030)."""
-    config = cfg(message_timestamp_difference_max_ms=1000, message_timestamp_after_max_ms=LONG_MAX)
-    assert config.timestamp_before_max_ms == config.timestamp_after_max_ms == 1000
+def test_invalid_create_time_both_sides(compression):
+    """Mirrors testInvalidCreateTimeNonCompressedV2 / CompressedV2 with Kafka 4's one-sided
+    bounds (message.timestamp.difference.max.ms, which they replace, is gone: KIP-937)."""
+    config = cfg(message_timestamp_before_max_ms=1000, message_timestamp_after_max_ms=1000)
     for bad in (NOW - 1001, NOW + 1001):
         with pytest.raises(InvalidTimestampError):
             validate(build_batch(recs(NOW, bad), compression=compression), config)
     validate(build_batch(recs(NOW - 1000, NOW + 1000), compression=compression), config)
+
+
+def _body(value_len: int) -> int:
+    """The body size of record 1 of ``_sized``'s batch (key b"k", no headers, deltas of one
+    byte): attributes, timestamp delta, offset delta, key length, key, value length, value,
+    header count."""
+    return 1 + 1 + 1 + 1 + 1 + (1 if 2 * value_len < 0x80 else 2) + value_len + 1
+
+
+def _sized(value_len: int, compression: int) -> bytes:
+    return build_batch([(b"k", b"v" * 10, NOW), (b"k", b"x" * value_len, NOW), (b"k", b"y" * 30, NOW)],
+                       compression=compression)
+
+
+@pytest.mark.parametrize("compression", [1, 2, 3, 4])
+def test_max_decompressed_message_bytes_refuses_a_larger_record_of_a_compressed_batch(compression):
+    """max.decompressed.message.bytes (Kafka 4.x): a record body one byte over the limit refuses
+    the whole compressed batch with INVALID_RECORD and no record errors (as Kafka 4.4 answers:
+    the bound is checked as records are decompressed); a body at the limit passes."""
+    config = cfg(max_decompressed_message_bytes=100)
+    assert _body(92) == 100 and _body(93) == 101
+    r = validate(_sized(92, compression), config)
+    assert r.record_count == 3
+    with pytest.raises(InvalidRecordError) as ei:
+        validate(_sized(93, compression), config)
+    assert str(ei.value) == "Invalid record size: 101 exceeds the configured maximum record size of 100."
+    assert not getattr(ei.value, "record_errors", None)
+
+
+def test_max_decompressed_message_bytes_leaves_uncompressed_batches_alone():
+    """Kafka checks only what it decompresses: an uncompressed batch passes whatever its record
+    sizes, even when the topic codec recompresses it."""
+    for extra in ({}, {"compression_type": "gzip"}):
+        r = validate(_sized(500, 0), cfg(max_decompressed_message_bytes=100, **extra))
+        assert r.record_count == 3
 
 
 def test_invalid_record_exception_has_batch_index():
