@@ -10,16 +10,20 @@ from protocol.messages.api_versions import ApiVersionsResponse
 _CACHE: dict = {}
 
 
-# the KIP-848 APIs, advertised only while group.coordinator.rebalance.protocols lists "consumer"
+# the KIP-848 APIs, advertised only while group.coordinator.rebalance.protocols lists "consumer";
+# the KIP-1071 ones only while it lists "streams"
 CONSUMER_PROTOCOL_APIS = frozenset({68, 69})
+STREAMS_PROTOCOL_APIS = frozenset({88, 89})
 
 
 @handles(18)
 async def handle(ctx, req):
-    consumer = "consumer" in ctx.broker.cfg["group.coordinator.rebalance.protocols"]
-    keys = _CACHE.get(consumer)
+    protocols = ctx.broker.cfg["group.coordinator.rebalance.protocols"]
+    consumer, streams = "consumer" in protocols, "streams" in protocols
+    keys = _CACHE.get((consumer, streams))
     if keys is None:
-        keys = _CACHE[consumer] = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
-                                   for k, lo, hi in supported_ranges()
-                                   if consumer or k not in CONSUMER_PROTOCOL_APIS]
+        hidden = (set() if consumer else CONSUMER_PROTOCOL_APIS) | (set() if streams else STREAMS_PROTOCOL_APIS)
+        keys = _CACHE[(consumer, streams)] = [
+            ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
+            for k, lo, hi in supported_ranges() if k not in hidden]
     return ApiVersionsResponse(error_code=0, api_keys=keys, throttle_time_ms=0)

@@ -30,7 +30,13 @@ BROKER_OVERRIDES = {
     "group.initial.rebalance.delay.ms": 0,
     "group.min.session.timeout.ms": 1000,
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": 500,
+    # Streams-protocol members: a killed instance's tasks move after 6 s, not Kafka's 45 s
+    "group.streams.session.timeout.ms": 6000,
+    "group.streams.heartbeat.interval.ms": 1000,
 }
+# Kafka Streams' two rebalance protocols: the classic group protocol with Streams' own
+# assignor, and KIP-1071's Streams groups (the broker assigns the tasks)
+PROTOCOLS = ["classic", "streams"]
 PARTITIONS = 4
 DONE_TIMEOUT_S = 180.0
 CLEAN_EXIT = (0, 143)  # 143: the JVM's status after SIGTERM, its shutdown hook (KafkaStreams.close) run
@@ -211,11 +217,17 @@ def _describe_configs(bootstrap: str, topic: str) -> dict[str, str]:
     return {k: v.value for k, v in admin.describe_configs([res])[res].result(20).items()}
 
 
+@pytest.fixture(params=PROTOCOLS)
+def protocol(request) -> str:
+    return request.param
+
+
 @pytest.fixture
-def app_factory(tmp_path):
+def app_factory(tmp_path, protocol):
     apps: list[sa.StreamsAppProcess] = []
 
     def make(bootstrap: str, app_id: str, name: str, **kw) -> sa.StreamsAppProcess:
+        kw["extra"] = {"group.protocol": protocol, **kw.get("extra", {})}
         app = sa.StreamsAppProcess(bootstrap, app_id, tmp_path, name, **kw)
         apps.append(app)
         return app
