@@ -146,6 +146,7 @@ BROKER_KEYS: dict[str, BrokerKey] = {k.name: k for k in [
     _k("group.coordinator.rebalance.protocols", _list, "classic,consumer,streams", "Group protocols served: classic (JoinGroup/SyncGroup), consumer (KIP-848 ConsumerGroupHeartbeat) and streams (KIP-1071 StreamsGroupHeartbeat), the last two advertised only when listed; classic is required.", lambda v: "classic" in v, "The list must contain 'classic'"),
     _k("group.streams.session.timeout.ms", _int, "45000", "Session timeout of Streams-protocol (KIP-1071) members: a member silent this long is removed.", *_pos),
     _k("group.streams.heartbeat.interval.ms", _int, "5000", "Heartbeat interval given to Streams-protocol members.", *_pos),
+    _k("group.streams.initial.rebalance.delay.ms", _int, "3000", "How long a new Streams group waits for more members before its first task assignment.", *_nonneg),
     _k("group.streams.num.standby.replicas", _int, "0", "Standby replicas of each task the Streams group coordinator assigns.", *_nonneg),
     _k("group.consumer.session.timeout.ms", _int, "45000", "Session timeout of consumer-protocol (KIP-848) members: a member silent this long is removed.", *_pos),
     _k("group.consumer.min.session.timeout.ms", _int, "45000", "Lower bound of group.consumer.session.timeout.ms.", *_pos),

@@ -67,6 +67,7 @@ class GroupConfig:
     streams_session_timeout_ms: int = 45000       # group.streams.session.timeout.ms
     streams_heartbeat_interval_ms: int = 5000     # group.streams.heartbeat.interval.ms
     streams_num_standby_replicas: int = 0         # group.streams.num.standby.replicas
+    streams_initial_rebalance_delay_ms: int = 3000  # group.streams.initial.rebalance.delay.ms
 
     @classmethod
     def from_broker_config(cls, cfg) -> "GroupConfig":
@@ -81,6 +82,7 @@ class GroupConfig:
             streams_session_timeout_ms=cfg["group.streams.session.timeout.ms"],
             streams_heartbeat_interval_ms=cfg["group.streams.heartbeat.interval.ms"],
             streams_num_standby_replicas=cfg["group.streams.num.standby.replicas"],
+            streams_initial_rebalance_delay_ms=cfg["group.streams.initial.rebalance.delay.ms"],
             min_session_timeout_ms=cfg["group.min.session.timeout.ms"],
             max_session_timeout_ms=cfg["group.max.session.timeout.ms"],
             max_size=cfg["group.max.size"],

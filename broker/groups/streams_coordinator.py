@@ -38,7 +38,7 @@ from broker.groups.streams_assignment import (
     NO_TASKS, AssignmentState, MemberState, Tasks, assign, reconcile,
 )
 from broker.groups.streams_topology import (
-    SHUTDOWN_APPLICATION, STALE_TOPOLOGY, ConfiguredTopology, StreamsTopology, configure_topology,
+    ASSIGNMENT_DELAYED, SHUTDOWN_APPLICATION, STALE_TOPOLOGY, ConfiguredTopology, StreamsTopology, configure_topology,
     topology_from_request,
 )
 from broker.groups.timers import KeyedTimers
@@ -101,6 +101,8 @@ class StreamsGroup(GroupOffsets):
         self.target: dict[str, Tasks] = {}
         self.shutdown_requested_by: Optional[str] = None
         self.endpoint_information_epoch = 0
+        self.assignment_delayed_until: Optional[int] = None  # the initial rebalance delay's end
+        self.assignment_pending = False  # a target assignment was put off by the delay
 
     @property
     def state(self) -> str:
@@ -153,6 +155,7 @@ class StreamsHeartbeatResult:
     tasks: Optional[Tasks] = None                   # None: unchanged, not sent
     endpoint_information_epoch: int = 0
     partitions_by_endpoint: Optional[list] = None   # [((host, port), {topic: [p]}, {topic: [p]})]
+    leaving: bool = False                           # the answer to a leave: member id and epoch only
 
 
 def _tasks_of(lists) -> frozenset:
@@ -184,7 +187,7 @@ def validate_heartbeat(req) -> None:
             raise StreamsGroupError(E.INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request.")
         for name, lst in (("ActiveTasks", req.active_tasks), ("StandbyTasks", req.standby_tasks),
                           ("WarmupTasks", req.warmup_tasks)):
-            if lst:
+            if lst is None or lst:  # Kafka's throwIfNotEmptyCollection refuses null too
                 raise StreamsGroupError(E.INVALID_REQUEST, f"{name} must be empty when (re-)joining.")
         if req.topology is None:
             raise StreamsGroupError(E.INVALID_REQUEST, "Topology must be non-null when (re-)joining.")
@@ -345,15 +348,30 @@ class StreamsGroupCoordinator:
             bump = True
         if bump:
             group.group_epoch += 1
-            group.endpoint_information_epoch += 1
             group.metadata_snapshot = snapshot
             group.configured = configure_topology(group.topology, self._partitions_of)
             log.info("[GroupId %s][MemberId %s] Bumped streams group epoch to %d (topology %s).", gid, mid,
                      group.group_epoch, "ready" if group.configured.ready else group.configured.status)
             self._create_internal_topics(group)
         group.members[mid] = updated
-        if group.group_epoch > group.target_assignment_epoch:
-            self._compute_target(group)
+        now = self.now()
+        if group.target_assignment_epoch == 0 and group.assignment_delayed_until is None:
+            # a new group waits for more members before its first assignment
+            group.assignment_delayed_until = now + self.config.streams_initial_rebalance_delay_ms
+        delayed = group.assignment_delayed_until is not None and now < group.assignment_delayed_until
+        if delayed:
+            # the first members get the group's first epoch with no tasks; the tasks come with
+            # the assignment after the delay, at an epoch of its own
+            status.append((ASSIGNMENT_DELAYED, "Assignment delayed due to the configured initial rebalance delay."))
+            if group.target_assignment_epoch == 0:
+                group.target_assignment_epoch = group.group_epoch
+            group.assignment_pending = True
+        else:
+            if group.assignment_pending:
+                group.assignment_pending = False
+                group.group_epoch += 1
+            if group.group_epoch > group.target_assignment_epoch:
+                self._compute_target(group)
         before = member.assignment
         after = reconcile(updated.assignment if not joining else before, group.target_assignment_epoch,
                           group.target.get(mid, NO_TASKS), owned, group.owner_of, mid)
@@ -382,7 +400,8 @@ class StreamsGroupCoordinator:
                                                  f"fatal error and requested a shutdown for the entire application."))
         send = joining or owned is not None or after.assigned != before.assigned
         endpoints = None
-        if req.endpoint_information_epoch != group.endpoint_information_epoch:
+        if (req.endpoint_information_epoch != group.endpoint_information_epoch
+                and any(m.user_endpoint is not None for m in group.members.values())):
             endpoints = self._partitions_by_endpoint(group)
         return StreamsHeartbeatResult(0, None, mid, after.member_epoch, self.config.streams_heartbeat_interval_ms,
                                       status, after.assigned if send else None, group.endpoint_information_epoch,
@@ -418,6 +437,8 @@ class StreamsGroupCoordinator:
         members = {mid: (m.process_id, group.target.get(mid, NO_TASKS)) for mid, m in group.members.items()}
         group.target = assign(members, tasks, self.config.streams_num_standby_replicas)
         group.target_assignment_epoch = group.group_epoch
+        if any(m.user_endpoint is not None for m in group.members.values()):
+            group.endpoint_information_epoch += 1  # Interactive Queries' view of who holds what changed
         log.info("[GroupId %s] Computed a new target assignment for epoch %d with the sticky assignor: %s.",
                  group.group_id, group.group_epoch,
                  {mid: _fmt(t) for mid, t in sorted(group.target.items())})
@@ -448,7 +469,7 @@ class StreamsGroupCoordinator:
             raise StreamsGroupError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
         log.info("[GroupId %s][MemberId %s] Member %s left the streams group.", group_id, member_id, member_id)
         self._remove_streams_member(group, member_id)
-        return StreamsHeartbeatResult(0, None, member_id, epoch, 0)
+        return StreamsHeartbeatResult(0, None, member_id, epoch, 0, leaving=True)
 
     def _remove_streams_member(self, group: StreamsGroup, member_id: str) -> None:
         group.members.pop(member_id, None)
@@ -456,7 +477,6 @@ class StreamsGroupCoordinator:
         for kind in ("session", "rebalance"):
             self._sg_timers.cancel((kind, group.group_id, member_id), quiet=True)
         group.group_epoch += 1
-        group.endpoint_information_epoch += 1
         if not group.members:
             group.shutdown_requested_by = None
             group.target_assignment_epoch = group.group_epoch

@@ -4,8 +4,9 @@ RepartitionTopics, CopartitionedTopicsEnforcer and ChangelogTopics as pure funct
 ``configure_topology(topology, partitions_of)`` decides, from the topology a member sent and
 the partition counts of the topics that exist (``partitions_of(name)`` -> count or None):
 
-1. every source topic that is not an internal repartition topic must exist, else the
-   MISSING_SOURCE_TOPICS status ("Source topics a, b are missing.");
+1. every source topic must exist (repartition topics are not source topics: the Streams client
+   names them only as repartition source topics), else the MISSING_SOURCE_TOPICS status
+   ("Source topics a, b are missing.");
 2. a repartition topic without a fixed partition count gets the largest task count of the
    subtopologies writing to it (iterated until every count is known; a repartition topic no
    subtopology writes to, or a cycle, is an INCORRECTLY_PARTITIONED_TOPICS status);
@@ -29,6 +30,7 @@ MISSING_SOURCE_TOPICS = 1
 INCORRECTLY_PARTITIONED_TOPICS = 2
 MISSING_INTERNAL_TOPICS = 3
 SHUTDOWN_APPLICATION = 4
+ASSIGNMENT_DELAYED = 5
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class ConfiguredTopology:
     epoch: int
     tasks: dict = field(default_factory=dict)          # subtopology id -> number of tasks
     to_create: list = field(default_factory=list)      # TopicInfo with its partition count
+    internal_partitions: dict = field(default_factory=dict)  # internal topic -> its partition count
     status: Optional[tuple] = None                     # (status code, detail) that blocks assignment
 
     @property
@@ -72,6 +75,32 @@ class TopicConfigurationError(Exception):
         super().__init__(detail)
         self.status = status
         self.detail = detail
+
+
+def java_hash_order(names: list) -> list:
+    """The iteration order of a ``java.util.HashMap``/``HashSet`` of these strings put in this
+    order (Kafka names topics in its statuses in that order): by bucket of the spread
+    ``String.hashCode``, then by insertion within a bucket."""
+    def java_hash(s: str) -> int:
+        h = 0
+        for ch in s.encode("utf-16-be").decode("utf-16-be"):
+            for unit in ([ord(ch)] if ord(ch) < 0x10000 else
+                         [0xD800 + ((ord(ch) - 0x10000) >> 10), 0xDC00 + ((ord(ch) - 0x10000) & 0x3FF)]):
+                h = (31 * h + unit) & 0xFFFFFFFF
+        return h
+    capacity = 16
+    while len(names) > capacity * 0.75:
+        capacity *= 2
+    indexed = [((java_hash(n) ^ (java_hash(n) >> 16)) & (capacity - 1), i, n) for i, n in enumerate(names)]
+    return [n for _, _, n in sorted(indexed)]
+
+
+def summarize_topics(names: list) -> str:
+    """Kafka's summary of a topic list in a status: the first three, then a count."""
+    if not names:
+        return "<none>"
+    head = ", ".join(names[:3])
+    return head + (f" and {len(names) - 3} additional topics" if len(names) > 3 else "")
 
 
 def topology_from_request(t) -> StreamsTopology:
@@ -155,10 +184,9 @@ def _enforce_copartitioning(topology: StreamsTopology, repartition: dict[str, in
 def configure_topology(topology: StreamsTopology, partitions_of: Callable[[str], Optional[int]]) -> ConfiguredTopology:
     out = ConfiguredTopology(topology.epoch)
     repartition_names = {ti.name for s in topology.subtopologies for ti in s.repartition_source_topics}
-    missing = sorted({t for s in topology.subtopologies for t in s.source_topics
-                      if t not in repartition_names and partitions_of(t) is None})
+    missing = sorted({t for s in topology.subtopologies for t in s.source_topics if partitions_of(t) is None})
     if missing:
-        out.status = (MISSING_SOURCE_TOPICS, f"Source topics {', '.join(missing)} are missing.")
+        out.status = (MISSING_SOURCE_TOPICS, f"Source topics {summarize_topics(missing)} are missing.")
         return out
     try:
         repartition = _repartition_counts(topology, partitions_of)
@@ -176,6 +204,7 @@ def configure_topology(topology: StreamsTopology, partitions_of: Callable[[str],
             internal[ti.name] = TopicInfo(ti.name, repartition[ti.name], ti.replication_factor, ti.configs)
         for ti in s.state_changelog_topics:
             internal[ti.name] = TopicInfo(ti.name, n, ti.replication_factor, ti.configs)
+    out.internal_partitions = {name: ti.partitions for name, ti in internal.items()}
     for name, ti in internal.items():
         have = partitions_of(name)
         if have is None:
@@ -186,5 +215,5 @@ def configure_topology(topology: StreamsTopology, partitions_of: Callable[[str],
             return out
     if out.to_create:
         out.status = (MISSING_INTERNAL_TOPICS,
-                      f"Internal topics are missing: {', '.join(sorted(t.name for t in out.to_create))}")
+                      f"Internal topics are missing: {summarize_topics(java_hash_order([t.name for t in out.to_create]))}")
     return out

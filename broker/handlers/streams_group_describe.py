@@ -35,17 +35,20 @@ def _topic_info(ti, partitions):
 
 
 def _topology(g):
+    """The topology with the partition counts the coordinator configured for its internal
+    topics (what the member sent where it could not configure them)."""
     if g.topology is None:
         return None
-    tasks = g.configured.tasks if g.configured is not None else {}
+    counts = g.configured.internal_partitions if g.configured is not None else {}
     subs = []
     for s in g.topology.subtopologies:
         subs.append(D.Topology.Subtopology(
             subtopology_id=s.subtopology_id, source_topics=list(s.source_topics),
             repartition_sink_topics=list(s.repartition_sink_topics),
-            state_changelog_topics=[_topic_info(ti, ti.partitions) for ti in s.state_changelog_topics],
-            repartition_source_topics=[_topic_info(ti, ti.partitions) for ti in s.repartition_source_topics]))
-    del tasks
+            state_changelog_topics=[_topic_info(ti, counts.get(ti.name, ti.partitions))
+                                    for ti in s.state_changelog_topics],
+            repartition_source_topics=[_topic_info(ti, counts.get(ti.name, ti.partitions))
+                                       for ti in s.repartition_source_topics]))
     return D.Topology(epoch=g.topology.epoch, subtopologies=subs)
 
 
@@ -63,7 +66,7 @@ async def handle(ctx, req):
     include_description = getattr(req, "include_topology_description", False)
     for gid, err, message, g in b.groups.handle_streams_group_describe(ids):
         if err:
-            groups.append(D(error_code=err, error_message=message, group_id=gid, group_state="Dead", group_epoch=0,
+            groups.append(D(error_code=err, error_message=message, group_id=gid, group_state="", group_epoch=0,
                             assignment_epoch=0, members=[]))
             continue
         members = []

@@ -24,7 +24,7 @@ def streams_protocol_enabled(broker) -> bool:
 
 def _error(code, message=None):
     return R(throttle_time_ms=0, error_code=code, error_message=message, member_id="", member_epoch=0,
-             heartbeat_interval_ms=0, task_offset_interval_ms=0, endpoint_information_epoch=0, status=None)
+             heartbeat_interval_ms=0, task_offset_interval_ms=0, endpoint_information_epoch=0, status=[])
 
 
 def _task_ids(tasks):
@@ -56,6 +56,9 @@ async def handle(ctx, req):
     res = b.groups.handle_streams_group_heartbeat(req, ctx.client_id or "", client_host_of(ctx))
     if res.error:
         return _error(res.error, res.message)
+    if res.leaving:
+        return R(throttle_time_ms=0, error_code=0, member_id=res.member_id, member_epoch=res.member_epoch,
+                 heartbeat_interval_ms=0, task_offset_interval_ms=0, endpoint_information_epoch=0, status=[])
     tasks = res.tasks
     endpoints = None
     if res.partitions_by_endpoint is not None:

@@ -33,6 +33,7 @@ BROKER_OVERRIDES = {
     # Streams-protocol members: a killed instance's tasks move after 6 s, not Kafka's 45 s
     "group.streams.session.timeout.ms": 6000,
     "group.streams.heartbeat.interval.ms": 1000,
+    "group.streams.initial.rebalance.delay.ms": 0,
 }
 # Kafka Streams' two rebalance protocols: the classic group protocol with Streams' own
 # assignor, and KIP-1071's Streams groups (the broker assigns the tasks)
