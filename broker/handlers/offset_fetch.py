@@ -34,7 +34,9 @@ def _fetch(b, group_id, topics, require_stable, member_id=None, member_epoch=-1,
         found = {**found, **{tp: (-1, -1, "", ErrorCode.TOPIC_AUTHORIZATION_FAILED) for tp in wanted
                              if tp[0] in denied}}
     if err:
-        if wanted is None:
+        if wanted is None or err in (ErrorCode.STALE_MEMBER_EPOCH, ErrorCode.UNKNOWN_MEMBER_ID):
+            # a refused member (v9+) gets the group's error alone, as Kafka's group-level
+            # exception answer, for consumer and Streams groups alike
             return err, []
         found = {tp: (-1, -1, "", err) for tp in wanted}
     by_topic: dict[str, list] = {}

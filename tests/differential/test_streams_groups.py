@@ -124,9 +124,43 @@ def test_streams_group_join_topology_and_describe(ex):
     for dv in ex.versions(89):
         ex.send(89, dv, req(89, dv, group_ids=[group, _group(ex, "none")], include_authorized_operations=False),
                 scenario="describe the group and an unknown one")
+    # the member's offsets: OffsetCommit checks its epoch (v9+), OffsetFetch too
+    vc = max(ex.versions(8, lo=9))
+    ex.send(8, vc, lambda s: _commit(group, source, vc, s.state["epoch"], mid), scenario="commit at the member epoch")
+    ex.send(8, vc, lambda s: _commit(group, source, vc, s.state["epoch"] - 1, mid),
+            scenario="commit at an older member epoch")
+    ex.send(8, vc, lambda s: _commit(group, source, vc, s.state["epoch"], "nobody"), scenario="commit, unknown member")
+    ex.send(8, vc, _commit(group, source, vc, -1, ""), scenario="admin commit to a non-empty streams group")
+    vf = max(ex.versions(9, lo=9))
+    for tag, member, delta in (("the member epoch", mid, 0), ("a stale member epoch", mid, -1),
+                               ("an unknown member", "nobody", 0)):
+        ex.send(9, vf, lambda s: req(9, vf, groups=[{"group_id": group, "member_id": member,
+                                                     "member_epoch": s.state["epoch"] + delta,
+                                                     "topics": [{"name": source, "partition_indexes": [0, 1]}]}],
+                                     require_stable=False), scenario=f"fetch offsets with {tag}")
+    for dv in ex.versions(15, lo=5):
+        ex.send(15, dv, req(15, dv, groups=[group], include_authorized_operations=False),
+                scenario="DescribeGroups of a streams group")
+    ex.send(42, max(ex.versions(42)), req(42, max(ex.versions(42)), groups_names=[group]),
+            scenario="DeleteGroups of a non-empty streams group")
     other = uuid.uuid4().hex[:22]
     ex.send(88, v, _hb(group, v, other, 0, _topology(source, app, epoch=1), []),
             scenario="a second member with another topology")
     ex.send(88, v, lambda s: _hb(group, v, mid, s.state["epoch"] + 5), scenario="a member epoch ahead")
     ex.send(88, v, lambda s: _hb(group, v, mid, -1), scenario="leave")
     ex.send(88, v, _hb(group, v, mid, 2), scenario="heartbeat after leaving")
+    dv = max(ex.versions(89))
+    ex.send(89, dv, req(89, dv, group_ids=[group], include_authorized_operations=False),
+            scenario="describe the empty group")
+    ex.send(42, max(ex.versions(42)), req(42, max(ex.versions(42)), groups_names=[group]),
+            scenario="DeleteGroups of the empty streams group")
+    ex.send(89, dv, req(89, dv, group_ids=[group], include_authorized_operations=False),
+            scenario="describe the deleted group")
+
+
+def _commit(group, topic, v, epoch, member):
+    return req(8, v, group_id=group, generation_id_or_member_epoch=epoch, member_id=member,
+               group_instance_id=None, retention_time_ms=-1,
+               topics=[{"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 0,
+                                                        "committed_leader_epoch": -1, "commit_timestamp": -1,
+                                                        "committed_metadata": "m"}]}])
