@@ -239,7 +239,7 @@ def app_factory(tmp_path, protocol):
 
 
 @pytest.mark.parametrize("kind", ["hourglass", "kafka"])
-def test_clean_run_equals_topology_test_driver(kind, request, data, expected, app_factory):
+def test_clean_run_equals_topology_test_driver(kind, request, data, expected, app_factory, protocol):
     """On Hourglass, and on Apache Kafka as the oracle: the comparison itself is sound."""
     if kind == "hourglass":
         broker = request.getfixturevalue("broker_factory")(BROKER_OVERRIDES)
@@ -286,7 +286,26 @@ def test_clean_run_equals_topology_test_driver(kind, request, data, expected, ap
             break
         assert time.monotonic() < deadline, f"repartition topic never purged: log start offsets {starts}"
         time.sleep(0.5)
+    if protocol == "streams":
+        _check_streams_groups_tool(broker.bootstrap, app_id)
     assert app.stop() in CLEAN_EXIT, app.tail()
+
+
+def _check_streams_groups_tool(bootstrap: str, app_id: str) -> None:
+    """kafka-streams-groups.sh (``StreamsGroupCommand``) lists and describes the group."""
+    from tests.helpers.kafka_oracle import run_tool
+    tool = "org.apache.kafka.tools.streams.StreamsGroupCommand"
+    listed = run_tool(tool, "--bootstrap-server", bootstrap, "--list", check=False)
+    assert listed.returncode == 0 and app_id in listed.stdout.split(), (listed.stdout, listed.stderr)
+    described = run_tool(tool, "--bootstrap-server", bootstrap, "--describe", "--group", app_id, "--members",
+                         "--verbose", check=False)
+    print(described.stdout)
+    assert described.returncode == 0, (described.stdout, described.stderr)
+    lines = [ln.split() for ln in described.stdout.splitlines() if ln.strip()]
+    header = lines[0]
+    rows = [dict(zip(header, ln)) for ln in lines[1:] if ln and ln[0] == app_id]
+    assert len(rows) == 1, described.stdout  # one member: the app's single stream thread
+    assert described.stdout.count("0:[0,1,2,3]") >= 1 and described.stdout.count("1:[0,1,2,3]") >= 1, described.stdout
 
 
 def test_kill9_mid_stream_then_restore_from_changelogs(broker_factory, data, expected, app_factory):
