@@ -806,7 +806,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
             group = self._add_group(GroupMetadata(group_id, S.EMPTY, self.now()))
         if isinstance(group, StreamsGroup):
             err = self._validate_streams_offset_commit(group, member_id, generation_id, api_version=api_version,
-                                                       transactional=False)
+                                                       transactional=False, partitions=offsets)
             if err is not None:
                 return {tp: err for tp in offsets}
             return self._store_offsets(group, offsets)
@@ -911,7 +911,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
             group = self._add_group(GroupMetadata(group_id, S.EMPTY, self.now()))
         if isinstance(group, StreamsGroup):
             err = self._validate_streams_offset_commit(group, member_id, generation_id, api_version=5,
-                                                       transactional=True)
+                                                       transactional=True, partitions=offsets)
         elif isinstance(group, ConsumerGroup):
             err = self._validate_consumer_offset_commit(group, member_id, generation_id, api_version=5,
                                                         transactional=True, partitions=offsets,

@@ -73,6 +73,7 @@ class StreamsMember:
     task_offsets: tuple = ()                # ((subtopology, partition, offset), ...)
     task_end_offsets: tuple = ()
     assignment: AssignmentState = AssignmentState(0, 0, MemberState.STABLE, NO_TASKS, NO_TASKS)
+    task_epochs: dict = field(default_factory=dict)  # active task -> the member epoch it was assigned at
 
     @property
     def member_epoch(self) -> int:
@@ -375,7 +376,11 @@ class StreamsGroupCoordinator:
         before = member.assignment
         after = reconcile(updated.assignment if not joining else before, group.target_assignment_epoch,
                           group.target.get(mid, NO_TASKS), owned, group.owner_of, mid)
-        updated = replace(updated, assignment=after)
+        held = after.assigned.active | after.pending_revocation.active
+        epochs = {t: e for t, e in updated.task_epochs.items() if t in held and not joining}
+        for t in after.assigned.active:
+            epochs.setdefault(t, after.member_epoch)
+        updated = replace(updated, assignment=after, task_epochs=epochs)
         group.members[mid] = updated
         if after.state is MemberState.UNREVOKED_TASKS and before.state is not MemberState.UNREVOKED_TASKS:
             self._schedule_streams_rebalance_timeout(gid, mid, after.member_epoch, updated.rebalance_timeout_ms)
@@ -504,10 +509,13 @@ class StreamsGroupCoordinator:
     # ---- offsets ----------------------------------------------------------------------------------
     @staticmethod
     def _validate_streams_offset_commit(group: StreamsGroup, member_id: str, epoch: int, *, api_version: int,
-                                        transactional: bool) -> Optional[int]:
-        """Kafka's StreamsGroup.validateOffsetCommit: an admin commit (no member, epoch < 0) to
-        an empty group; else the member's current epoch (STALE_MEMBER_EPOCH, ILLEGAL_GENERATION
-        for TxnOffsetCommit)."""
+                                        transactional: bool, partitions=()) -> Optional[int]:
+        """Kafka 4.4's StreamsGroup.validateOffsetCommit: an admin commit (no member, epoch < 0)
+        to an empty group; else the member's epoch (STALE_MEMBER_EPOCH, ILLEGAL_GENERATION for
+        TxnOffsetCommit). A commit at an older epoch is accepted when each partition it commits
+        (``partitions``: (topic, partition)) belongs to a task the member still holds (assigned or
+        pending revocation) since that epoch or before: the member sent it before it read the
+        answer that moved its epoch on."""
         if epoch < 0 and not group.members and member_id == "":
             return None
         if transactional and epoch == -1 and member_id == "":
@@ -517,8 +525,19 @@ class StreamsGroupCoordinator:
             return E.UNKNOWN_MEMBER_ID
         if not transactional and api_version < 9:
             return E.UNSUPPORTED_VERSION
-        if epoch != m.member_epoch:
-            return E.ILLEGAL_GENERATION if transactional else E.STALE_MEMBER_EPOCH
+        if epoch == m.member_epoch:
+            return None
+        stale = E.ILLEGAL_GENERATION if transactional else E.STALE_MEMBER_EPOCH
+        if epoch > m.member_epoch or group.topology is None:
+            return stale
+        held = m.assignment.assigned.active | m.assignment.pending_revocation.active
+        for topic, p in partitions:
+            subs = [s.subtopology_id for s in group.topology.subtopologies
+                    if topic in s.source_topics or topic in {ti.name for ti in s.repartition_source_topics}]
+            if not subs or (subs[0], p) not in held or epoch < m.task_epochs.get((subs[0], p), 0):
+                log.debug("[GroupId %s] Commit of %s-%d by member %s at epoch %d refused: member epoch %d.",
+                          group.group_id, topic, p, member_id, epoch, m.member_epoch)
+                return stale
         return None
 
     @staticmethod

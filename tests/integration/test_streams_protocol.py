@@ -44,6 +44,16 @@ def _active(r):
     return None if r.active_tasks is None else {p for t in r.active_tasks for p in t.partitions}
 
 
+def _commit(w, group, member, epoch, topic, partition) -> int:
+    from protocol.messages.offset_commit import OffsetCommitRequest as OC
+    r = w.request(8, 9, OC(group_id=group, generation_id_or_member_epoch=epoch, member_id=member,
+                           group_instance_id=None, retention_time_ms=-1, topics=[OC.OffsetCommitRequestTopic(
+                               name=topic, partitions=[OC.OffsetCommitRequestTopic.OffsetCommitRequestPartition(
+                                   partition_index=partition, committed_offset=0, committed_leader_epoch=-1,
+                                   commit_timestamp=-1, committed_metadata="")])]))
+    return r.topics[0].partitions[0].error_code
+
+
 def _create(bootstrap, topic, n):
     from confluent_kafka.admin import AdminClient, NewTopic
     admin = AdminClient({"bootstrap.servers": bootstrap})
@@ -106,8 +116,16 @@ def test_two_members_share_revoke_before_reassign_and_fencing(broker_factory):
         r = c.beat()
         # the newcomer gets nothing a still holds: it waits for a's revocation
         assert not (_active(r) or set()) & a.owned
+        old_epoch = a.epoch
         _settle([a, c])
         assert len(a.owned) == len(c.owned) == 3
+        # a commit a sent before it read the answer that moved its epoch on: accepted for the
+        # tasks it held since then, STALE_MEMBER_EPOCH for one it gave away
+        assert a.epoch > old_epoch
+        kept, gone = min(a.owned), min(c.owned)
+        assert _commit(w, group, "a", old_epoch, source, kept) == 0
+        assert _commit(w, group, "a", old_epoch, source, gone) == E.STALE_MEMBER_EPOCH
+        assert _commit(w, group, "a", a.epoch + 1, source, kept) == E.STALE_MEMBER_EPOCH
         # c leaves: its tasks go back to a without waiting for anything
         r = hb(w, group, "c", -1)
         assert (r.error_code, r.member_epoch) == (0, -1)
