@@ -151,3 +151,35 @@ def test_two_members_share_revoke_before_reassign_and_fencing(broker_factory):
         assert hb(w, group, "a", -2).error_code == E.INVALID_REQUEST
         r = hb(w, group, "z", 0, source, owned=set(), topology=HB.Topology(epoch=3, subtopologies=[]))
         assert (r.error_code, r.error_message) == (E.INVALID_REQUEST, "Topology updates are not supported yet.")
+
+
+def test_members_churning_never_share_a_task(broker_factory):
+    """Thirty rounds of a member joining or leaving (rejoining under a new id) while the others
+    heartbeat in a shuffled order: at every step no task has two active owners, and each round
+    ends balanced with every task held."""
+    import random
+    rng = random.Random(1071)
+    b = broker_factory(OVERRIDES)
+    source = f"src-{uuid.uuid4().hex[:6]}"
+    group = f"app-{uuid.uuid4().hex[:6]}"
+    _create(b.bootstrap, source, 6)
+    with WireClient(b.bootstrap) as w:
+        members = [Member(w, group, source, f"m{i}") for i in range(2)]
+        _settle(members)
+        for n in range(30):
+            if len(members) < 4 and (len(members) < 2 or rng.random() < 0.5):
+                members.append(Member(w, group, source, f"j{n}"))
+            else:
+                gone = members.pop(rng.randrange(len(members)))
+                assert hb(w, group, gone.id, -1).error_code == 0
+            for _ in range(60):
+                rng.shuffle(members)
+                for m in members:
+                    m.beat()
+                    owners = [p for x in members for p in x.owned]
+                    assert len(owners) == len(set(owners)), (n, [(x.id, x.owned) for x in members])
+                sizes = sorted(len(m.owned) for m in members)
+                if len({m.epoch for m in members}) == 1 and sum(sizes) == 6 and sizes[-1] - sizes[0] <= 1:
+                    break
+            else:
+                raise AssertionError((n, [(m.id, m.epoch, m.owned) for m in members]))
