@@ -18,6 +18,10 @@ StreamsGroupHeartbeat (``handle_streams_group_heartbeat``):
    is not ready);
 5. the member is reconciled towards its target.
 
+A static member (an instance id) that leaves with epoch -2 stays in the group with its tasks
+until its session ends; rejoining under a new member id with the same instance id, it takes its
+place, epoch and tasks (UNRELEASED_INSTANCE_ID while the instance id is held by a live member).
+
 Timers: every member's session timeout (``group.streams.session.timeout.ms``) and the
 rebalance timeout of a member asked to revoke tasks; expiry fences the member.
 
@@ -74,6 +78,7 @@ class StreamsMember:
     task_end_offsets: tuple = ()
     assignment: AssignmentState = AssignmentState(0, 0, MemberState.STABLE, NO_TASKS, NO_TASKS)
     task_epochs: dict = field(default_factory=dict)  # active task -> the member epoch it was assigned at
+    static_left: bool = False   # a static member that left with epoch -2: it may come back
 
     @property
     def member_epoch(self) -> int:
@@ -302,9 +307,27 @@ class StreamsGroupCoordinator:
         if member is None:
             if not joining:
                 raise StreamsGroupError(E.UNKNOWN_MEMBER_ID, f"Member {mid} is not a member of group {gid}.")
-            member = StreamsMember(mid)
-            bump = True
-            log.info("[GroupId %s][MemberId %s] Member joins the streams group.", gid, mid)
+            previous = self._static_member(group, req.instance_id)
+            if previous is not None:
+                if not previous.static_left:
+                    raise StreamsGroupError(E.UNRELEASED_INSTANCE_ID, f"Static member {mid} with instance id "
+                                            f"{req.instance_id} cannot join the group because the instance id is "
+                                            f"owned by {previous.member_id} member.")
+                # the static member comes back under a new member id and takes its tasks over
+                log.info("[GroupId %s][MemberId %s] Static member with instance id %s re-joins the streams group "
+                         "using the streams protocol. Created a new member %s to replace the existing member %s.",
+                         gid, mid, req.instance_id, mid, previous.member_id)
+                member = replace(previous, member_id=mid, static_left=False)
+                del group.members[previous.member_id]
+                if previous.member_id in group.target:
+                    group.target[mid] = group.target.pop(previous.member_id)
+                for kind in ("session", "rebalance"):
+                    self._sg_timers.cancel((kind, gid, previous.member_id), quiet=True)
+                joining = False  # it keeps its epoch and tasks
+            else:
+                member = StreamsMember(mid)
+                bump = True
+                log.info("[GroupId %s][MemberId %s] Member joins the streams group.", gid, mid)
         elif joining:
             # a member rejoining at epoch 0 starts over (it lost its tasks)
             member = replace(member, assignment=AssignmentState(0, 0, MemberState.STABLE, NO_TASKS, NO_TASKS))
@@ -312,7 +335,7 @@ class StreamsGroupCoordinator:
         else:
             check_member_epoch(member, epoch, owned)
         topology_epoch = member.topology_epoch
-        if joining:
+        if epoch == 0:
             requested = topology_from_request(req.topology)
             if group.topology is None:
                 group.topology = requested
@@ -467,11 +490,23 @@ class StreamsGroupCoordinator:
                             exc.message)
 
     # ---- leaving and fencing ----------------------------------------------------------------------
+    @staticmethod
+    def _static_member(group: StreamsGroup, instance_id: Optional[str]) -> Optional[StreamsMember]:
+        if instance_id is None:
+            return None
+        return next((m for m in group.members.values() if m.instance_id == instance_id), None)
+
     def _streams_leave(self, group_id: str, member_id: str, epoch: int) -> StreamsHeartbeatResult:
         group = self._streams_group(group_id, False)
         m = group.members.get(member_id)
         if m is None:
             raise StreamsGroupError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
+        if epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            # a static member leaves for a while: its tasks wait for it until its session ends
+            log.info("[GroupId %s][MemberId %s] Static member %s with instance id %s temporarily left the streams "
+                     "group.", group_id, member_id, member_id, m.instance_id)
+            group.members[member_id] = replace(m, static_left=True)
+            return StreamsHeartbeatResult(0, None, member_id, epoch, 0, leaving=True)
         log.info("[GroupId %s][MemberId %s] Member %s left the streams group.", group_id, member_id, member_id)
         self._remove_streams_member(group, member_id)
         return StreamsHeartbeatResult(0, None, member_id, epoch, 0, leaving=True)

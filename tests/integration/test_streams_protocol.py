@@ -183,3 +183,27 @@ def test_members_churning_never_share_a_task(broker_factory):
                     break
             else:
                 raise AssertionError((n, [(m.id, m.epoch, m.owned) for m in members]))
+
+
+def test_static_member_leaves_for_a_while_and_takes_its_tasks_back(broker_factory):
+    b = broker_factory(OVERRIDES)
+    source = f"src-{uuid.uuid4().hex[:6]}"
+    group = f"app-{uuid.uuid4().hex[:6]}"
+    _create(b.bootstrap, source, 6)
+    with WireClient(b.bootstrap) as w:
+        a, s = Member(w, group, source, "a"), Member(w, group, source, "s1")
+        a.beat()
+        s.beat(instance_id="inst")
+        _settle([a, s])
+        held, epoch = set(s.owned), s.epoch
+        assert held
+        r = hb(w, group, "s1", -2, instance_id="inst")
+        assert (r.error_code, r.member_epoch) == (0, -2)
+        a.beat()
+        assert not a.owned & held  # the tasks wait for the static member
+        back = Member(w, group, source, "s2")
+        r = back.beat(instance_id="inst", process_id="p-s1")  # a restarted instance keeps its process id
+        assert (back.epoch, back.owned) == (epoch, held)
+        r = hb(w, group, "s3", 0, source, owned=set(), instance_id="inst")
+        assert r.error_code == E.UNRELEASED_INSTANCE_ID, r
+        assert hb(w, group, "s1", epoch).error_code == E.UNKNOWN_MEMBER_ID
