@@ -34,6 +34,9 @@ BROKER_OVERRIDES = {
     "group.streams.session.timeout.ms": 6000,
     "group.streams.heartbeat.interval.ms": 1000,
     "group.streams.initial.rebalance.delay.ms": 0,
+    # one standby replica per task: with two or three instances each keeps a copy of another's
+    # stores up to date (the classic protocol takes num.standby.replicas from the app, 0 here)
+    "group.streams.num.standby.replicas": 1,
 }
 # Kafka Streams' two rebalance protocols: the classic group protocol with Streams' own
 # assignor, and KIP-1071's Streams groups (the broker assigns the tasks)
@@ -291,6 +294,14 @@ def test_clean_run_equals_topology_test_driver(kind, request, data, expected, ap
     assert app.stop() in CLEAN_EXIT, app.tail()
 
 
+def _describe_streams_group(bootstrap: str, app_id: str) -> str:
+    from tests.helpers.kafka_oracle import run_tool
+    r = run_tool("org.apache.kafka.tools.streams.StreamsGroupCommand", "--bootstrap-server", bootstrap, "--describe",
+                 "--group", app_id, "--members", "--verbose", check=False)
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    return r.stdout
+
+
 def _check_streams_groups_tool(bootstrap: str, app_id: str) -> None:
     """kafka-streams-groups.sh (``StreamsGroupCommand``) lists and describes the group."""
     from tests.helpers.kafka_oracle import run_tool
@@ -344,7 +355,7 @@ def test_broker_restart_mid_stream(broker_factory, data, expected, app_factory):
     assert app.stop() in CLEAN_EXIT, app.tail()
 
 
-def test_two_instances_and_a_third_joining_and_leaving(broker_factory, data, expected, app_factory):
+def test_two_instances_and_a_third_joining_and_leaving(broker_factory, data, expected, app_factory, protocol):
     broker = broker_factory(BROKER_OVERRIDES)
     _create_topics(broker.bootstrap)
     app_id = f"hg-streams-{uuid.uuid4().hex[:6]}"
@@ -363,6 +374,10 @@ def test_two_instances_and_a_third_joining_and_leaving(broker_factory, data, exp
     producer.finish()  # the rest after the third left
     wait_until_done(broker.bootstrap, app_id, data, [a, b])
     assert_same_as_driver(broker.bootstrap, expected)
+    if protocol == "streams":
+        # the broker's assignment: each instance runs half the tasks and a standby of the others
+        out = _describe_streams_group(broker.bootstrap, app_id)
+        assert out.count("STANDBY:") >= 2 and "STANDBY: 0:" in out, out
     # the third instance really took a share: it reached RUNNING after a rebalance gave it tasks
     assert "REBALANCING" in a.states[1:] and "REBALANCING" in b.states[1:]
     assert a.stop() in CLEAN_EXIT, a.tail()
