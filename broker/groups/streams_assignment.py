@@ -66,6 +66,15 @@ def _sid_key(sid: str):
     return (0, int(sid), sid) if sid.isdigit() else (1, 0, sid)
 
 
+def by_subtopology(tasks) -> list:
+    """Tasks as the wire lists them: [(subtopology id, sorted partitions)], subtopologies in
+    numeric order."""
+    by: dict = {}
+    for sid, p in tasks:
+        by.setdefault(sid, []).append(p)
+    return [(sid, sorted(by[sid])) for sid in sorted(by, key=_sid_key)]
+
+
 def assign(members: dict, tasks_per_subtopology: dict, num_standby: int = 0) -> dict:
     """``members``: member id -> (process id, previous target ``Tasks``). Returns member id ->
     ``Tasks``."""

@@ -4,6 +4,7 @@ endpoint, client tags, task offsets, current and target tasks. A group of anothe
 unknown one, answers GROUP_ID_NOT_FOUND. No topology description plugin is configured, so v1's
 ``TopologyDescription`` is null with status NOT_REQUESTED (0) or NOT_STORED (1).
 """
+from broker.groups.streams_assignment import NO_TASKS, by_subtopology
 from broker.handlers.streams_group_heartbeat import streams_protocol_enabled
 from broker.registry import handles
 from broker.security.acl import ResourceType
@@ -18,11 +19,7 @@ STICKY = "sticky"
 
 
 def _task_ids(tasks):
-    by: dict = {}
-    for sid, p in tasks:
-        by.setdefault(sid, []).append(p)
-    key = lambda s: (0, int(s), s) if s.isdigit() else (1, 0, s)  # noqa: E731
-    return [A.TaskIds(subtopology_id=sid, partitions=sorted(ps)) for sid, ps in sorted(by.items(), key=lambda kv: key(kv[0]))]
+    return [A.TaskIds(subtopology_id=sid, partitions=ps) for sid, ps in by_subtopology(tasks)]
 
 
 def _assignment(t):
@@ -62,7 +59,6 @@ async def handle(ctx, req):
     az = active(ctx)
     ids, groups = split_described_groups(az, req.group_ids, lambda **kw: D(group_state="", group_epoch=0,
                                                                           assignment_epoch=0, members=[], **kw))
-    from broker.groups.streams_assignment import NO_TASKS
     include_description = getattr(req, "include_topology_description", False)
     for gid, err, message, g in b.groups.handle_streams_group_describe(ids):
         if err:

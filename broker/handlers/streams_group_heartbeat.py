@@ -12,6 +12,8 @@ topics, and CREATE on the internal topics (CLUSTER or the topic) for the ones th
 coordinator creates.
 """
 from broker.groups.coordinator import client_host_of
+from broker.groups.streams_assignment import by_subtopology
+from broker.groups.streams_coordinator import ACCEPTABLE_RECOVERY_LAG, TASK_OFFSET_INTERVAL_MS
 from broker.registry import handles
 from broker.security.api_acls import active
 from protocol.errors import ErrorCode
@@ -28,11 +30,7 @@ def _error(code, message=None):
 
 
 def _task_ids(tasks):
-    by: dict = {}
-    for sid, p in tasks:
-        by.setdefault(sid, []).append(p)
-    key = lambda s: (0, int(s), s) if s.isdigit() else (1, 0, s)  # noqa: E731
-    return [R.TaskIds(subtopology_id=sid, partitions=sorted(ps)) for sid, ps in sorted(by.items(), key=lambda kv: key(kv[0]))]
+    return [R.TaskIds(subtopology_id=sid, partitions=ps) for sid, ps in by_subtopology(tasks)]
 
 
 @handles(88)
@@ -68,7 +66,6 @@ async def handle(ctx, req):
             standby_partitions=[R.EndpointToPartitions.TopicPartition(topic=t, partitions=ps)
                                 for t, ps in stb.items()])
             for (h, p), act, stb in res.partitions_by_endpoint]
-    from broker.groups.streams_coordinator import ACCEPTABLE_RECOVERY_LAG, TASK_OFFSET_INTERVAL_MS
     return R(throttle_time_ms=0, error_code=0, error_message=None, member_id=res.member_id,
              member_epoch=res.member_epoch, heartbeat_interval_ms=res.heartbeat_interval_ms,
              **({"acceptable_recovery_lag": ACCEPTABLE_RECOVERY_LAG} if ctx.api_version >= 1
