@@ -33,6 +33,7 @@ import threading
 import time
 from pathlib import Path
 
+from bench.procs import answered, cpu_seconds, figures_in, rss_mib
 from tests.helpers.kafka_oracle import KafkaProcess, kafka_classpath
 from tests.helpers import jvm
 
@@ -41,13 +42,11 @@ PERF_CONSUMER = "org.apache.kafka.tools.ConsumerPerformance"
 
 
 def _rss_mib(pid: int) -> float:
+    """The sampler's reading: 0 once the process is gone (its thread may outlive it)."""
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
+        return rss_mib(pid)
     except FileNotFoundError:
-        pass
-    return 0.0
+        return 0.0
 
 
 class RssSampler:
@@ -81,7 +80,6 @@ class Kafka:
 
     def start(self) -> float:
         """Start; returns seconds from launch to the first answered ApiVersions."""
-        from hourglass.cli.probe import probe
         kp = self.kp
         if not kp._formatted:
             kp.format_storage()
@@ -90,10 +88,8 @@ class Kafka:
         with open(kp.home / "stdout.log", "ab") as out:
             kp.proc = subprocess.Popen(kp.argv(config), stdout=out, stderr=subprocess.STDOUT,
                                        stdin=subprocess.DEVNULL, cwd=kp.home, start_new_session=True)
-        while not probe("127.0.0.1", kp.port, 0.5)[0]:
-            if kp.proc.poll() is not None or time.perf_counter() - t0 > 120:
-                raise RuntimeError(f"kafka did not start\n{kp.log_tail()}")
-            time.sleep(0.002)
+        if not answered(kp.proc, kp.port, t0, 120):
+            raise RuntimeError(f"kafka did not start\n{kp.log_tail()}")
         dt = time.perf_counter() - t0
         self.proc, self.bootstrap = kp.proc, kp.bootstrap
         return dt
@@ -156,23 +152,8 @@ def warm_up(bootstrap: str, quick: bool, log=print) -> None:
 
 
 def _rdkafka(args: list[str], bench_python: str, shared: Path) -> dict[str, float]:
-    r = subprocess.run([bench_python, str(shared / "rdkafka_bench.py"), *args], capture_output=True, text=True,
-                       timeout=900)
-    out = {}
-    for line in r.stdout.splitlines():
-        parts = line.split()
-        if len(parts) >= 2:
-            try:
-                out[parts[0]] = float(parts[1])
-            except ValueError:
-                pass
-    return out
-
-
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    clk = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / clk
+    return figures_in(subprocess.run([bench_python, str(shared / "rdkafka_bench.py"), *args], capture_output=True,
+                                     text=True, timeout=900).stdout)
 
 
 _PERF_TOOLS_FAILED: set[str] = set()
@@ -200,15 +181,15 @@ def one_round(name: str, b, quick: bool, bench_python: str, shared: Path, tag: s
                 if name in _PERF_TOOLS_FAILED:
                     continue
                 try:
-                    cpu0 = _cpu_seconds(b.proc.pid)
+                    cpu0 = cpu_seconds(b.proc.pid)
                     r = producer_perf(b.bootstrap, t, n, size, acks)
-                    cpu_p = _cpu_seconds(b.proc.pid) - cpu0
+                    cpu_p = cpu_seconds(b.proc.pid) - cpu0
                     for k, v in r.items():
                         out[f"perf_producer_{label}_acks{acks}_{k}"] = v
                     if label == "1KiB" and acks == "1":
-                        cpu0 = _cpu_seconds(b.proc.pid)
+                        cpu0 = cpu_seconds(b.proc.pid)
                         c = consumer_perf(b.bootstrap, t, n)
-                        cpu_c = _cpu_seconds(b.proc.pid) - cpu0
+                        cpu_c = cpu_seconds(b.proc.pid) - cpu0
                         out["perf_consumer_1KiB_rps"], out["perf_consumer_1KiB_mbps"] = c["rps"], c["mbps"]
                         gb = n * size / 1e9
                         out["broker_cpu_s_per_GB_produced"] = cpu_p / gb

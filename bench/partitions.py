@@ -25,7 +25,6 @@ import argparse
 import os
 import resource
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -36,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.procs import answered, free_port, rss_mib  # noqa: E402
 from bench.rawclient import RawClient  # noqa: E402
 from protocol.messages.create_topics import CreateTopicsRequest as CT  # noqa: E402
 from protocol.messages.fetch import FetchRequest as FR  # noqa: E402
@@ -50,19 +50,6 @@ def emit(name: str, value: float, unit: str) -> None:
     print(f"{name} {value:.4g} {unit}", flush=True)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
 def open_fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
@@ -72,7 +59,6 @@ class Broker:
         self.data_dir, self.nofile, self.proc, self.port = data_dir, nofile, None, None
 
     def start(self) -> float:
-        from hourglass.cli.probe import probe
         self.port = free_port()
         cmd = [sys.executable, "-m", "broker", "--log-level", "WARNING", "serve", "--port", str(self.port),
                "--data-dir", str(self.data_dir)]
@@ -82,10 +68,8 @@ class Broker:
         t0 = time.perf_counter()
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                      preexec_fn=pre)
-        while not probe("127.0.0.1", self.port, 0.5)[0]:
-            if self.proc.poll() is not None or time.perf_counter() - t0 > 300:
-                raise RuntimeError("broker did not start")
-            time.sleep(0.005)
+        if not answered(self.proc, self.port, t0, 300):
+            raise RuntimeError("broker did not start")
         return time.perf_counter() - t0
 
     @property

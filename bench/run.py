@@ -76,7 +76,6 @@ import json
 import os
 import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -88,7 +87,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 SHARED = Path(os.environ.get("HOURGLASS_SHARED_BENCH", ROOT.parent / "shared" / "bench"))
 RESULTS = ROOT / "bench" / "results"
-CLK = os.sysconf("SC_CLK_TCK")
+
+from bench.procs import answered, cpu_seconds, figures_in, free_port, rss_mib  # noqa: E402
 
 figures: dict[str, tuple[float, str]] = {}
 
@@ -102,24 +102,6 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK  # utime + stime
-
-
-def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
 class Hourglass:
     def __init__(self, data_dir: Path, *overrides: str, port: int | None = None):
         """``port``: the PLAINTEXT port when the overrides set ``listeners`` themselves."""
@@ -128,7 +110,6 @@ class Hourglass:
 
     def start(self) -> float:
         """Start; returns seconds from launch to the first answered ApiVersions."""
-        from hourglass.cli.probe import probe
         port = self.port or free_port()
         own = any(o.startswith("listeners=") for o in self.overrides)
         cmd = [sys.executable, "-m", "broker", "--log-level", "WARNING", "serve", *([] if own else ["--port", str(port)]),
@@ -140,13 +121,8 @@ class Hourglass:
         # PYTHONDONTWRITEBYTECODE, which makes every start compile every module)
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        while True:
-            ok, _ = probe("127.0.0.1", port, 0.5)
-            if ok:
-                break
-            if self.proc.poll() is not None or time.perf_counter() - t0 > 30:
-                raise RuntimeError("broker did not start")
-            time.sleep(0.002)
+        if not answered(self.proc, port, t0, 30):
+            raise RuntimeError("broker did not start")
         self.bootstrap = f"127.0.0.1:{port}"
         return time.perf_counter() - t0
 
@@ -160,16 +136,13 @@ class Tansu:
         self.binary, self.proc = binary, None
 
     def start(self) -> float:
-        from hourglass.cli.probe import probe
         port = free_port()
         url = f"tcp://127.0.0.1:{port}"
         t0 = time.perf_counter()
         self.proc = subprocess.Popen([self.binary, "broker", "--listener-url", url, "--advertised-listener-url", url],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        while not probe("127.0.0.1", port, 0.5)[0]:
-            if self.proc.poll() is not None or time.perf_counter() - t0 > 30:
-                raise RuntimeError("tansu did not start")
-            time.sleep(0.002)
+        if not answered(self.proc, port, t0, 30):
+            raise RuntimeError("tansu did not start")
         self.bootstrap = f"127.0.0.1:{port}"
         return time.perf_counter() - t0
 
@@ -198,16 +171,7 @@ def create_topic(client, name: str, partitions: int) -> None:
 def run_suite(bootstrap: str, quick: bool) -> dict[str, float]:
     cmd = [str(SHARED / "run.sh"), bootstrap] + (["--quick"] if quick else [])
     env = dict(os.environ, HOURGLASS_JARS=os.environ.get("HOURGLASS_JARS", str(Path.home() / ".cache/hourglass/jars")))
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
-    out = {}
-    for line in r.stdout.splitlines():
-        parts = line.split()
-        if len(parts) >= 2:
-            try:
-                out[parts[0]] = float(parts[1])
-            except ValueError:
-                pass
-    return out
+    return figures_in(subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800).stdout)
 
 
 def step_suite(brokers: dict, rounds: int, quick: bool) -> None:

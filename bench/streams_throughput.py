@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 from tests.helpers import streams_app as sa  # noqa: E402
 from tests.helpers.broker import BrokerProcess  # noqa: E402
 from tests.helpers.kafka_oracle import KafkaProcess  # noqa: E402
+from tests.helpers.txn import group_committed  # noqa: E402
 
 PARTITIONS = 4
 HOURGLASS_OVERRIDES = {"group.initial.rebalance.delay.ms": 0, "group.min.session.timeout.ms": 1000}
@@ -37,34 +38,16 @@ HOURGLASS_OVERRIDES = {"group.initial.rebalance.delay.ms": 0, "group.min.session
 
 def _setup(bootstrap: str, data: sa.StreamsInput) -> None:
     from confluent_kafka import Producer
-    from confluent_kafka.admin import AdminClient, NewTopic
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    topics = [NewTopic(sa.EVENTS, PARTITIONS, 1),
-              NewTopic(sa.REGIONS, PARTITIONS, 1, config={"cleanup.policy": "compact"}),
-              NewTopic(sa.WINDOW_RESULTS, PARTITIONS, 1), NewTopic(sa.REGION_TOTALS, PARTITIONS, 1)]
-    for f in admin.create_topics(topics).values():
-        f.result(30)
+    sa.create_topics(bootstrap, PARTITIONS)
     p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "enable.idempotence": True,
                   "batch.num.messages": 10000})
-    for topic, key, value, ts in data.rows():
-        while True:
-            try:
-                p.produce(topic, key=key.encode(), value=value.encode(), timestamp=ts,
-                          partition=sa.partition_of(key, PARTITIONS))
-                break
-            except BufferError:
-                p.poll(0.01)
+    sa.produce(p, data.rows(), PARTITIONS)
     assert p.flush(120) == 0
 
 
 def _committed(bootstrap: str, group: str) -> int:
-    from confluent_kafka import Consumer, TopicPartition
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
-    try:
-        return sum(max(tp.offset, 0) for tp in c.committed(
-            [TopicPartition(sa.EVENTS, p) for p in range(PARTITIONS)], timeout=20))
-    finally:
-        c.close()
+    """Input offsets the application has committed, over all partitions (none yet counts 0)."""
+    return sum(max(o, 0) for o in group_committed(bootstrap, group, sa.EVENTS, range(PARTITIONS)).values())
 
 
 def one_round(kind: str, data: sa.StreamsInput, tmp: Path, timeout: float = 900.0) -> float:

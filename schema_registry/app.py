@@ -19,9 +19,11 @@ from aiohttp import web
 
 from schema_registry import errors as E
 from schema_registry.config_model import config_update
+from schema_registry.schemas import BODY_ERRORS, SCHEMA_TEXT
 from schema_registry.store import MODES, SchemaStore
 from web.auth import BrokerUsers
 from web.http import HttpError, add_routes_slash_tolerant, error_response, middlewares, read_json
+from web.openapi import INT32, STRING, array, ref, responds
 
 CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
 ACCEPTED_BODY_TYPES = {"application/vnd.schemaregistry.v1+json", "application/vnd.schemaregistry+json",
@@ -137,23 +139,28 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
     routes = web.RouteTableDef()
 
     @routes.get("/")
+    @responds({200: "Root"})
     async def root(request):
         return _ok({})
 
     @routes.get("/v1/metadata/id")
+    @responds({200: "ServerClusterId"})
     async def metadata_id(request):
         return _ok({"scope": {"path": [], "clusters": {"kafka-cluster": store.broker.cluster_id,
                                                         "schema-registry-cluster": "schema-registry"}}})
 
     @routes.get("/contexts")
+    @responds({200: array(STRING)})
     async def contexts(request):
         return _ok(["."])
 
     @routes.get("/schemas/types")
+    @responds({200: array(STRING)})
     async def schema_types(request):
         return _ok(SCHEMA_TYPES)
 
     @routes.get("/schemas")
+    @responds({200: array("Schema")})
     async def schemas(request):
         prefix = request.query.get("subjectPrefix", "")
         deleted, latest_only = _flag(request, "deleted"), _flag(request, "latestOnly")
@@ -176,9 +183,16 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
             text = store.parsed_entry(e).formatted(fmt)
             if text is not None:
                 d["schema"] = text
+        wanted = request.query.getall("findTags", [])
+        if wanted:  # Confluent's extractSchemaTags: the tagged entities, after the schema
+            from schema_registry.tags import find_tags
+            found = find_tags(store.parsed_entry(e), wanted)
+            if found:
+                d["schemaTags"] = found
         return d
 
     @routes.get("/schemas/ids/{id}")
+    @responds({200: "SchemaString"}, errors=(404,))
     async def schema_by_id(request):
         e = _by_id(request)
         d = e.as_json(with_subject=False)
@@ -186,6 +200,7 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         return _ok(_formatted(request, e, d))
 
     @routes.get("/schemas/guids/{guid}")
+    @responds({200: "SchemaString"}, errors=(404,))
     async def schema_by_guid(request):
         e = store.schema_by_guid(request.match_info["guid"])
         if e is None:
@@ -195,10 +210,12 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         return _ok(_formatted(request, e, d))
 
     @routes.get("/schemas/ids/{id}/schema")
+    @responds({200: SCHEMA_TEXT}, errors=(404,))
     async def schema_text_by_id(request):
         return _raw(_by_id(request).schema)
 
     @routes.get("/schemas/ids/{id}/subjects")
+    @responds({200: array(STRING)}, errors=(404,))
     async def subjects_by_id(request):
         sid = _schema_id(request.match_info["id"])
         holders = store.state.ids.get(sid) or {}
@@ -209,6 +226,7 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         return _ok(subjects)
 
     @routes.get("/schemas/ids/{id}/versions")
+    @responds({200: array("SubjectVersion")}, errors=(404,))
     async def versions_by_id(request):
         sid = _schema_id(request.match_info["id"])
         holders = store.state.ids.get(sid) or {}
@@ -219,12 +237,14 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
                     if deleted or not e.deleted])
 
     @routes.get("/subjects")
+    @responds({200: array(STRING)})
     async def subjects(request):
         may_read = request.get(MAY_READ, lambda s: True)  # only what the caller may read (ACLs on)
         return _ok([s for s in store.subjects(deleted=_flag(request, "deleted"),
                                               prefix=request.query.get("subjectPrefix", "")) if may_read(s)])
 
     @routes.get("/subjects/" + SUBJECT + "/versions")
+    @responds({200: {"anyOf": [array(INT32), ref("Schema")]}}, errors=(400, 404))
     async def list_versions(request):
         subject = request.match_info["subject"]
         if "asOf" in request.query:
@@ -232,18 +252,37 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         return _ok([e.version for e in store.versions(subject, deleted=_flag(request, "deleted"))])
 
     @routes.post("/subjects/" + SUBJECT + "/versions")
+    @responds({200: "RegisterSchemaResponse"}, errors=(*BODY_ERRORS, 404, 409))
     async def register(request):
         _valid_subject(request.match_info["subject"])
         body = await _body(request)
-        e = store.register(request.match_info["subject"], body, normalize=_flag(request, "normalize"))
+        tagged = bool(body.get("schemaTagsToAdd") or body.get("schemaTagsToRemove") or body.get("propagateSchemaTags") is True)
+        if tagged:  # Confluent's RegisterSchemaRequest with schema tags: the text is edited
+            e = store.register_with_tags(request.match_info["subject"], body, normalize=_flag(request, "normalize"))
+        else:
+            e = store.register(request.match_info["subject"], body, normalize=_flag(request, "normalize"))
         # Confluent's RegisterSchemaResponse (its 7.x answered the id alone; clients read both)
         d = e.as_json()
         del d["subject"]
         # PROTOBUF: the schema in the form the client sent it. confluent-kafka caches this answer's
         # text as the id's schema, and its deserializer then expects the base64 form it registered.
-        if d.get("schemaType") == "PROTOBUF" and isinstance(body.get("schema"), str):
+        if d.get("schemaType") == "PROTOBUF" and isinstance(body.get("schema"), str) and not tagged:
             d["schema"] = body["schema"]
         return _ok({"id": d.pop("id"), "version": d.pop("version"), **d})  # Confluent's field order
+
+    @routes.post("/subjects/" + SUBJECT + "/versions/{version}/tags")
+    @responds({200: "RegisterSchemaResponse"}, errors=(*BODY_ERRORS, 404, 409))
+    async def modify_tags(request):
+        """Confluent's ``modifySchemaTags``: a new version with schema-embedded tags edited."""
+        from schema_registry.tags import parse_request
+        subject = request.match_info["subject"]
+        _valid_subject(subject)
+        version = _version(request.match_info["version"])
+        req = parse_request(await _body(request))
+        e = store.modify_tags(subject, version, req)
+        d = e.as_json()
+        del d["subject"]
+        return _ok({"id": d.pop("id"), "version": d.pop("version"), **d})  # as a registration answers
 
     def _get_version(request):
         subject = request.match_info["subject"]
@@ -253,26 +292,31 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         return store.get_version(subject, version, deleted=_flag(request, "deleted"))
 
     @routes.get("/subjects/" + SUBJECT + "/versions/{version}")
+    @responds({200: "Schema"}, errors=(400, 404, 422))
     async def get_version(request):
         e = _get_version(request)
         return _ok(_formatted(request, e, e.as_json()))
 
     @routes.get("/subjects/" + SUBJECT + "/versions/{version}/schema")
+    @responds({200: SCHEMA_TEXT}, errors=(400, 404, 422))
     async def get_version_schema(request):
         return _raw(_get_version(request).schema)
 
     @routes.get("/subjects/" + SUBJECT + "/versions/{version}/referencedby")
+    @responds({200: array(INT32)}, errors=(400, 404, 422))
     async def referenced_by(request):
         e = _get_version(request)
         return _ok(store.referenced_by(e.subject, e.version, deleted=_flag(request, "deleted")))
 
     @routes.delete("/subjects/" + SUBJECT + "/versions/{version}")
+    @responds({200: INT32}, errors=(404, 422))
     async def delete_version(request):
         version = _version(request.match_info["version"])
         return _ok(store.delete_version(request.match_info["subject"], version,
                                         permanent=_flag(request, "permanent")))
 
     @routes.get("/subjects/" + SUBJECT + "/metadata")
+    @responds({200: "Schema"}, errors=(404,))
     async def latest_with_metadata(request):
         subject = request.match_info["subject"]
         wanted = list(zip(request.query.getall("key", []), request.query.getall("value", [])))
@@ -283,6 +327,7 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         raise E.version_not_found("with the given metadata")
 
     @routes.post("/subjects/" + SUBJECT)
+    @responds({200: "Schema"}, errors=(*BODY_ERRORS, 404))
     async def lookup(request):
         body = await _body(request)
         if not isinstance(body.get("schema"), str):
@@ -292,6 +337,7 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         return _ok(e.as_json())
 
     @routes.delete("/subjects/" + SUBJECT)
+    @responds({200: array(INT32)}, errors=(404, 422))
     async def delete_subject(request):
         return _ok(store.delete_subject(request.match_info["subject"], permanent=_flag(request, "permanent")))
 
@@ -318,6 +364,7 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         return _ok(out)
 
     @routes.post("/compatibility/subjects/" + SUBJECT + "/versions/{version}")
+    @responds({200: "CompatibilityCheckResponse"}, errors=(*BODY_ERRORS, 404))
     async def compat_version(request):
         subject = request.match_info["subject"]
         version = _version(request.match_info["version"])
@@ -333,6 +380,7 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         return await _compat(request, [e])
 
     @routes.post("/compatibility/subjects/" + SUBJECT + "/versions")
+    @responds({200: "CompatibilityCheckResponse"}, errors=(*BODY_ERRORS, 404))
     async def compat_all(request):
         subject = request.match_info["subject"]
         versions = store.state.subjects.get(subject) or {}
@@ -344,12 +392,14 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         return {k: v for k, v in cfg.items() if v is not None}
 
     @routes.get("/config")
+    @responds({200: "Config"})
     async def get_global_config(request):
         cfg = dict(store.config(None) or {})
         cfg.setdefault("compatibilityLevel", store.default_level)
         return _ok(_config_answer(cfg))
 
     @routes.get("/config/" + SUBJECT)
+    @responds({200: "Config"}, errors=(404,))
     async def get_config(request):
         subject = request.match_info["subject"]
         cfg = store.config(subject)
@@ -368,19 +418,23 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         return _ok(echo)
 
     @routes.put("/config")
+    @responds({200: "ConfigUpdateRequest"}, errors=BODY_ERRORS)
     async def put_global_config(request):
         return await _put_config(request, None)
 
     @routes.put("/config/" + SUBJECT)
+    @responds({200: "ConfigUpdateRequest"}, errors=BODY_ERRORS)
     async def put_config(request):
         return await _put_config(request, request.match_info["subject"])
 
     @routes.delete("/config")
+    @responds({200: "Config"})
     async def delete_global_config(request):
         old = store.delete_config(None)
         return _ok(_config_answer({"compatibilityLevel": store.default_level, **old}))
 
     @routes.delete("/config/" + SUBJECT)
+    @responds({200: "Config"}, errors=(404,))
     async def delete_config(request):
         subject = request.match_info["subject"]
         if store.config(subject) is None:
@@ -397,14 +451,17 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         return _ok({"mode": store.set_mode(subject, mode.upper(), force=_flag(request, "force"))})
 
     @routes.get("/mode")
+    @responds({200: "Mode"})
     async def get_global_mode(request):
         return _ok({"mode": store.mode(None)})
 
     @routes.put("/mode")
+    @responds({200: "Mode"}, errors=BODY_ERRORS)
     async def put_global_mode(request):
         return await _put_mode(request, None)
 
     @routes.get("/mode/" + SUBJECT)
+    @responds({200: "Mode"}, errors=(404,))
     async def get_mode(request):
         subject = request.match_info["subject"]
         if subject not in store.state.modes and not _flag(request, "defaultToGlobal"):
@@ -412,14 +469,17 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         return _ok({"mode": store.mode(subject)})
 
     @routes.put("/mode/" + SUBJECT)
+    @responds({200: "Mode"}, errors=BODY_ERRORS)
     async def put_mode(request):
         return await _put_mode(request, request.match_info["subject"])
 
     @routes.delete("/mode/" + SUBJECT)
+    @responds({200: "DeletedMode"}, errors=(404,))
     async def delete_mode(request):
         return _delete_mode(request, request.match_info["subject"])
 
     @routes.delete("/mode")
+    @responds({200: "DeletedMode"}, errors=(404,))
     async def delete_global_mode(request):
         return _delete_mode(request, None)
 
@@ -435,6 +495,7 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
 
     # ---- contexts, server metadata, GUIDs -------------------------------------------------------
     @routes.delete("/contexts/{context}")
+    @responds({204: None}, errors=(404, 422))
     async def delete_context(request):
         """Only the default context exists here; deleting it is refused while it holds a subject
         (even a soft-deleted one), any other context is empty: 204 as Confluent answers."""
@@ -444,20 +505,24 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         return web.Response(status=204)
 
     @routes.get("/v1/metadata/version")
+    @responds({200: "SchemaRegistryServerVersion"})
     async def metadata_version(request):
         from broker import __version__
         return _ok({"version": __version__, "commitId": "unknown"})
 
     @routes.get("/v1/metadata/deployment")
+    @responds({200: "SchemaRegistryDeployment"})
     async def metadata_deployment(request):
         return _ok({"attributes": []})  # no schema.registry.metadata.deployment.attributes
 
     @routes.get("/schemas/guids/{guid}/ids")
+    @responds({200: array("ContextId")})
     async def ids_by_guid(request):
         e = store.schema_by_guid(request.match_info["guid"])
         return _ok([] if e is None else [{"context": ".", "id": e.id}])
 
     # ---- off, as in Confluent's registry with associations.enable=false -------------------------
+    @responds({}, errors=(404,))
     async def _not_served(request):
         raise HttpError(404, 404, "HTTP 404 Not Found")
 

@@ -439,12 +439,13 @@ class SchemaStore:
         return max(matches, key=lambda e: e.version)
 
     def _same(self, e: VersionEntry, key: tuple, parts: int = 5) -> bool:
-        """``e`` holds the schema ``key`` names: the same stored text, or (an AVRO text kept
-        before the registry wrote Avro-Java's form) the same text once canonicalized again."""
+        """``e`` holds the schema ``key`` names: the same stored text, or (an AVRO or PROTOBUF
+        text kept before the registry wrote today's canonical layout) the same text once
+        canonicalized again."""
         mine = e.content_key()
         if mine[:parts] == key[:parts]:
             return True
-        if e.schema_type != "AVRO" or mine[0] != key[0] or mine[2:parts] != key[2:parts]:
+        if e.schema_type not in ("AVRO", "PROTOBUF") or mine[0] != key[0] or mine[2:parts] != key[2:parts]:
             return False
         try:
             return self.parsed_entry(e).canonical() == key[1]
@@ -495,6 +496,103 @@ class SchemaStore:
         self._append([(R.schema_key(subject, version),
                        R.schema_value(subject, version, schema_id, schema_type, text, refs, metadata, rule_set))])
         return self.state.subjects[subject][version]
+
+    def _tagged_text(self, schema_type: str, text: str, parsed: ParsedSchema, req) -> str:
+        """``text`` (``parsed``'s canonical form) with the TagRequest's tags edited in."""
+        from schema_registry import tags as T
+        try:
+            if schema_type == "AVRO":
+                return T.avro_tagged(text, req)
+            if schema_type == "JSON":
+                return T.json_tagged(text, req)
+            from schema_registry.formats.protobuf import render
+            return render(T.proto_tagged(parsed.fdp, req), option_classes=parsed.option_classes)
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise invalid_schema(f"java.lang.IllegalArgumentException: {exc}") from None
+
+    def register_with_tags(self, subject: str, body: dict, *, normalize: bool = False) -> VersionEntry:
+        """A registration carrying ``schemaTagsToAdd``/``schemaTagsToRemove`` or
+        ``propagateSchemaTags`` (Confluent's ``RegisterSchemaRequest``): the tags are edited
+        into the schema (with ``propagateSchemaTags``, the latest version's tags too, by their
+        paths); as Confluent's registration, a missing ``metadata``/``ruleSet`` is the latest
+        version's, and ``confluent:version`` is set to the new version's number when tags were
+        given, a ``version`` was given, or the metadata already has one. With tags to add or
+        remove the answer is always a new version."""
+        from schema_registry import tags as T
+        check_request(body)
+        self.catch_up()
+        req = T.TagRequest(to_add=T._entity_tags(body.get("schemaTagsToAdd"), "schemaTagsToAdd"),
+                           to_remove=T._entity_tags(body.get("schemaTagsToRemove"), "schemaTagsToRemove"))
+        schema_type = (body.get("schemaType") or "AVRO").upper()
+        references = body.get("references") or []
+        parsed = self.parse(schema_type, body["schema"], references)
+        text = parsed.canonical()
+        has_tags = bool(req.to_add or req.to_remove)
+        if has_tags:
+            text = self._tagged_text(schema_type, text, parsed, req)
+        versions = self.state.subjects.get(subject, {})
+        live = [e for _, e in sorted(versions.items()) if not e.deleted]
+        previous = live[-1] if live else None
+        if body.get("propagateSchemaTags") is True and previous is not None:
+            found = T.find_tags(self.parsed_entry(previous), ["*"])
+            if found:
+                carried = T.TagRequest(to_add=T._entity_tags(found, "schemaTags"))
+                text = self._tagged_text(schema_type, text, self.parse(schema_type, text, references), carried)
+        metadata = body.get("metadata")
+        if metadata is None and previous is not None:
+            metadata = previous.metadata
+        rule_set = body.get("ruleSet")
+        if rule_set is None and previous is not None:
+            rule_set = previous.rule_set
+        version = int(body.get("version") or 0)
+        if has_tags or version != 0 or T.CONFLUENT_VERSION in ((metadata or {}).get("properties") or {}):
+            metadata = T.with_confluent_version(metadata, max(versions, default=0) + 1)
+        out = {k: v for k, v in body.items() if k not in ("schemaTagsToAdd", "schemaTagsToRemove",
+                                                            "propagateSchemaTags")}
+        out.update(schema=text, metadata=metadata, ruleSet=rule_set)
+        return self.register(subject, out, normalize=normalize)
+
+    def modify_tags(self, subject: str, version: str | int, req) -> VersionEntry:
+        """Confluent's ``modifySchemaTags``: a new version of ``subject`` whose schema is the
+        given version's with the ``TagRequest``'s tags edited in, registered as any other
+        (mode, compatibility, the next version number; ``newVersion``, when given, must be that
+        number: 42201 otherwise). Its metadata is the request's or the tagged version's, with
+        ``confluent:version`` set to the new version's number; its rule set the request's
+        ``ruleSet``, or ``rulesToMerge``/``rulesToRemove`` applied to the rule set of version
+        ``newVersion - 1`` (the latest without ``newVersion``), or else the latest version's."""
+        from schema_registry import tags as T
+        self.catch_up()
+        base = self.get_version(subject, version)
+        T.check_rules(req)
+        text = self._tagged_text(base.schema_type, base.schema, self.parsed_entry(base), req)
+        versions = self.state.subjects.get(subject, {})
+        live = [e for _, e in sorted(versions.items()) if not e.deleted]
+        next_version = max(versions, default=0) + 1
+        metadata = req.metadata if req.metadata is not None else base.metadata
+        rule_set = req.rule_set
+        if req.rules_to_merge is not None or req.rules_to_remove is not None:
+            previous = self.state.subjects.get(subject, {}).get(req.new_version - 1) if req.new_version \
+                else (live[-1] if live else None)
+            rule_set = previous.rule_set if previous is not None and not previous.deleted else None
+            if req.rules_to_merge is not None:
+                rule_set = T.merge_rule_sets(rule_set, req.rules_to_merge)
+            if req.rules_to_remove is not None:
+                rule_set = T.remove_rules(rule_set, req.rules_to_remove)
+        if rule_set is None and live:  # as a registration without one: the latest version's
+            rule_set = live[-1].rule_set
+        body = {"schema": text, "schemaType": base.schema_type, "references": base.references,
+                "metadata": T.with_confluent_version(metadata, next_version), "ruleSet": rule_set,
+                "version": req.new_version or 0}
+        if not req.new_version:
+            # Confluent's canLookup: a version that differs only in confluent:version is the answer
+            _, schema_type, canonical, refs = self.prepare(subject, body, False)
+            key = content_key(schema_type, canonical, refs, None, rule_set or None)
+            bare = T.without_confluent_version(body["metadata"])
+            for e in reversed(live):
+                if self._same(e, key, 3) and e.content_key()[4] == key[4] \
+                        and T.without_confluent_version(e.metadata) == bare:
+                    return e
+        return self.register(subject, body)
 
     def _check_writable(self, subject: str | None) -> None:
         if self.mode(subject) in READ_ONLY_MODES:

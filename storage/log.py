@@ -347,14 +347,17 @@ class PartitionLog:
         return None
 
     def append_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool, *,
-                      partition_leader_epoch: int = 0) -> AppendInfo:
+                      partition_leader_epoch: int = 0, transaction_version: int = 0) -> AppendInfo:
         """Write a COMMIT or ABORT marker for ``producer_id`` (Kafka's WriteTxnMarkers on the
         partition leader): one control batch (transactional, no sequence) holding one
         EndTransactionMarker record stamped now. It completes the producer's open transaction
         here, if any; an aborted one gets a ``.txnindex`` entry. Raises
         InvalidProducerEpochError (epoch older than the producer's) or
-        TransactionCoordinatorFencedError (coordinator epoch older than the last marker's)."""
+        TransactionCoordinatorFencedError (coordinator epoch older than the last marker's);
+        ``transaction_version`` 2 (KIP-1228) also refuses the producer's current epoch."""
         from protocol.records.record import build_batch, end_txn_marker
+        if transaction_version >= 2:
+            self.producer_state.check_marker(producer_id, producer_epoch, coordinator_epoch, transaction_version)
         now = self.clock.now_ms()
         batch = build_batch([end_txn_marker(commit, coordinator_epoch, now)], producer_id=producer_id,
                             producer_epoch=producer_epoch, is_transactional=True, is_control=True,

@@ -223,14 +223,21 @@ class ProducerStateManager:
         check_epoch(entry, producer_id, producer_epoch)
         check_txn_state(entry, producer_id, is_transactional)
 
-    def check_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int) -> None:
+    def check_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int,
+                     transaction_version: int = 0) -> None:
         """Kafka ``appendEndTxnMarker``'s checks for a marker from the coordinator:
-        :class:`InvalidProducerEpochError` for an older producer epoch,
+        :class:`InvalidProducerEpochError` for an older producer epoch (from transaction version
+        2, KIP-1228, also for the same epoch: a TV2 transaction ends with an epoch bump, so its
+        marker always carries a newer epoch than the transaction's data),
         :class:`TransactionCoordinatorFencedError` for an older coordinator epoch."""
         entry = self._producers.get(producer_id)
         if entry is None:
             return
         check_epoch(entry, producer_id, producer_epoch)
+        if transaction_version >= 2 and producer_epoch <= entry.producer_epoch:
+            raise InvalidProducerEpochError(
+                f"Epoch of producer {producer_id} in a transaction version {transaction_version} marker is "
+                f"{producer_epoch}, which is not greater than the last seen epoch {entry.producer_epoch}")
         if entry.coordinator_epoch > coordinator_epoch:
             raise TransactionCoordinatorFencedError(
                 f"Invalid coordinator epoch for producerId {producer_id}: {coordinator_epoch} (zombie), "

@@ -76,6 +76,14 @@ class OffsetAndMetadata:
     expire_timestamp: Optional[int] = None
 
 
+def resolve_topic_ids(topics, req_topics) -> None:
+    """Requests that name topics by id (OffsetCommit/OffsetFetch v10, TxnOffsetCommit v6): each
+    entry's ``name`` set to its topic's name, None for an id no topic has (UNKNOWN_TOPIC_ID)."""
+    for t in req_topics:
+        info = topics.by_id(t.topic_id)
+        t.name = info.name if info is not None else None
+
+
 def commit_partitions(topics, req_topics, denied, offset_of) -> tuple[dict, dict]:
     """Split the partitions of an OffsetCommit/TxnOffsetCommit request into ``(offsets,
     errors)`` keyed by (topic, partition): TOPIC_AUTHORIZATION_FAILED for topics in ``denied``,

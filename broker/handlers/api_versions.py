@@ -1,11 +1,23 @@
-"""ApiVersions (18) v0-4: our supported ranges, built from the handler registry.
+"""ApiVersions (18) v0-5: our supported ranges, built from the handler registry.
+
+v5 (KIP-1242): a client that names the cluster and node it means to reach (``cluster_id`` not
+null) and reached another (another cluster id, or this cluster but another node id) gets
+REBOOTSTRAP_REQUIRED and no API ranges, so it re-reads its bootstrap servers, as Kafka's
+``KafkaApis`` answers it; a null ``cluster_id`` (the first connection) is not checked. The two
+come together or not at all: a cluster id without a node id (-1), or a node id without a
+cluster id, is INVALID_REQUEST (Kafka's ``ApiVersionsRequest.isValid``).
 
 No tagged fields are written (features, epochs stay at their defaults): librdkafka before
 2.2 (Debian's kcat) misparses a non-empty tag buffer in this response. An unknown version is
 answered by the connection layer with UNSUPPORTED_VERSION and a v0 body.
 """
+import logging
+
 from broker.registry import handles, supported_ranges
+from protocol.errors import ErrorCode
 from protocol.messages.api_versions import ApiVersionsResponse
+
+log = logging.getLogger(__name__)
 
 _CACHE: dict = {}
 
@@ -16,9 +28,28 @@ CONSUMER_PROTOCOL_APIS = frozenset({68, 69})
 STREAMS_PROTOCOL_APIS = frozenset({88, 89})
 
 
+def unpaired(cluster_id: str | None, node_id: int) -> bool:
+    """KIP-1242: a cluster id and a node id are given together or not at all."""
+    return (cluster_id is None) != (node_id == -1)
+
+
+def wrong_node(cluster_id: str | None, node_id: int, our_cluster_id: str, our_node_id: int) -> bool:
+    """KIP-1242: the client named a cluster (and node) that is not this broker."""
+    return cluster_id is not None and (cluster_id != our_cluster_id or node_id != our_node_id)
+
+
 @handles(18)
 async def handle(ctx, req):
-    protocols = ctx.broker.cfg["group.coordinator.rebalance.protocols"]
+    b = ctx.broker
+    if ctx.api_version >= 5 and unpaired(req.cluster_id, req.node_id):
+        log.info("ApiVersions v%d with cluster id %r and node id %d (one without the other): INVALID_REQUEST",
+                 ctx.api_version, req.cluster_id, req.node_id)
+        return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST, api_keys=[], throttle_time_ms=0)
+    if ctx.api_version >= 5 and wrong_node(req.cluster_id, req.node_id, b.cluster_id, b.node_id):
+        log.info("ApiVersions from a client that meant cluster %r node %d (this is cluster %r node %d): "
+                 "REBOOTSTRAP_REQUIRED", req.cluster_id, req.node_id, b.cluster_id, b.node_id)
+        return ApiVersionsResponse(error_code=ErrorCode.REBOOTSTRAP_REQUIRED, api_keys=[], throttle_time_ms=0)
+    protocols = b.cfg["group.coordinator.rebalance.protocols"]
     consumer, streams = "consumer" in protocols, "streams" in protocols
     keys = _CACHE.get((consumer, streams))
     if keys is None:

@@ -1,7 +1,8 @@
-"""DescribeCluster (60) v0-1: this node, the cluster id, and this node as controller.
+"""DescribeCluster (60) v0-2: this node, the cluster id, and this node as controller.
 
 v1 adds ``endpoint_type``: 1 (brokers) is served; 2 (controllers) is answered with
-MISMATCHED_ENDPOINT_TYPE as Kafka does on a broker listener.
+MISMATCHED_ENDPOINT_TYPE as Kafka does on a broker listener. v2 asks for fenced brokers too
+(KIP-1073): this node, the only one, is never fenced, so the answer is the same.
 """
 from broker.registry import handles
 from broker.security.acl import ResourceType
@@ -20,7 +21,7 @@ async def handle(ctx, req):
     host, port = b.advertised(ctx.listener)
     resp = R(throttle_time_ms=0, error_code=0, error_message=None, endpoint_type=1, cluster_id=b.cluster_id,
              controller_id=b.node_id,
-             brokers=[R.DescribeClusterBroker(broker_id=b.node_id, host=host, port=port, rack=None)])
+             brokers=[R.DescribeClusterBroker(broker_id=b.node_id, host=host, port=port, rack=None, is_fenced=False)])
     if req.include_cluster_authorized_operations:
         resp.cluster_authorized_operations = operations(ctx, ResourceType.CLUSTER)
     return resp

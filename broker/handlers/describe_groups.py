@@ -1,7 +1,8 @@
-"""DescribeGroups (15) v0-5: state, protocol and members of each group.
+"""DescribeGroups (15) v0-6: state, protocol and members of each group.
 
 Member metadata and assignments are shown only for a Stable group (as Kafka); an unknown group
-is described as Dead with no error.
+is described as Dead, without an error before v6 and from v6 (KIP-1043) with GROUP_ID_NOT_FOUND
+and Kafka's message.
 """
 from broker.registry import handles
 from broker.security.acl import ResourceType
@@ -21,8 +22,11 @@ async def handle(ctx, req):
                                         group_state="", protocol_type="", protocol_data="", members=[]))
             continue
         err, s = ctx.broker.groups.handle_describe_group(gid)
+        message = None
+        if ctx.api_version >= 6 and not err and s.state == "Dead":
+            err, message = ErrorCode.GROUP_ID_NOT_FOUND, f"Group {gid} not found."
         out.append(R.DescribedGroup(
-            error_code=err, group_id=gid, group_state=s.state, protocol_type=s.protocol_type,
+            error_code=err, error_message=message, group_id=gid, group_state=s.state, protocol_type=s.protocol_type,
             protocol_data=s.protocol,
             authorized_operations=operations(ctx, ResourceType.GROUP, gid) if with_ops else -2147483648,
             members=[R.DescribedGroupMember(member_id=m.member_id, group_instance_id=m.group_instance_id,

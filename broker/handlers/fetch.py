@@ -1,4 +1,4 @@
-"""Fetch (1) v0-17: raw record batches out, long-polling until ``min_bytes`` or ``max_wait_ms``.
+"""Fetch (1) v0-18: raw record batches out, long-polling until ``min_bytes`` or ``max_wait_ms``.
 
 Batches are returned as stored (no re-encoding) from the one holding ``fetch_offset``;
 clients skip the records before it. v0-3 responses are down-converted to magic 0/1 message

@@ -1,12 +1,16 @@
-"""ListOffsets (2) v0-9: offsets by timestamp, exactly as Kafka (see shared TEST-BAR rules).
+"""ListOffsets (2) v0-11: offsets by timestamp, exactly as Kafka (see shared TEST-BAR rules).
 
 - T >= 0: the first record, in offset order, whose timestamp is >= T (found through the time
   index by ``PartitionLog.offset_for_timestamp``); no match -> offset -1, timestamp -1,
   leader epoch -1 (a real offset with a negative timestamp makes the Java client throw).
 - -1 latest (log end offset = high watermark here), -2 earliest (log start offset),
   -3 (v7+) the record with the largest timestamp, -4 (v8+) earliest local = earliest,
-  -5 (v9+) latest tiered: no tiered storage, so no offset. A special target below the
-  version's minimum gets UNSUPPORTED_VERSION.
+  -5 (v9+) latest tiered and -6 (v11+, KIP-1023) earliest pending upload: no tiered storage,
+  so no offset (offset, timestamp and leader epoch -1, as Kafka answers without remote
+  storage). A special target below the version's minimum, and a negative target Kafka does not
+  know (-7 and below), get UNSUPPORTED_VERSION, as Kafka 4.4 answers them (v1+).
+- v10 (KIP-1075) adds ``timeout_ms``, the wait for a remote-storage lookup: with no remote
+  storage every answer is immediate.
 - v0: up to ``max_num_offsets`` segment base offsets (newest first) from segments older than
   T, in ``old_style_offsets``.
 - The same partition twice in one request: one INVALID_REQUEST entry for it, where it first
@@ -24,8 +28,9 @@ from protocol.errors import ErrorCode
 from protocol.messages.list_offsets import ListOffsetsResponse as R
 
 LEADER_EPOCH = 0
-LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
-_MIN_VERSION = {MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, LATEST_TIERED: 9}
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED, EARLIEST_PENDING_UPLOAD = -1, -2, -3, -4, -5, -6
+_MIN_VERSION = {MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, LATEST_TIERED: 9, EARLIEST_PENDING_UPLOAD: 11}
+_KNOWN_TARGETS = {LATEST, EARLIEST, *_MIN_VERSION}
 PR = R.ListOffsetsPartitionResponse
 
 
@@ -39,10 +44,9 @@ def _answer(plog, ts: int, committed: bool):
         return 0, last_fetchable, -1, LEADER_EPOCH
     if ts in (EARLIEST, EARLIEST_LOCAL):
         return 0, plog.log_start_offset, -1, LEADER_EPOCH
-    if ts == LATEST_TIERED:
+    if ts in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
         return 0, -1, -1, -1
-    # other negative targets: every stored timestamp is >= 0, so it is a search from 0
-    found = plog.offset_for_timestamp(ts if ts >= 0 or ts == MAX_TIMESTAMP else 0)
+    found = plog.offset_for_timestamp(ts)
     if found is None:
         return 0, -1, -1, -1
     offset, timestamp = found
@@ -91,7 +95,7 @@ async def handle(ctx, req):
                 offsets = plog.legacy_offsets_before(ts, rp.max_num_offsets)
                 parts.append(PR(partition_index=idx, error_code=0, old_style_offsets=offsets))
                 continue
-            if ts < 0 and _MIN_VERSION.get(ts, 0) > v:
+            if ts < 0 and (ts not in _KNOWN_TARGETS or _MIN_VERSION.get(ts, 0) > v):
                 parts.append(PR(partition_index=idx, error_code=ErrorCode.UNSUPPORTED_VERSION))
                 continue
             err, offset, timestamp, epoch = _answer(plog, ts, committed)

@@ -1,14 +1,17 @@
-"""OffsetFetch (9) v0-9: a group's committed offsets.
+"""OffsetFetch (9) v0-10: a group's committed offsets.
 
 - v0-1 name partitions; v2+ may pass null topics for "every committed offset of the group"
   and carry a top-level error (v0-1 put a group-level error on every partition instead).
 - v8+ ask for several groups at once, each with its own error.
 - A partition without a committed offset answers offset -1, metadata "" and no error.
+- v10 names topics by id (request and answer): an id no topic has answers UNKNOWN_TOPIC_ID on
+  its partitions; every committed offset (null topics) is answered with its topic's id.
 - ACLs on: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED: on every partition in v0-1, the
   top-level error with no topics in v2-7, the group's error in v8+) and on each topic
   (TOPIC_AUTHORIZATION_FAILED on its partitions; left out when all offsets are asked for).
 """
 from protocol.errors import ErrorCode
+from broker.groups.group import resolve_topic_ids
 from broker.registry import handles
 from broker.security.api_acls import active
 from protocol.messages.offset_fetch import OffsetFetchResponse as R
@@ -46,6 +49,15 @@ def _fetch(b, group_id, topics, require_stable, member_id=None, member_epoch=-1,
     return err, list(by_topic.items())
 
 
+def _topic_id(b, name) -> bytes:
+    """A topic's id for a v10 answer (``name`` is already the id for an unknown one asked for
+    by id; a topic deleted since its offsets were committed has none: the zero id)."""
+    if isinstance(name, bytes):
+        return name
+    t = b.topics.get(name)
+    return t.topic_id if t is not None else bytes(16)
+
+
 @handles(9)
 async def handle(ctx, req):
     b = ctx.broker
@@ -54,11 +66,20 @@ async def handle(ctx, req):
     if v >= 8:
         groups = []
         for g in req.groups:
-            err, topics = _fetch(b, g.group_id, g.topics, req.require_stable,
+            unknown = []
+            if v >= 10 and g.topics is not None:
+                resolve_topic_ids(b.topics, g.topics)
+                unknown = [t for t in g.topics if t.name is None]
+            asked = g.topics if not unknown else [t for t in g.topics if t.name is not None]
+            err, topics = _fetch(b, g.group_id, asked, req.require_stable,
                                  g.member_id if v >= 9 else None, g.member_epoch if v >= 9 else -1, az)
             topics = topics or []
+            if unknown and err != ErrorCode.GROUP_AUTHORIZATION_FAILED:  # after the known ones, as Kafka
+                topics = topics + [(t.topic_id, [(p, -1, -1, "", ErrorCode.UNKNOWN_TOPIC_ID) for p in t.partition_indexes])
+                                   for t in unknown]
             groups.append(R.OffsetFetchResponseGroup(group_id=g.group_id, error_code=err, topics=[
-                R.OffsetFetchResponseTopics(name=name, partitions=[
+                R.OffsetFetchResponseTopics(name=name if isinstance(name, str) else "",
+                                            topic_id=_topic_id(b, name) if v >= 10 else bytes(16), partitions=[
                     R.OffsetFetchResponsePartitions(partition_index=p, committed_offset=o,
                                                     committed_leader_epoch=e, metadata=m, error_code=pe)
                     for p, o, e, m, pe in parts])

@@ -1,4 +1,4 @@
-"""Produce (0) v0-11: append client record batches to partition logs.
+"""Produce (0) v0-13: append client record batches to partition logs.
 
 v0-2 carry legacy message sets (magic 0/1, up-converted to magic 2 by the validator); v3+
 record batches. acks: 0 (no response at all), 1 and -1 (one node: the leader's append is
@@ -23,6 +23,12 @@ as Kafka 4's ReplicaManager checks. A partition never added gets INVALID_TXN_STA
 TRANSACTION_ABORTABLE (v11); a fenced producer INVALID_PRODUCER_EPOCH; an unknown id or another
 producer id INVALID_PRODUCER_ID_MAPPING; a transaction still completing (or an unavailable
 coordinator) NOT_ENOUGH_REPLICAS, which every client retries. Nothing is appended then.
+From v12 (KIP-890 part 2) a transactional batch adds its partition to the transaction instead,
+as Kafka's broker does for v12+ (a client without a finalized ``transaction.version`` 2, which
+Hourglass never finalizes, sends its transactional produces as v11).
+
+v13 (KIP-516) names topics by id: an id no topic has is UNKNOWN_TOPIC_ID, and the answer is
+keyed by the same id.
 """
 import logging
 
@@ -97,9 +103,9 @@ def _verify_transactional(b, v: int, transactional_id, records, plog, topic: str
     h = read_header(records)
     if not h.is_transactional or h.producer_id < 0:
         return None
-    from broker.transactions.coordinator import DEFAULT_ERROR, GENERIC_ERROR_SUPPORTED
+    from broker.transactions.coordinator import ADD_PARTITION, DEFAULT_ERROR, GENERIC_ERROR_SUPPORTED
     err = b.txn.verify_partition(transactional_id, h.producer_id, h.producer_epoch, (topic, idx), plog,
-                                 GENERIC_ERROR_SUPPORTED if v >= 11 else DEFAULT_ERROR)
+                                 ADD_PARTITION if v >= 12 else GENERIC_ERROR_SUPPORTED if v >= 11 else DEFAULT_ERROR)
     if not err:
         return None
     if err in _RETRY_AS_NOT_ENOUGH_REPLICAS:
@@ -137,14 +143,24 @@ async def handle(ctx, req):
         if v >= 3 and req.transactional_id is not None and not az.allowed("transactional_id", req.transactional_id):
             if acks == 0:
                 return None
-            return R(throttle_time_ms=0, responses=[R.TopicProduceResponse(name=td.name, partition_responses=[
-                _error(pd.index, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED) for pd in td.partition_data])
+            return R(throttle_time_ms=0, responses=[R.TopicProduceResponse(
+                name=td.name, topic_id=td.topic_id, partition_responses=[
+                    _error(pd.index, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED) for pd in td.partition_data])
                 for td in req.topic_data])
-        denied = az.split("topic", [td.name for td in req.topic_data])[1]
+    if v >= 13:  # by topic id: resolved to the topic's name once, here
+        for td in req.topic_data:
+            t = b.topics.by_id(td.topic_id)
+            td.name = t.name if t is not None else None
+    if az is not None:
+        denied = az.split("topic", [td.name for td in req.topic_data if td.name is not None])[1]
     responses = []
     for td in req.topic_data:
+        if td.name is None:
+            responses.append(R.TopicProduceResponse(topic_id=td.topic_id, partition_responses=[
+                _error(pd.index, ErrorCode.UNKNOWN_TOPIC_ID) for pd in td.partition_data]))
+            continue
         if td.name in denied:
-            responses.append(R.TopicProduceResponse(name=td.name, partition_responses=[
+            responses.append(R.TopicProduceResponse(name=td.name, topic_id=td.topic_id, partition_responses=[
                 _error(pd.index, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for pd in td.partition_data]))
             continue
         t = b.topics.get(td.name)
@@ -214,7 +230,7 @@ async def handle(ctx, req):
             b.metrics.records_in[t.name] += info.record_count
             parts.append(P(index=idx, error_code=0, base_offset=info.base_offset,
                            log_append_time_ms=info.log_append_time, log_start_offset=info.log_start_offset))
-        responses.append(R.TopicProduceResponse(name=td.name, partition_responses=parts))
+        responses.append(R.TopicProduceResponse(name=td.name, topic_id=td.topic_id, partition_responses=parts))
     if acks == 0:
         return None
     return R(responses=responses, throttle_time_ms=0)

@@ -1,8 +1,10 @@
 """DescribeShareGroupOffsets (90), AlterShareGroupOffsets (91) and DeleteShareGroupOffsets
-(92) v0: the share-partition start offsets of share groups, as Kafka's GroupCoordinatorService
+(92): the share-partition start offsets of share groups, as Kafka's GroupCoordinatorService
 answers them (alter/delete only for an empty share group: NON_EMPTY_GROUP at the top level;
 Kafka 4.4's response shapes, a top-level error in AlterShareGroupOffsets and one error per topic
-in DeleteShareGroupOffsets)."""
+in DeleteShareGroupOffsets). DescribeShareGroupOffsets v1 (KIP-1226) adds each partition's lag:
+the high watermark less the start offset less the records past it already acknowledged or
+archived; -1 for a share-partition never initialized."""
 from broker.registry import handles
 from broker.security.api_acls import active
 from protocol.errors import ErrorCode as E
@@ -26,6 +28,14 @@ def _group_error(sc, gid: str, *, must_be_empty: bool):
     return 0, None
 
 
+def _lag(b, t, p: int, starts: dict, done: dict) -> int:
+    start = starts.get((t.topic_id, p))
+    plog = b.topics.log(t.name, p) if 0 <= p < t.partitions else None
+    if start is None or start < 0 or plog is None:
+        return -1
+    return max(plog.high_watermark - start - done.get((t.topic_id, p), 0), 0)
+
+
 @handles(90)
 async def describe(ctx, req):
     b = ctx.broker
@@ -44,6 +54,7 @@ async def describe(ctx, req):
             groups.append(RG(group_id=g.group_id, topics=[], error_code=err, error_message=msg))
             continue
         starts = sc.start_offsets(g.group_id)
+        done = sc.delivery_complete_counts(g.group_id) if ctx.api_version >= 1 else {}
         wanted = []
         if g.topics is None:
             by_tid: dict = {}
@@ -72,7 +83,8 @@ async def describe(ctx, req):
                     for p in ps]))
                 continue
             topics.append(RT(topic_name=name, topic_id=t.topic_id, partitions=[
-                RP(partition_index=p, start_offset=starts.get((t.topic_id, p), -1), leader_epoch=0, error_code=0)
+                RP(partition_index=p, start_offset=starts.get((t.topic_id, p), -1), leader_epoch=0, error_code=0,
+                   lag=_lag(b, t, p, starts, done) if ctx.api_version >= 1 else -1)
                 for p in ps]))
         groups.append(RG(group_id=g.group_id, topics=topics, error_code=0))
     return R(throttle_time_ms=0, groups=groups)

@@ -54,8 +54,10 @@ API_CHECKS: dict[int, tuple[Check, ...]] = {
     0: (  # Produce
         C("transactional_id", Op.WRITE, RT.TRANSACTIONAL_ID, TXN_AUTH, REQ, "transactional_id", "3+",
           when="the batches are transactional (a null id is denied too)"),
-        C("topic", Op.WRITE, RT.TOPIC, TOPIC_AUTH, ITEM, "topic_data.name",
+        C("topic", Op.WRITE, RT.TOPIC, TOPIC_AUTH, ITEM, "topic_data.name", "0-12",
           when="checked before the topic's existence: denied unknown topics answer 29, not 3"),
+        C("topic", Op.WRITE, RT.TOPIC, TOPIC_AUTH, ITEM, "topic_data.topic_id", "13+",
+          when="ids resolve to names first; an unknown id answers UNKNOWN_TOPIC_ID"),
     ),
     1: (  # Fetch
         C("follower", Op.CLUSTER_ACTION, RT.CLUSTER, TOPIC_AUTH, REQ, None,
@@ -74,14 +76,17 @@ API_CHECKS: dict[int, tuple[Check, ...]] = {
     ),
     8: (  # OffsetCommit
         C("group", Op.READ, RT.GROUP, GROUP_AUTH, REQ, "group_id", when="every partition carries the error"),
-        C("topic", Op.READ, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.name"),
+        C("topic", Op.READ, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.name", "0-9"),
+        C("topic", Op.READ, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.topic_id", "10+", when="ids resolve to names first; an unknown id answers UNKNOWN_TOPIC_ID"),
     ),
     9: (  # OffsetFetch
         C("group", Op.DESCRIBE, RT.GROUP, GROUP_AUTH, REQ, "group_id", "0-7",
           when="v0-1: on every partition; v2+: the top-level error"),
         C("group", Op.DESCRIBE, RT.GROUP, GROUP_AUTH, ITEM, "groups.group_id", "8+"),
         C("topic", Op.DESCRIBE, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.name", "0-7", when="topics are listed"),
-        C("topic", Op.DESCRIBE, RT.TOPIC, TOPIC_AUTH, ITEM, "groups.topics.name", "8+", when="topics are listed"),
+        C("topic", Op.DESCRIBE, RT.TOPIC, TOPIC_AUTH, ITEM, "groups.topics.name", "8-9", when="topics are listed"),
+        C("topic", Op.DESCRIBE, RT.TOPIC, TOPIC_AUTH, ITEM, "groups.topics.topic_id", "10+",
+          when="topics are listed; ids resolve to names first, an unknown id answers UNKNOWN_TOPIC_ID"),
         C("all_topics", Op.DESCRIBE, RT.TOPIC, TOPIC_AUTH, OMIT, None, when="all committed offsets (null topics)"),
     ),
     10: (  # FindCoordinator
@@ -141,7 +146,8 @@ API_CHECKS: dict[int, tuple[Check, ...]] = {
     28: (  # TxnOffsetCommit
         C("transactional_id", Op.WRITE, RT.TRANSACTIONAL_ID, TXN_AUTH, REQ, "transactional_id"),
         C("group", Op.READ, RT.GROUP, GROUP_AUTH, REQ, "group_id"),
-        C("topic", Op.READ, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.name"),
+        C("topic", Op.READ, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.name", "0-5"),
+        C("topic", Op.READ, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.topic_id", "6+", when="ids resolve to names first; an unknown id answers UNKNOWN_TOPIC_ID"),
     ),
     29: (C("cluster", Op.DESCRIBE, RT.CLUSTER, CLUSTER_AUTH, REQ, None),),  # DescribeAcls
     30: (C("cluster", Op.ALTER, RT.CLUSTER, CLUSTER_AUTH, REQ, None),),     # CreateAcls

@@ -46,7 +46,9 @@ from typing import Optional
 
 from broker.groups.timers import KeyedTimers
 from broker.share.group import ShareGroup, ShareMember
-from broker.share.partition import InvalidRecordState, InvalidRequest, SharePartition, validate_batches
+from broker.share.partition import (
+    ACKNOWLEDGED, ARCHIVED, InvalidRecordState, InvalidRequest, SharePartition, validate_batches,
+)
 from broker.share.state_log import ShareStateLog
 from protocol.errors import ErrorCode as E
 from protocol.records.batch import iter_batch_positions
@@ -249,6 +251,17 @@ class ShareCoordinator:
         share-partition of the group (live or only persisted)."""
         out = {(k[1], k[2]): ps.start_offset for k, ps in self.persisted.items() if k[0] == group_id}
         out.update({(k[1], k[2]): sp.start_offset for k, sp in self.partitions.items() if k[0] == group_id})
+        return out
+
+    def delivery_complete_counts(self, group_id: str) -> dict:
+        """(topic id, partition) -> how many records past the start offset are already in a
+        final state (acknowledged or archived), for every initialized share-partition of the
+        group: what KIP-1226's lag leaves out (lag = high watermark - start - this count)."""
+        done = (ACKNOWLEDGED, ARCHIVED)
+        out = {(k[1], k[2]): sum(1 for off, (st, _n) in ps.offsets.items() if off >= ps.start_offset and st in done)
+               for k, ps in self.persisted.items() if k[0] == group_id}
+        out.update({(k[1], k[2]): sum(1 for r in sp.records.values() if r.state in done)
+                    for k, sp in self.partitions.items() if k[0] == group_id})
         return out
 
     def alter_start_offset(self, group_id: str, tid: bytes, p: int, offset: int) -> None:

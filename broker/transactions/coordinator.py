@@ -40,6 +40,7 @@ from broker.transactions.metadata import (
     TxnTransitMetadata, is_epoch_exhausted, supports_epoch_bump,
 )
 from protocol.errors import ErrorCode as E
+from broker.groups.consumer_coordinator import compile_regex
 
 log = logging.getLogger(__name__)
 S = TransactionState
@@ -122,7 +123,7 @@ def append_error(exc: BaseException) -> int:
 
 
 def write_marker(topics, groups, topic: str, partition: int, producer_id: int, producer_epoch: int,
-                 coordinator_epoch: int, commit: bool) -> int:
+                 coordinator_epoch: int, commit: bool, transaction_version: int = 0) -> int:
     """Append one COMMIT/ABORT marker (Kafka's WriteTxnMarkers on the partition leader) and,
     for a ``__consumer_offsets`` partition, let the group coordinator complete the producer's
     pending offsets. Returns the partition's error code."""
@@ -131,7 +132,8 @@ def write_marker(topics, groups, topic: str, partition: int, producer_id: int, p
     if plog is None:
         return E.UNKNOWN_TOPIC_OR_PARTITION
     try:
-        plog.append_marker(producer_id, producer_epoch, coordinator_epoch, commit)
+        plog.append_marker(producer_id, producer_epoch, coordinator_epoch, commit,
+                           transaction_version=transaction_version)
     except Exception as exc:
         code = error_code_for(exc)
         if code == E.UNKNOWN_SERVER_ERROR:
@@ -616,11 +618,21 @@ class TransactionCoordinator:
         return TxnDescription(transactional_id, 0, m.state.state_name, m.txn_timeout_ms, m.txn_start_timestamp,
                               m.producer_id, m.producer_epoch, tuple(sorted(m.topic_partitions)))
 
-    def handle_list(self, producer_ids: Iterable[int] = (), states: Iterable[str] = (), duration_ms: int = -1
-                    ) -> tuple[int, list[str], list[tuple[str, int, str]]]:
-        """(error, unknown state filters, [(transactional id, producer id, state name)])."""
+    def handle_list(self, producer_ids: Iterable[int] = (), states: Iterable[str] = (), duration_ms: int = -1,
+                    id_pattern: str | None = None) -> tuple[int, list[str], list[tuple[str, int, str]]]:
+        """(error, unknown state filters, [(transactional id, producer id, state name)]).
+        ``id_pattern`` (KIP-1152; None or empty: no filter) must match a whole transactional id,
+        in RE2 syntax as Kafka compiles it; one that does not compile is INVALID_REGULAR_EXPRESSION."""
         if not self.active:
             return E.COORDINATOR_NOT_AVAILABLE, [], []
+        pattern = None
+        if id_pattern:
+            try:
+                pattern = compile_regex(id_pattern)
+            except Exception:  # re2.error / re.error: Kafka's response carries no message
+                log.info("ListTransactions: transactional id pattern %r is not a valid regular expression",
+                         id_pattern)
+                return E.INVALID_REGULAR_EXPRESSION, [], []
         pids = set(producer_ids)
         wanted, unknown = set(), []
         for name in states:
@@ -639,6 +651,8 @@ class TransactionCoordinator:
             if states and m.state not in wanted:
                 continue
             if duration_ms >= 0 and now - m.txn_start_timestamp <= duration_ms:
+                continue
+            if pattern is not None and pattern.fullmatch(tid) is None:
                 continue
             out.append((tid, m.producer_id, m.state.state_name))
         return 0, unknown, out

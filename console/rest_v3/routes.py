@@ -16,6 +16,7 @@ from console.rest_v3 import errors, shapes
 from console.rest_v3.produce import (ProduceInputError, encode_data, needs_registry, parse_headers,
                                      parse_partition, parse_timestamp, split_stream)
 from web.http import HttpError, add_routes_slash_tolerant, json_response, middlewares, read_json
+from web.openapi import responds
 
 
 CT = "application/json"
@@ -110,23 +111,27 @@ def _field(body: dict, name: str, typ, *, required: bool = False, default=None):
 
 # ---- clusters and brokers -------------------------------------------------------------------
 
+@responds({200: "ClusterDataList"})
 async def list_clusters(request):
     L = _links(request)
     c = await model.cluster(_kafka(request))
     return _ok(shapes.resource_list("KafkaClusterList", f"{L.base}/clusters", [shapes.cluster(L, c)]))
 
 
+@responds({200: "ClusterData"})
 async def get_cluster(request):
     L = _links(request)
     return _ok(shapes.cluster(L, await model.cluster(_kafka(request))))
 
 
+@responds({200: "BrokerDataList"})
 async def list_brokers(request):
     L = _links(request)
     c = await model.cluster(_kafka(request))
     return _ok(shapes.resource_list("KafkaBrokerList", L.url("brokers"), [shapes.broker(L, b) for b in c["brokers"]]))
 
 
+@responds({200: "BrokerData"})
 async def get_broker(request):
     L = _links(request)
     bid = _path_int(request, "broker_id")
@@ -145,6 +150,7 @@ async def _broker_id(request) -> int:
     return bid
 
 
+@responds({200: "BrokerConfigDataList"})
 async def list_broker_configs(request):
     L = _links(request)
     bid = await _broker_id(request)
@@ -153,6 +159,7 @@ async def list_broker_configs(request):
                                     [shapes.broker_config(L, bid, c) for c in cs]))
 
 
+@responds({200: "BrokerConfigData"})
 async def get_broker_config(request):
     L = _links(request)
     bid, name = await _broker_id(request), request.match_info["name"]
@@ -162,6 +169,7 @@ async def get_broker_config(request):
     return _ok(shapes.broker_config(L, bid, cs[0]))
 
 
+@responds({200: "BrokerConfigDataList"})
 async def list_all_broker_configs(request):
     """``brokers/-/configs``: every broker's configs (one node here)."""
     L = _links(request)
@@ -173,6 +181,7 @@ async def list_all_broker_configs(request):
     return _ok(shapes.resource_list("KafkaBrokerConfigList", L.url("brokers", "-", "configs"), out))
 
 
+@responds({204: None})
 async def update_broker_config(request):
     _links(request)
     bid = await _broker_id(request)
@@ -182,6 +191,7 @@ async def update_broker_config(request):
     return web.Response(status=204)
 
 
+@responds({204: None})
 async def reset_broker_config(request):
     _links(request)
     bid = await _broker_id(request)
@@ -189,6 +199,7 @@ async def reset_broker_config(request):
     return web.Response(status=204)
 
 
+@responds({204: None})
 async def alter_broker_configs(request):
     _links(request)
     bid = await _broker_id(request)
@@ -198,6 +209,7 @@ async def alter_broker_configs(request):
     return web.Response(status=204)
 
 
+@responds({200: "ClusterConfigDataList"})
 async def list_cluster_configs(request):
     """``broker-configs``: the cluster-wide dynamic broker configs (DescribeConfigs of the
     BROKER resource ``""``: only what is set at that level)."""
@@ -207,6 +219,7 @@ async def list_cluster_configs(request):
                                     [shapes.cluster_config(L, c) for c in cs]))
 
 
+@responds({200: "ClusterConfigData"})
 async def get_cluster_config(request):
     L = _links(request)
     name = request.match_info["name"]
@@ -216,6 +229,7 @@ async def get_cluster_config(request):
     return _ok(shapes.cluster_config(L, cs[0]))
 
 
+@responds({204: None})
 async def update_cluster_config(request):
     _links(request)
     body = _obj(await read_json(request), "a config update")
@@ -224,12 +238,14 @@ async def update_cluster_config(request):
     return web.Response(status=204)
 
 
+@responds({204: None})
 async def reset_cluster_config(request):
     _links(request)
     await model.alter_broker_configs(_kafka(request), "", [(request.match_info["name"], "DELETE", None)])
     return web.Response(status=204)
 
 
+@responds({204: None})
 async def alter_cluster_configs(request):
     _links(request)
     body = _obj(await read_json(request), "a batch config update")
@@ -238,6 +254,7 @@ async def alter_cluster_configs(request):
     return web.Response(status=204)
 
 
+@responds({200: "ReplicaDataList"})
 async def list_broker_replicas(request):
     """Every partition replica on a broker (here: every partition the caller may describe)."""
     L = _links(request)
@@ -260,6 +277,7 @@ async def _partition_row(request) -> dict:
     raise model.KafkaError(model.error_message(3), 3)
 
 
+@responds({200: "ReplicaDataList"})
 async def list_replicas(request):
     L = _links(request)
     t = request.match_info["topic_name"]
@@ -269,6 +287,7 @@ async def list_replicas(request):
                                      for b in p["replicas"]]))
 
 
+@responds({200: "ReplicaData"})
 async def get_replica(request):
     L = _links(request)
     t = request.match_info["topic_name"]
@@ -279,6 +298,7 @@ async def get_replica(request):
     return _ok(shapes.replica(L, t, p["partition_id"], bid, p["leader"], p["isr"]))
 
 
+@responds({200: "ReassignmentDataList"})
 async def list_reassignments(request):
     """Partition reassignments in progress: never any (one node, one replica)."""
     L = _links(request)
@@ -287,6 +307,7 @@ async def list_reassignments(request):
     return _ok(shapes.resource_list("KafkaReassignmentList", L.base + request.path[len("/v3"):], []))
 
 
+@responds({200: "ReassignmentData"})
 async def get_reassignment(request):
     await _partition_row(request)
     raise HttpError(404, 404, "No reassignment is in progress for this partition.")
@@ -294,17 +315,20 @@ async def get_reassignment(request):
 
 # ---- topics ---------------------------------------------------------------------------------
 
+@responds({200: "TopicDataList"})
 async def list_topics(request):
     L = _links(request)
     ts = await model.list_topics(_kafka(request))
     return _ok(shapes.resource_list("KafkaTopicList", L.url("topics"), [shapes.topic(L, t) for t in ts]))
 
 
+@responds({200: "TopicData"})
 async def get_topic(request):
     L = _links(request)
     return _ok(shapes.topic(L, await model.get_topic(_kafka(request), request.match_info["topic_name"])))
 
 
+@responds({201: "TopicData", 200: "TopicData"})
 async def create_topic(request):
     L = _links(request)
     body = _obj(await read_json(request), "a topic")
@@ -322,6 +346,7 @@ async def create_topic(request):
     return _ok(shapes.topic(L, t), 201 if not validate_only else 200)
 
 
+@responds({200: "TopicData"})
 async def update_partition_count(request):
     """PATCH a topic: ``{"partitions_count": n}`` grows it (CreatePartitions); the topic after."""
     L = _links(request)
@@ -333,12 +358,14 @@ async def update_partition_count(request):
     return _ok(shapes.topic(L, await model.get_topic(k, name)))
 
 
+@responds({204: None})
 async def delete_topic(request):
     _links(request)
     await model.delete_topic(_kafka(request), request.match_info["topic_name"])
     return web.Response(status=204)
 
 
+@responds({200: "PartitionDataList"})
 async def list_partitions(request):
     L = _links(request)
     t = request.match_info["topic_name"]
@@ -347,12 +374,14 @@ async def list_partitions(request):
                                     [shapes.partition(L, p) for p in ps]))
 
 
+@responds({200: "PartitionData"})
 async def get_partition(request):
     L = _links(request)
     ps = await model.partitions(_kafka(request), request.match_info["topic_name"], _path_int(request, "partition_id"))
     return _ok(shapes.partition(L, ps[0]))
 
 
+@responds({200: "PartitionWithOffsetsData"})
 async def get_partition_offsets(request):
     """``partitions/{p}/offset``: the earliest and latest offsets (ListOffsets). As Confluent's
     ListPartitionOffsetsAction, ``offset_type`` may only be ``earliest_and_latest`` (its
@@ -369,6 +398,7 @@ async def get_partition_offsets(request):
 
 # ---- topic configs --------------------------------------------------------------------------
 
+@responds({200: "TopicConfigDataList"})
 async def list_topic_configs(request):
     L = _links(request)
     t = request.match_info["topic_name"]
@@ -377,12 +407,14 @@ async def list_topic_configs(request):
                                     [shapes.topic_config(L, t, c) for c in cs]))
 
 
+@responds({200: "TopicConfigData"})
 async def get_topic_config(request):
     L = _links(request)
     t, name = request.match_info["topic_name"], request.match_info["name"]
     return _ok(shapes.topic_config(L, t, await model.topic_config(_kafka(request), t, name)))
 
 
+@responds({204: None})
 async def update_topic_config(request):
     _links(request)
     body = _obj(await read_json(request), "a config update")
@@ -391,6 +423,7 @@ async def update_topic_config(request):
     return web.Response(status=204)
 
 
+@responds({200: "TopicConfigDataList"})
 async def list_all_topic_configs(request):
     """``topics/-/configs``: every config of every topic the caller may describe."""
     L = _links(request)
@@ -399,6 +432,7 @@ async def list_all_topic_configs(request):
                                     [shapes.topic_config(L, t, c) for t, c in rows]))
 
 
+@responds({204: None})
 async def reset_topic_config(request):
     _links(request)
     await model.alter_topic_configs(_kafka(request), request.match_info["topic_name"],
@@ -428,6 +462,7 @@ def _config_value(value) -> str | None:
     return None if value is None else str(value)
 
 
+@responds({204: None})
 async def alter_topic_configs(request):
     _links(request)
     body = _obj(await read_json(request), "a batch config update")
@@ -464,11 +499,14 @@ async def _parse_produce(request, topic: str, obj) -> tuple[dict, str | None, st
 
 
 def _produce_answer(b, res: dict, record: dict, key_type, value_type) -> dict:
-    key, value = record["key"], record["value"]
-    return {"error_code": 200, "cluster_id": b.cluster_id, "topic_name": res["topic_name"],
-            "partition_id": res["partition_id"], "offset": res["offset"], "timestamp": shapes.iso(res["timestamp"]),
-            "key": {"type": key_type, "size": len(key)} if key is not None else None,
-            "value": {"type": value_type, "size": len(value)} if value is not None else None}
+    """Confluent's ProduceResponse: ``key`` and ``value`` are absent, never null, for a record
+    without one (its fields are Optional with Jackson's NON_ABSENT)."""
+    out = {"error_code": 200, "cluster_id": b.cluster_id, "topic_name": res["topic_name"],
+           "partition_id": res["partition_id"], "offset": res["offset"], "timestamp": shapes.iso(res["timestamp"])}
+    for field, typ in (("key", key_type), ("value", value_type)):
+        if record[field] is not None:
+            out[field] = {"type": typ, "size": len(record[field])}
+    return out
 
 
 def _error_line(e: model.ModelError) -> dict:
@@ -478,6 +516,7 @@ def _error_line(e: model.ModelError) -> dict:
         return {"error_code": he.error_code, "message": he.message}
 
 
+@responds({200: "ProduceResponse"}, errors=(413, 415, 422))
 async def produce_records(request):
     _links(request)
     b = request.app[BROKER]
@@ -513,6 +552,7 @@ PRODUCE_BATCH_MAX_ENTRIES = 10  # Confluent's api.v3.produce.batch.maximum.entri
 PRODUCE_BATCH_ERROR = 42208  # Confluent's PRODUCE_BATCH_EXCEPTION_ERROR_CODE
 
 
+@responds({207: "ProduceBatchResponse"}, errors=(413, 415))
 async def produce_records_batch(request):
     """``records:batch``: ``{"entries": [{"id", ...produce request}]}``, at most 10 entries
     with distinct ids (else 400 with Confluent's 42208); 207 with ``successes`` and
@@ -568,6 +608,7 @@ async def _listed_group(request, gid: str) -> dict:
     return g
 
 
+@responds({200: "ConsumerGroupDataList"})
 async def list_groups(request):
     L = _links(request)
     coll = _collection(request)
@@ -584,12 +625,14 @@ async def list_groups(request):
     return _ok(shapes.resource_list(kind, L.url(coll), out))
 
 
+@responds({200: "ConsumerGroupData"})
 async def get_group(request):
     L = _links(request)
     return _ok(shapes.consumer_group(L, await _listed_group(request, request.match_info["group_id"]),
                                      _collection(request)))
 
 
+@responds({200: "ConsumerDataList"})
 async def list_consumers(request):
     L = _links(request)
     gid = request.match_info["group_id"]
@@ -606,6 +649,7 @@ def _member(g: dict, cid: str) -> dict:
     raise HttpError(404, 404, f"Consumer {cid} could not be found in consumer group {g['group_id']}.")
 
 
+@responds({200: "ConsumerData"})
 async def get_consumer(request):
     L = _links(request)
     gid = request.match_info["group_id"]
@@ -613,6 +657,7 @@ async def get_consumer(request):
     return _ok(shapes.consumer(L, gid, _member(g, request.match_info["consumer_id"]), _collection(request)))
 
 
+@responds({200: "ConsumerAssignmentDataList"})
 async def list_assignments(request):
     L = _links(request)
     gid, cid = request.match_info["group_id"], request.match_info["consumer_id"]
@@ -622,6 +667,7 @@ async def list_assignments(request):
                                     [shapes.consumer_assignment(L, gid, cid, a, coll) for a in m["assignments"]]))
 
 
+@responds({200: "ConsumerAssignmentData"})
 async def get_assignment(request):
     L = _links(request)
     gid, cid, t = request.match_info["group_id"], request.match_info["consumer_id"], request.match_info["topic_name"]
@@ -633,6 +679,7 @@ async def get_assignment(request):
     raise HttpError(404, 404, f"Assignment {t}-{p} could not be found for consumer {cid}.")
 
 
+@responds({200: "ConsumerLagDataList"})
 async def list_lags(request):
     L = _links(request)
     gid = request.match_info["group_id"]
@@ -643,6 +690,7 @@ async def list_lags(request):
                                     [shapes.consumer_lag(L, gid, r, coll) for r in lags]))
 
 
+@responds({200: "ConsumerLagData"})
 async def get_lag(request):
     L = _links(request)
     gid, t = request.match_info["group_id"], request.match_info["topic_name"]
@@ -654,6 +702,7 @@ async def get_lag(request):
     raise HttpError(404, 404, f"Consumer lag for {t}-{p} could not be found in consumer group {gid}.")
 
 
+@responds({200: "ConsumerGroupLagSummaryData"})
 async def lag_summary(request):
     L = _links(request)
     gid = request.match_info["group_id"]
@@ -663,6 +712,7 @@ async def lag_summary(request):
 
 # ---- acls -----------------------------------------------------------------------------------
 
+@responds({200: "AclDataList"})
 async def list_acls(request):
     L = _links(request)
     q = request.query
@@ -692,6 +742,7 @@ def _acl_binding(body) -> dict:
     return a
 
 
+@responds({201: None})
 async def create_acl(request):
     L = _links(request)
     a = _acl_binding(await read_json(request))
@@ -700,6 +751,7 @@ async def create_acl(request):
     return web.Response(status=201, headers={"Location": f"{L.url('acls')}?{urlencode(a)}"})
 
 
+@responds({201: None})
 async def create_acls_batch(request):
     _links(request)
     body = _obj(await read_json(request), "a batch of ACLs")
@@ -711,6 +763,7 @@ async def create_acls_batch(request):
 _ACL_ORDER = ("resource_type", "resource_name", "pattern_type", "principal", "host", "operation", "permission")
 
 
+@responds({200: "DeleteAclsData"})
 async def delete_acls(request):
     """DELETE /acls?...: resource_type, pattern_type, operation and permission are required
     (Confluent's "... cannot be unspecified or UNKNOWN", 400); the deleted ACLs, sorted."""
@@ -739,6 +792,7 @@ def _visible_topic(k: model.Kafka):
     return visible
 
 
+@responds({200: "HourglassRecordPage"})
 async def read_records(request):
     """GET .../topics/{t}/partitions/{p}/records?from=|offset=|position= (Hourglass)."""
     L = _links(request)
@@ -771,6 +825,7 @@ async def read_records(request):
                 "cluster_id": L.cid, **page, "data": data})
 
 
+@responds({200: "HourglassSegmentTimeline"})
 async def get_segments(request):
     L = _links(request)
     t = request.match_info["topic_name"]
@@ -782,6 +837,7 @@ async def get_segments(request):
                 "cluster_id": L.cid, **s})
 
 
+@responds({200: "HourglassTopicSummaryList"})
 async def topic_summaries(request):
     L = _links(request)
     data = await model.topic_summaries(_kafka(request))
@@ -793,6 +849,7 @@ async def topic_summaries(request):
                                           retention_bytes=t["retention_bytes"]) for t in data]))
 
 
+@responds({200: "HourglassConsumerLagHistory"})
 async def lag_history(request):
     L = _links(request)
     gid = request.match_info["group_id"]
@@ -809,6 +866,7 @@ async def lag_history(request):
                 "data": hist.history(gid, _visible_topic(k), seconds)})
 
 
+@responds({200: "HourglassConsumerGroupOffsetsReset"})
 async def reset_group_offsets(request):
     """POST .../consumer-groups/{g}/offsets:reset {"timestamp"|"position", "topics", "dry_run"}"""
     L = _links(request)
@@ -831,6 +889,7 @@ async def reset_group_offsets(request):
                 "cluster_id": L.cid, "consumer_group_id": gid, "dry_run": dry_run, "data": rows})
 
 
+@responds({200: "HourglassRates"})
 async def rates(request):
     L = _links(request)
     seconds = _int(request, "seconds", 600, lo=1, hi=3600)
@@ -839,6 +898,7 @@ async def rates(request):
                 "interval_seconds": hist.interval, "data": hist.rates(_visible_topic(_kafka(request)), seconds)})
 
 
+@responds({200: "HourglassTransactionList"})
 async def list_transactions(request):
     L = _links(request)
     txns = await model.transactions(_kafka(request))
@@ -848,6 +908,7 @@ async def list_transactions(request):
                                     [dict(t, kind="HourglassTransaction") for t in txns]))
 
 
+@responds({200: "HourglassScramUserList"})
 async def list_users(request):
     L = _links(request)
     users = await model.scram_users(_kafka(request))

@@ -1,8 +1,9 @@
-"""DescribeGroups (key 15), versions 0-5, flexible from 5.
+"""DescribeGroups (key 15), versions 0-6, flexible from 5.
 
 An admin client reads the state of classic groups: state name ("Stable", "Empty",
 "PreparingRebalance", "CompletingRebalance", "Dead"), protocol type, chosen protocol and
-members. An unknown group is answered (error 0) as state "Dead" with no members.
+members. An unknown group is answered (error 0) as state "Dead" with no members, from v6
+(KIP-1043) GROUP_ID_NOT_FOUND with an ``error_message``.
 - ``protocol_data`` and each member's ``member_metadata``/``member_assignment`` bytes are
   filled only while the group is Stable (empty otherwise).
 - v1+ ``throttle_time_ms``; v3+ ``include_authorized_operations`` and per-group
@@ -12,13 +13,14 @@ members. An unknown group is answered (error 0) as state "Dead" with no members.
 from protocol.codec import compile_api
 from protocol.schema import F, api
 
-API = api(15, "DescribeGroups", valid="0-5", flexible="5+", request=[
+API = api(15, "DescribeGroups", valid="0-6", flexible="5+", request=[
     F("groups", "[]string", "0+"),
     F("include_authorized_operations", "bool", "3+"),
 ], response=[
     F("throttle_time_ms", "int32", "1+", ignorable=True),
     F("groups", "[]DescribedGroup", "0+", fields=[
         F("error_code", "int16", "0+"),
+        F("error_message", "string", "6+", nullable="6+", default=None),
         F("group_id", "string", "0+"),
         F("group_state", "string", "0+"),
         F("protocol_type", "string", "0+"),

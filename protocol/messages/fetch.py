@@ -1,4 +1,4 @@
-"""Fetch (key 1), versions 0-17, flexible from 12.
+"""Fetch (key 1), versions 0-18, flexible from 12.
 
 Consumers (replica_id -1) and followers read record data from partition leaders.
 - v0-3 clients cannot read magic-2 batches: the broker down-converts (v0-1 to magic 0,
@@ -14,14 +14,16 @@ Consumers (replica_id -1) and followers read record data from partition leaders.
   ``current_leader``, ``snapshot_id``.
 - v13+ topics by ``topic_id`` instead of name (UNKNOWN_TOPIC_ID); v15+ ``replica_id`` moves
   to tagged ``replica_state``; v16+ tagged ``node_endpoints``; v17 tagged
-  ``replica_directory_id``.
+  ``replica_directory_id``; v18 (KIP-1166) a follower's tagged ``high_watermark`` per partition
+  (the leader may answer a follower's delayed fetch early when it lags; consumers leave it
+  at its default, Long.MAX_VALUE, and nothing else changes).
 - ``records`` may be a list of chunks when encoding (zero-copy from segments); it decodes
   as a ``memoryview`` into the frame. Tagged structs are ``None`` when absent.
 """
 from protocol.codec import compile_api
 from protocol.schema import F, api
 
-API = api(1, "Fetch", valid="0-17", flexible="12+", request=[
+API = api(1, "Fetch", valid="0-18", flexible="12+", request=[
     F("cluster_id", "string", "12+", nullable="12+", default=None, tag=0, tagged_versions="12+", ignorable=True),
     F("replica_id", "int32", "0-14", default=-1),
     F("replica_state", "ReplicaState", "15+", tag=1, tagged_versions="15+", fields=[
@@ -45,6 +47,8 @@ API = api(1, "Fetch", valid="0-17", flexible="12+", request=[
             F("log_start_offset", "int64", "5+", default=-1, ignorable=True),
             F("partition_max_bytes", "int32", "0+"),
             F("replica_directory_id", "uuid", "17+", tag=0, tagged_versions="17+", ignorable=True),
+            F("high_watermark", "int64", "18+", tag=1, tagged_versions="18+", default=0x7FFFFFFFFFFFFFFF,
+              ignorable=True),
         ]),
     ]),
     F("forgotten_topics_data", "[]ForgottenTopic", "7+", fields=[

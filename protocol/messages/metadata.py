@@ -1,4 +1,4 @@
-"""Metadata (key 3), versions 0-12, flexible from 9.
+"""Metadata (key 3), versions 0-13, flexible from 9.
 
 Clients learn brokers, the controller and topic/partition leadership.
 - Which topics: v0 an empty list means *all* topics; v1+ ``topics`` null means all topics
@@ -8,14 +8,14 @@ Clients learn brokers, the controller and topic/partition leadership.
 - Response: v1+ ``rack``, ``controller_id``, ``is_internal``; v2+ ``cluster_id``; v3+
   ``throttle_time_ms``; v5+ ``offline_replicas``; v7+ ``leader_epoch``; v8+ authorized
   operations (bit fields, -2147483648 = not requested; the cluster-level one is v8-10
-  only, later moved to DescribeCluster); v10+ ``topic_id``.
+  only, later moved to DescribeCluster); v10+ ``topic_id``; v13+ a top-level ``error_code``.
 - Unknown topic: error_code UNKNOWN_TOPIC_OR_PARTITION (3) or LEADER_NOT_AVAILABLE (5)
   while being created.
 """
 from protocol.codec import compile_api
 from protocol.schema import F, api
 
-API = api(3, "Metadata", valid="0-12", flexible="9+", request=[
+API = api(3, "Metadata", valid="0-13", flexible="9+", request=[
     F("topics", "[]MetadataRequestTopic", "0+", nullable="1+", fields=[
         F("topic_id", "uuid", "10+", ignorable=True),
         F("name", "string", "0+", nullable="10+"),
@@ -50,6 +50,7 @@ API = api(3, "Metadata", valid="0-12", flexible="9+", request=[
         F("topic_authorized_operations", "int32", "8+", default=-2147483648),
     ]),
     F("cluster_authorized_operations", "int32", "8-10", default=-2147483648),
+    F("error_code", "int16", "13+", ignorable=True),
 ])
 
 MetadataRequest, MetadataResponse = compile_api(API)

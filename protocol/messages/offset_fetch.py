@@ -1,4 +1,4 @@
-"""OffsetFetch (key 9), versions 0-9, flexible from 6.
+"""OffsetFetch (key 9), versions 0-10, flexible from 6.
 
 A consumer reads the committed offsets of a group.
 - v0-7: one group (``group_id`` + ``topics``). ``topics`` null (v2+) means "every partition
@@ -12,12 +12,13 @@ A consumer reads the committed offsets of a group.
   all) and its own ``error_code``; the v0-7 top-level fields are gone.
 - v9+: ``member_id``/``member_epoch`` per group (only checked for KIP-848 consumer groups;
   a classic consumer sends null / -1).
+- v10 (KIP-848) names topics by ``topic_id`` instead of ``name`` (UNKNOWN_TOPIC_ID).
 - A partition without a committed offset answers offset -1, metadata "" and error 0.
 """
 from protocol.codec import compile_api
 from protocol.schema import F, api
 
-API = api(9, "OffsetFetch", valid="0-9", flexible="6+", request=[
+API = api(9, "OffsetFetch", valid="0-10", flexible="6+", request=[
     F("group_id", "string", "0-7"),
     F("topics", "[]OffsetFetchRequestTopic", "0-7", nullable="2-7", fields=[
         F("name", "string", "0-7"),
@@ -28,7 +29,8 @@ API = api(9, "OffsetFetch", valid="0-9", flexible="6+", request=[
         F("member_id", "string", "9+", nullable="9+", default=None, ignorable=True),
         F("member_epoch", "int32", "9+", default=-1, ignorable=True),
         F("topics", "[]OffsetFetchRequestTopics", "8+", nullable="8+", fields=[
-            F("name", "string", "8+"),
+            F("name", "string", "8-9", ignorable=True),
+            F("topic_id", "uuid", "10+", ignorable=True),
             F("partition_indexes", "[]int32", "8+"),
         ]),
     ]),
@@ -49,7 +51,8 @@ API = api(9, "OffsetFetch", valid="0-9", flexible="6+", request=[
     F("groups", "[]OffsetFetchResponseGroup", "8+", fields=[
         F("group_id", "string", "8+"),
         F("topics", "[]OffsetFetchResponseTopics", "8+", fields=[
-            F("name", "string", "8+"),
+            F("name", "string", "8-9", ignorable=True),
+            F("topic_id", "uuid", "10+", ignorable=True),
             F("partitions", "[]OffsetFetchResponsePartitions", "8+", fields=[
                 F("partition_index", "int32", "8+"),
                 F("committed_offset", "int64", "8+"),

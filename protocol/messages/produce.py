@@ -1,4 +1,4 @@
-"""Produce (key 0), versions 0-11, flexible from 9.
+"""Produce (key 0), versions 0-13, flexible from 9.
 
 The producer appends record data to partition leaders.
 - v0-2 carry legacy message sets (magic 0/1); v3+ carry record batches (magic 2) and add
@@ -10,17 +10,21 @@ The producer appends record data to partition leaders.
   LogAppendTime); v5+ ``log_start_offset``; v8+ ``record_errors``/``error_message``
   (KIP-467); v10+ tagged ``current_leader`` and ``node_endpoints`` (KIP-951, sent with
   NOT_LEADER_OR_FOLLOWER). v4+ clients handle KAFKA_STORAGE_ERROR.
+- v11 adds TRANSACTION_ABORTABLE; v12 is v11 for a client with transaction version 2 (KIP-890
+  part 2: a transactional batch adds its partition to the transaction); v13 names topics by
+  ``topic_id`` instead of ``name`` (KIP-516, UNKNOWN_TOPIC_ID).
 - Tagged ``current_leader`` is ``None`` when absent (Kafka's default {-1, -1} is never sent).
 """
 from protocol.codec import compile_api
 from protocol.schema import F, api
 
-API = api(0, "Produce", valid="0-11", flexible="9+", request=[
+API = api(0, "Produce", valid="0-13", flexible="9+", request=[
     F("transactional_id", "string", "3+", nullable="3+", default=None),
     F("acks", "int16", "0+"),
     F("timeout_ms", "int32", "0+"),
     F("topic_data", "[]TopicProduceData", "0+", fields=[
-        F("name", "string", "0+", map_key=True),
+        F("name", "string", "0-12", map_key=True, ignorable=True),
+        F("topic_id", "uuid", "13+", map_key=True, ignorable=True),
         F("partition_data", "[]PartitionProduceData", "0+", fields=[
             F("index", "int32", "0+"),
             F("records", "records", "0+", nullable="0+"),
@@ -28,7 +32,8 @@ API = api(0, "Produce", valid="0-11", flexible="9+", request=[
     ]),
 ], response=[
     F("responses", "[]TopicProduceResponse", "0+", fields=[
-        F("name", "string", "0+", map_key=True),
+        F("name", "string", "0-12", map_key=True, ignorable=True),
+        F("topic_id", "uuid", "13+", map_key=True, ignorable=True),
         F("partition_responses", "[]PartitionProduceResponse", "0+", fields=[
             F("index", "int32", "0+"),
             F("error_code", "int16", "0+"),

@@ -1,4 +1,4 @@
-"""TxnOffsetCommit (key 28), versions 0-5, flexible from 3.
+"""TxnOffsetCommit (key 28), versions 0-6, flexible from 3.
 
 A transactional producer commits consumer offsets as part of its transaction (after
 AddOffsetsToTxn); they become visible to OffsetFetch only when the transaction commits
@@ -11,12 +11,13 @@ AddOffsetsToTxn); they become visible to OffsetFetch only when the transaction c
 - v4 is the same as v3 (may answer TRANSACTION_ABORTABLE).
 - v5 is the same as v4; with transaction version 2 (KIP-890 part 2) it also adds the group's
   ``__consumer_offsets`` partition to the transaction (no AddOffsetsToTxn first).
+- v6 names topics by ``topic_id`` instead of ``name`` (UNKNOWN_TOPIC_ID).
 - Errors are per partition.
 """
 from protocol.codec import compile_api
 from protocol.schema import F, api
 
-API = api(28, "TxnOffsetCommit", valid="0-5", flexible="3+", request=[
+API = api(28, "TxnOffsetCommit", valid="0-6", flexible="3+", request=[
     F("transactional_id", "string", "0+"),
     F("group_id", "string", "0+"),
     F("producer_id", "int64", "0+"),
@@ -25,7 +26,8 @@ API = api(28, "TxnOffsetCommit", valid="0-5", flexible="3+", request=[
     F("member_id", "string", "3+", default=""),
     F("group_instance_id", "string", "3+", nullable="3+", default=None),
     F("topics", "[]TxnOffsetCommitRequestTopic", "0+", fields=[
-        F("name", "string", "0+"),
+        F("name", "string", "0-5", ignorable=True),
+        F("topic_id", "uuid", "6+", ignorable=True),
         F("partitions", "[]TxnOffsetCommitRequestPartition", "0+", fields=[
             F("partition_index", "int32", "0+"),
             F("committed_offset", "int64", "0+"),
@@ -36,7 +38,8 @@ API = api(28, "TxnOffsetCommit", valid="0-5", flexible="3+", request=[
 ], response=[
     F("throttle_time_ms", "int32", "0+"),
     F("topics", "[]TxnOffsetCommitResponseTopic", "0+", fields=[
-        F("name", "string", "0+"),
+        F("name", "string", "0-5", ignorable=True),
+        F("topic_id", "uuid", "6+", ignorable=True),
         F("partitions", "[]TxnOffsetCommitResponsePartition", "0+", fields=[
             F("partition_index", "int32", "0+"),
             F("error_code", "int16", "0+"),

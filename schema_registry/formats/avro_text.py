@@ -22,9 +22,10 @@ The schema has been validated by Apache Avro's Python parser before this runs.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from typing import Any
+
+from storage.log_config import java_double_str
 
 PRIMITIVES = ("null", "boolean", "int", "long", "float", "double", "bytes", "string")
 # Avro-Java's Schema.Type names: a named type called like one is always written qualified
@@ -178,37 +179,6 @@ class _Parser:
                      _props(node, FIELD_RESERVED))
 
 
-def java_double(x: float) -> str:
-    """Java's ``Double.toString`` (as Jackson writes a double): plain between 1e-3 and 1e7,
-    else ``d.dddE[-]n``; always a fraction digit."""
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    if x == 0:
-        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
-    sign = "-" if x < 0 else ""
-    a = abs(x)
-    digits, exp = _shortest(a)
-    if 1e-3 <= a < 1e7:
-        point = exp + 1  # digits before the decimal point
-        if point <= 0:
-            return f"{sign}0.{'0' * -point}{digits}"
-        whole, frac = digits[:point].ljust(point, "0"), digits[point:]
-        return f"{sign}{whole}.{frac or '0'}"
-    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{exp}"
-
-
-def _shortest(a: float) -> tuple[str, int]:
-    """The shortest digits that round-trip (Python's repr) and the decimal exponent of the first."""
-    mantissa, _, ex = repr(a).partition("e")
-    intpart, _, frac = mantissa.partition(".")
-    digits = intpart + frac
-    lead = len(digits) - len(digits.lstrip("0"))
-    point = len(intpart) + (int(ex) if ex else 0) - lead  # digits before the decimal point
-    return digits.lstrip("0").rstrip("0") or "0", point - 1
-
-
 def _json(v) -> str:
     """A JSON value as Jackson writes a parsed tree."""
     if v is None:
@@ -220,7 +190,7 @@ def _json(v) -> str:
     if isinstance(v, int):
         return str(v)
     if isinstance(v, float):
-        return java_double(v)
+        return java_double_str(v)  # Jackson writes a double as Java's Double.toString
     if isinstance(v, str):
         return json.dumps(v, ensure_ascii=False)
     if isinstance(v, list):

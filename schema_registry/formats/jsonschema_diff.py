@@ -345,6 +345,17 @@ def _value_key(v, seen):
     return v
 
 
+def _kept_if_compatible(ctx: Context, original: S, update: S) -> bool:
+    """Compares aside: when every difference is a compatible one, they join ``ctx``'s and the
+    answer is True; otherwise ``ctx`` is left as it was."""
+    sub = ctx.sub()
+    compare(sub, original, update)
+    if sub.compatible_so_far():
+        ctx.diffs.extend(sub.diffs)
+        return True
+    return False
+
+
 def compare(ctx: Context, original: S | None, update: S | None) -> None:
     """SchemaDiff.compare: add to ``ctx`` the differences from ``original`` to ``update``."""
     if original is None and update is None:
@@ -363,35 +374,21 @@ def compare(ctx: Context, original: S | None, update: S | None) -> None:
     if original.kind != "combined" and update.kind == "combined":
         subs = update.a["subs"]
         if len(subs) == 1:  # a single-branch union is its branch
-            sub = ctx.sub()
-            compare(sub, original, subs[0])
-            if sub.compatible_so_far():
-                ctx.diffs.extend(sub.diffs)
+            if _kept_if_compatible(ctx, original, subs[0]):
                 return
         elif update.a["criterion"] in ("anyOf", "oneOf"):
-            for branch in subs:
-                sub = ctx.sub()
-                compare(sub, original, branch)
-                if sub.compatible_so_far():
-                    ctx.diffs.extend(sub.diffs)
-                    ctx.add("SUM_TYPE_EXTENDED")
-                    return
+            if any(_kept_if_compatible(ctx, original, branch) for branch in subs):  # the first that reads it
+                ctx.add("SUM_TYPE_EXTENDED")
+                return
     elif original.kind == "combined" and update.kind != "combined":
         subs = original.a["subs"]
         if len(subs) == 1:
-            sub = ctx.sub()
-            compare(sub, subs[0], update)
-            if sub.compatible_so_far():
-                ctx.diffs.extend(sub.diffs)
+            if _kept_if_compatible(ctx, subs[0], update):
                 return
         elif original.a["criterion"] == "allOf":
-            for branch in subs:
-                sub = ctx.sub()
-                compare(sub, branch, update)
-                if sub.compatible_so_far():
-                    ctx.diffs.extend(sub.diffs)
-                    ctx.add("PRODUCT_TYPE_NARROWED")
-                    return
+            if any(_kept_if_compatible(ctx, branch, update) for branch in subs):
+                ctx.add("PRODUCT_TYPE_NARROWED")
+                return
 
     if original.kind != update.kind:
         if original.kind == "false" or update.kind in ("empty", "true"):  # TrueSchema is an EmptySchema
@@ -420,18 +417,23 @@ def compare(ctx: Context, original: S | None, update: S | None) -> None:
         ctx.schemas.discard(id(original))
 
 
-def _bound(ctx: Context, name: str, key: str, o, u, *, integer: bool = False) -> None:
-    """``<NAME>_ADDED/REMOVED/INCREASED/DECREASED`` for one numeric keyword."""
-    if o == u:
-        return
-    if o is None:
-        ctx.add(f"{name}_ADDED", key)
-    elif u is None:
-        ctx.add(f"{name}_REMOVED", key)
-    elif o < u:
-        ctx.add(f"{name}_INCREASED", key)
-    elif o > u:
-        ctx.add(f"{name}_DECREASED", key)
+def _bounds(ctx: Context, o: S, u: S, *keys: str) -> None:
+    """``<NAME>_ADDED/REMOVED/INCREASED/DECREASED`` for each numeric keyword in turn, NAME its
+    camel case in capitals (``maxLength``: ``MAX_LENGTH_INCREASED``); a value that is no number
+    counts as absent."""
+    for key in keys:
+        ov, uv = _number(o.get(key)), _number(u.get(key))
+        if ov == uv:
+            continue
+        name = re.sub("([A-Z])", r"_\1", key).upper()
+        if ov is None:
+            ctx.add(f"{name}_ADDED", key)
+        elif uv is None:
+            ctx.add(f"{name}_REMOVED", key)
+        elif ov < uv:
+            ctx.add(f"{name}_INCREASED", key)
+        elif ov > uv:
+            ctx.add(f"{name}_DECREASED", key)
 
 
 def _number(v):
@@ -439,8 +441,7 @@ def _number(v):
 
 
 def _strings(ctx: Context, o: S, u: S) -> None:
-    _bound(ctx, "MAX_LENGTH", "maxLength", _number(o.get("maxLength")), _number(u.get("maxLength")))
-    _bound(ctx, "MIN_LENGTH", "minLength", _number(o.get("minLength")), _number(u.get("minLength")))
+    _bounds(ctx, o, u, "maxLength", "minLength")
     op, up = o.get("pattern"), u.get("pattern")
     if op is None and up is not None:
         ctx.add("PATTERN_ADDED", "pattern")
@@ -451,10 +452,8 @@ def _strings(ctx: Context, o: S, u: S) -> None:
 
 
 def _numbers(ctx: Context, o: S, u: S) -> None:
-    _bound(ctx, "MAXIMUM", "maximum", _number(o.get("maximum")), _number(u.get("maximum")))
-    _bound(ctx, "MINIMUM", "minimum", _number(o.get("minimum")), _number(u.get("minimum")))
-    _bound(ctx, "EXCLUSIVE_MAXIMUM", "exclusiveMaximum", o.get("exclusiveMaximum"), u.get("exclusiveMaximum"))
-    _bound(ctx, "EXCLUSIVE_MINIMUM", "exclusiveMinimum", o.get("exclusiveMinimum"), u.get("exclusiveMinimum"))
+    # the loader keeps exclusiveMaximum/Minimum only as numbers (draft 4's booleans are no limits)
+    _bounds(ctx, o, u, "maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum")
     om, um = _number(o.get("multipleOf")), _number(u.get("multipleOf"))
     if om != um:
         if om is None:
@@ -565,6 +564,32 @@ def _combined(ctx: Context, o: S, u: S) -> None:
         ctx.add("COMBINED_TYPE_SUBSCHEMAS_CHANGED")
 
 
+# ---- content models (objects' properties, arrays' tuple items)
+
+def _covered(ctx: Context, original: S, update: S, what: str) -> None:
+    """``<what>_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL`` when ``update`` (the schema the
+    partially open model applies) reads what ``original`` accepted, with that comparison's own
+    differences listed first; else ``<what>_NOT_COVERED_...``."""
+    sub = ctx.sub()
+    compare(sub, original, update)
+    ctx.diffs.extend(sub.diffs)
+    ctx.add(f"{what}_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL" if sub.compatible_so_far()
+            else f"{what}_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL")
+
+
+def _removed(ctx: Context, osch: S, is_open: bool, partial: S | None, what: str) -> None:
+    """A ``what`` (PROPERTY, ITEM) the update no longer has: only the update's content model
+    matters (``is_open``, else the schema its partially open model gives it, if any)."""
+    if is_open:
+        ctx.add(f"{what}_REMOVED_FROM_OPEN_CONTENT_MODEL")
+    elif partial is not None:
+        _covered(ctx, osch, partial, f"{what}_REMOVED")
+    elif osch.kind == "false":
+        ctx.add(f"{what}_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL")
+    else:
+        ctx.add(f"{what}_REMOVED_FROM_CLOSED_CONTENT_MODEL")
+
+
 # ---- objects
 
 def _object_open(s: S) -> bool:
@@ -632,26 +657,12 @@ def _objects(ctx: Context, o: S, u: S) -> None:
     with _Path(ctx, "additionalProperties"):
         _additional(ctx, o, u, "PROPERTIES")
     _unevaluated(ctx, o.get("unevaluated"), u.get("unevaluated"), "unevaluatedProperties", "PROPERTIES")
-    _bound(ctx, "MAX_PROPERTIES", "maxProperties", _number(o.get("maxProperties")), _number(u.get("maxProperties")))
-    _bound(ctx, "MIN_PROPERTIES", "minProperties", _number(o.get("minProperties")), _number(u.get("minProperties")))
+    _bounds(ctx, o, u, "maxProperties", "minProperties")
 
 
 def _property(ctx: Context, o: S, u: S, name: str, osch: S | None, usch: S | None) -> None:
-    if usch is None:  # removed: only the update's content model matters
-        if _object_open(u):
-            ctx.add("PROPERTY_REMOVED_FROM_OPEN_CONTENT_MODEL")
-            return
-        partial = _object_partial(u, name)
-        if partial is not None:
-            sub = ctx.sub()
-            compare(sub, osch, partial)
-            ctx.diffs.extend(sub.diffs)
-            ctx.add("PROPERTY_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL" if sub.compatible_so_far()
-                    else "PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL")
-        elif osch.kind == "false":
-            ctx.add("PROPERTY_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL")
-        else:
-            ctx.add("PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL")
+    if usch is None:
+        _removed(ctx, osch, _object_open(u), _object_partial(u, name), "PROPERTY")
     elif osch is None:  # added: only the original's content model matters
         required = name in u.get("required")
         if _object_open(o):
@@ -665,11 +676,7 @@ def _property(ctx: Context, o: S, u: S, name: str, osch: S | None, usch: S | Non
             return
         partial = _object_partial(o, name)
         if partial is not None:
-            sub = ctx.sub()
-            compare(sub, partial, usch)
-            ctx.diffs.extend(sub.diffs)
-            ctx.add("PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL" if sub.compatible_so_far()
-                    else "PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL")
+            _covered(ctx, partial, usch, "PROPERTY_ADDED")
         if required:
             ctx.add("REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL" if usch.has_default
                     else "REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL")
@@ -742,35 +749,16 @@ def _arrays(ctx: Context, o: S, u: S) -> None:
             if index < len(oitems) and index < len(uitems):
                 compare(ctx, oitems[index], uitems[index])
             elif index < len(oitems):  # removed from the tuple
-                _item_removed(ctx, oitems[index], u)
+                _removed(ctx, oitems[index], _array_open(u), _array_partial(u), "ITEM")
             else:
                 _item_added(ctx, o, uitems[index])
     with _Path(ctx, "additionalItems"):
         _additional(ctx, o, u, "ITEMS")
     _unevaluated(ctx, o.get("unevaluated"), u.get("unevaluated"), "unevaluatedItems", "ITEMS")
-    _bound(ctx, "MAX_ITEMS", "maxItems", _number(o.get("maxItems")), _number(u.get("maxItems")))
-    _bound(ctx, "MIN_ITEMS", "minItems", _number(o.get("minItems")), _number(u.get("minItems")))
+    _bounds(ctx, o, u, "maxItems", "minItems")
     if o.get("unique") != u.get("unique"):
         ctx.add("UNIQUE_ITEMS_REMOVED" if o.get("unique") else "UNIQUE_ITEMS_ADDED", "uniqueItems")
-    _bound(ctx, "MAX_CONTAINS", "maxContains", _number(o.get("maxContains")), _number(u.get("maxContains")))
-    _bound(ctx, "MIN_CONTAINS", "minContains", _number(o.get("minContains")), _number(u.get("minContains")))
-
-
-def _item_removed(ctx: Context, osch: S, u: S) -> None:
-    if _array_open(u):
-        ctx.add("ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL")
-        return
-    partial = _array_partial(u)
-    if partial is not None:
-        sub = ctx.sub()
-        compare(sub, osch, partial)
-        ctx.diffs.extend(sub.diffs)
-        ctx.add("ITEM_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL" if sub.compatible_so_far()
-                else "ITEM_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL")
-    elif osch.kind == "false":
-        ctx.add("ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL")
-    else:
-        ctx.add("ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL")
+    _bounds(ctx, o, u, "maxContains", "minContains")
 
 
 def _item_added(ctx: Context, o: S, usch: S) -> None:
@@ -780,11 +768,7 @@ def _item_added(ctx: Context, o: S, usch: S) -> None:
         return
     partial = _array_partial(o)
     if partial is not None:
-        sub = ctx.sub()
-        compare(sub, partial, usch)
-        ctx.diffs.extend(sub.diffs)
-        ctx.add("ITEM_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL" if sub.compatible_so_far()
-                else "ITEM_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL")
+        _covered(ctx, partial, usch, "ITEM_ADDED")
     else:
         ctx.add("ITEM_ADDED_TO_CLOSED_CONTENT_MODEL")
 

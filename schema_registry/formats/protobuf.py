@@ -193,7 +193,7 @@ def _quote(s: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def _scalar_value(fd, value) -> str:
+def _scalar_value(fd, value, normalize: bool = False) -> str:
     if fd.type == fd.TYPE_STRING:
         return _quote(value)
     if fd.type == fd.TYPE_BYTES:
@@ -210,8 +210,43 @@ def _scalar_value(fd, value) -> str:
             return "inf" if value > 0 else "-inf"
         return repr(float(value))
     if fd.type in (fd.TYPE_MESSAGE, fd.TYPE_GROUP):
-        return "{ " + text_format.MessageToString(value, as_one_line=True) + " }"
+        return _option_map(value, normalize)
     return str(value)
+
+
+def _indent_all(text: str) -> str:
+    """Every line two spaces deeper, blank ones too (the wire library's ``appendIndented``)."""
+    return "".join("  " + line for line in text.splitlines(True))
+
+
+def _option_map(value, normalize: bool = False) -> str:
+    """A message-valued option as Confluent writes one it read from a descriptor (the wire
+    library's option map): ``{``, one ``name: value`` a line with ``,`` between them, ``}``;
+    a repeated field as a ``[...]`` list of one item a line (normalized: a lone item bare, as
+    Confluent's normalization writes ``tags: "PII"``), nested messages alike."""
+    entries = []
+    for fd, v in value.ListFields():
+        name = f"[{fd.full_name}]" if fd.is_extension else fd.name
+        if fd.is_repeated:
+            items = [_scalar_value(fd, x, normalize) for x in v]
+            if normalize and len(items) == 1:
+                text = items[0]
+            else:
+                text = "[\n" + ",\n".join(_indent_all(i) for i in items) + "\n]"
+        else:
+            text = _scalar_value(fd, v, normalize)
+        entries.append(f"{name}: {text}")
+    if not entries:
+        return "{\n}"
+    return "{\n" + _indent_all(",\n".join(entries)) + "\n}"
+
+
+def _bracketed(opts: list[str]) -> str:
+    """Field and enum value options as the wire library appends them: one inline, several one a line."""
+    if len(opts) == 1:
+        return "[" + opts[0] + "]"
+    return "[\n" + "".join(_indent_all(o + ("," if i < len(opts) - 1 else "") + "\n")
+                           for i, o in enumerate(opts)) + "]"
 
 
 def _options(opts, normalize: bool, classes: dict | None = None) -> list[str]:
@@ -227,7 +262,7 @@ def _options(opts, normalize: bool, classes: dict | None = None) -> list[str]:
         name = f"({fd.full_name})" if fd.is_extension else fd.name
         values = value if fd.is_repeated else [value]
         for v in values:
-            out.append(f"{name} = {_scalar_value(fd, v)}")
+            out.append(f"{name} = {_scalar_value(fd, v, normalize)}")
     return sorted(out) if normalize else out
 
 
@@ -311,7 +346,7 @@ class _Renderer:
 
     @staticmethod
     def _indent(text: str) -> str:
-        return "".join("  " + line if line.strip() else line for line in text.splitlines(True))
+        return _indent_all(text)
 
     def _type(self, f) -> str:
         if f.type in (F.TYPE_MESSAGE, F.TYPE_ENUM, F.TYPE_GROUP):
@@ -348,7 +383,7 @@ class _Renderer:
             opts.append(f"json_name = {_quote(f.json_name)}")
         opts += self._opts(f.options)
         if opts:
-            head += " [" + ", ".join(opts) + "]"
+            head += " " + _bracketed(opts)
         return head + ";\n"
 
     def group(self, f, m, in_oneof: bool) -> str:
@@ -495,7 +530,7 @@ class _Renderer:
             line = f"{v.name} = {v.number}"
             vo = self._opts(v.options)
             if vo:
-                line += " [" + ", ".join(vo) + "]"
+                line += " " + _bracketed(vo)
             out.append(self._indent(line + ";\n"))
         return f"enum {e.name} {{{''.join(out)}}}\n"
 

@@ -112,8 +112,8 @@ def test_api_versions_advertise_the_transaction_apis(client):
     r = client.request(18, 3, ApiVersionsRequest(client_software_name="t", client_software_version="1"))
     ranges = {k.api_key: (k.min_version, k.max_version) for k in r.api_keys}
     assert {k: ranges[k] for k in (10, 22, 24, 25, 26, 27, 28, 61, 65, 66)} == {
-        10: (0, 6), 22: (0, 5), 24: (0, 5), 25: (0, 4), 26: (0, 5), 27: (1, 1), 28: (0, 5), 61: (0, 0),
-        65: (0, 0), 66: (0, 1)}
+        10: (0, 6), 22: (0, 5), 24: (0, 5), 25: (0, 4), 26: (0, 5), 27: (1, 2), 28: (0, 6), 61: (0, 0),
+        65: (0, 0), 66: (0, 2)}
 
 
 @pytest.mark.parametrize("version", range(1, 7))

@@ -21,35 +21,34 @@ from tests.helpers.kafka_oracle import KafkaProcess
 _JVMS = pytest.StashKey[list]()
 
 
-@pytest.fixture
-def connect_factory(request, tmp_path_factory, client_tools):
+def _jvm_factory(request, new):
+    """``make(*args, **kwargs)``: ``new(*args, **kwargs)`` started; each one stopped at teardown
+    and its log attached to a failing test's report."""
+    reported = request.node.stash.setdefault(_JVMS, [])
     started: list = []
-    request.node.stash[_JVMS] = started
 
-    def make(bootstrap: str, **kwargs) -> ConnectWorker:
-        w = ConnectWorker(tmp_path_factory.mktemp("connect"), bootstrap, **kwargs)
-        started.append(w)
-        return w.start()
+    def make(*args, **kwargs):
+        p = new(*args, **kwargs)
+        started.append(p)
+        reported.append(p)
+        return p.start()
 
     yield make
-    for w in started:
-        if w.running:
-            w.stop()
+    for p in started:
+        if p.running:
+            p.stop()
+
+
+@pytest.fixture
+def connect_factory(request, tmp_path_factory, client_tools):
+    yield from _jvm_factory(request, lambda bootstrap, **kwargs: ConnectWorker(
+        tmp_path_factory.mktemp("connect"), bootstrap, **kwargs))
 
 
 @pytest.fixture
 def mirror_factory(request, tmp_path_factory):
-    started = request.node.stash.setdefault(_JVMS, [])
-
-    def make(config, **kwargs) -> MirrorMakerProcess:
-        m = MirrorMakerProcess(tmp_path_factory.mktemp("mm2"), config, **kwargs)
-        started.append(m)
-        return m.start()
-
-    yield make
-    for m in started:
-        if m.running:
-            m.stop()
+    yield from _jvm_factory(request, lambda config, **kwargs: MirrorMakerProcess(
+        tmp_path_factory.mktemp("mm2"), config, **kwargs))
 
 
 @pytest.fixture(scope="session")

@@ -17,8 +17,9 @@ import time
 
 import pytest
 from confluent_kafka import Consumer, Producer
-from confluent_kafka.admin import AdminClient, ConfigResource
+from confluent_kafka.admin import AdminClient
 
+from tests.helpers.clients import topic_configs, wait_until
 from tests.helpers.connect import read_topic, wait_for_records
 
 pytestmark = pytest.mark.timeout(600)
@@ -47,23 +48,6 @@ def source(path, topic: str, **extra) -> dict:
     # batch.size stays at its default: FileStreamSourceTask returns a full batch with more lines
     # left in its read buffer, and reads them only when more bytes arrive in the file
     return {"connector.class": FILE_SOURCE, "file": str(path), "topic": topic, "tasks.max": 1, **extra}
-
-
-def wait_until(pred, timeout: float, what: str, interval: float = 0.3):
-    deadline = time.monotonic() + timeout
-    while True:
-        got = pred()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"not within {timeout:.0f} s: {what}")
-        time.sleep(interval)
-
-
-def topic_configs(bootstrap: str, topic: str) -> dict[str, str]:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    res = ConfigResource(ConfigResource.Type.TOPIC, topic)
-    return {k: v.value for k, v in admin.describe_configs([res])[res].result(30).items()}
 
 
 def partition_counts(bootstrap: str) -> dict[str, int]:
@@ -110,11 +94,12 @@ def test_internal_topics_and_file_round_trip(broker_factory, connect_factory, tm
     w.create_connector("file-out", {"connector.class": FILE_SINK, "file": str(out), "topics": "lines", "tasks.max": 1})
     w.wait_running("file-in")
     w.wait_running("file-out")
-    wait_until(lambda: out.exists() and len(out.read_text().splitlines()) >= len(want), 120, "sink file complete")
+    wait_until(lambda: out.exists() and len(out.read_text().splitlines()) >= len(want), 120,
+               what="sink file complete", interval=0.3)
     assert out.read_text().splitlines() == want
 
     size = src.stat().st_size
-    wait_until(lambda: committed_position(w, "file-in") == size, 60, "source offset committed")
+    wait_until(lambda: committed_position(w, "file-in") == size, 60, what="source offset committed", interval=0.3)
     # the offsets topic holds it under Connect's key ["file-in", {"filename": ...}]
     stored = [m for m in read_topic(b.bootstrap, w.offset_topic, isolation="read_uncommitted") if m.value()]
     keys = [json.loads(m.key()) for m in stored]
@@ -136,7 +121,8 @@ def test_worker_restart_resumes_from_stored_source_offsets(broker_factory, conne
     w.create_connector("file-in", source(src, "restart-lines"))
     w.wait_running("file-in")
     wait_for_records(b.bootstrap, "restart-lines", 300)
-    wait_until(lambda: committed_position(w, "file-in") == src.stat().st_size, 60, "offset committed")
+    wait_until(lambda: committed_position(w, "file-in") == src.stat().st_size, 60,
+               what="offset committed", interval=0.3)
 
     w.stop()
     append(src, lines(300, 700))
@@ -170,7 +156,7 @@ def test_two_workers_share_and_rebalance_tasks(broker_factory, connect_factory, 
         return found
 
     ids = {f"127.0.0.1:{w.port}" for w in (w1, w2)}
-    assert wait_until(lambda: owners() == ids, 60, "both workers own connectors or tasks")
+    assert wait_until(lambda: owners() == ids, 60, what="both workers own connectors or tasks", interval=0.3)
     for n in names:
         wait_for_records(b.bootstrap, f"topic-{n}", 200)
 
@@ -178,7 +164,7 @@ def test_two_workers_share_and_rebalance_tasks(broker_factory, connect_factory, 
     for i, n in enumerate(names):
         append(tmp_path / f"{n}.txt", lines(200, 400, tag=n))
     # the departed worker's share moves once scheduled.rebalance.max.delay.ms (5 s) is over
-    wait_until(lambda: owners() == {f"127.0.0.1:{w1.port}"}, 90, "w1 owns everything")
+    wait_until(lambda: owners() == {f"127.0.0.1:{w1.port}"}, 90, what="w1 owns everything", interval=0.3)
     for n in names:
         w1.wait_running(n)
         wait_for_records(b.bootstrap, f"topic-{n}", 400)
@@ -215,7 +201,8 @@ def test_exactly_once_source_across_kill_9(broker_factory, connect_factory, tmp_
     t.start()
     try:
         for _ in range(3):
-            wait_until(lambda: len(read_topic(b.bootstrap, "eos-lines")) > 1000, 60, "records flowing")
+            wait_until(lambda: len(read_topic(b.bootstrap, "eos-lines")) > 1000, 60,
+                       what="records flowing", interval=0.3)
             time.sleep(1.5)
             w.kill()  # no graceful commit: an open transaction is left for the broker to abort
             w.start()
@@ -255,7 +242,7 @@ def test_exactly_once_zombie_task_is_fenced(broker_factory, connect_factory, tmp
     try:
         append(src, lines(500, 1000))
         wait_until(lambda: survivor.status("zombie-in")["tasks"][0]["worker_id"] == f"127.0.0.1:{survivor.port}",
-                   120, "survivor owns the task")
+                   120, what="survivor owns the task", interval=0.3)
         survivor.wait_running("zombie-in")
         wait_for_records(b.bootstrap, "zombie-lines", 1000)
     finally:
@@ -297,7 +284,7 @@ def test_wrong_connector_config_gets_connects_error_and_broker_keeps_serving(bro
     # "bad topic!" passes Connect's own checks; the broker refuses it (INVALID_TOPIC_EXCEPTION)
     w.put_connector("bad-topic", source(src, "bad topic!"))
     st = wait_until(lambda: (s := w.status("bad-topic")) and s["tasks"] and s["tasks"][0]["state"] == "FAILED" and s,
-                    120, "task FAILED")
+                    120, what="task FAILED", interval=0.3)
     assert "InvalidTopicException" in st["tasks"][0]["trace"], st["tasks"][0]["trace"][:2000]
     broker_serves(b.bootstrap)
 
@@ -329,7 +316,7 @@ def test_worker_killed_during_rebalance_loses_no_committed_source_offset(broker_
     for rnd in range(3):
         current = workers[-1]
         grow(300)
-        wait_until(lambda: committed_position(current, "rb-in") > 0, 60, "a commit")
+        wait_until(lambda: committed_position(current, "rb-in") > 0, 60, what="a commit", interval=0.3)
         before = committed_position(current, "rb-in")
         joining = connect_factory(b.bootstrap)  # the join starts the rebalance
         time.sleep(0.2 * rnd)
@@ -338,7 +325,7 @@ def test_worker_killed_during_rebalance_loses_no_committed_source_offset(broker_
         joining.wait_running("rb-in", timeout=120)
         size = src.stat().st_size
         wait_until(lambda: committed_position(joining, "rb-in") == size, 120,
-                   f"round {rnd}: caught up to {size} (at {joining.offsets('rb-in')})")
+                   what=f"round {rnd}: caught up to {size} (at {joining.offsets('rb-in')})", interval=0.3)
         after = committed_position(joining, "rb-in")
         assert after >= before, f"round {rnd}: committed offset went back from {before} to {after}"
         workers.append(joining)

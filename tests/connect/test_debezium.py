@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from tests.helpers.clients import topic_configs
 from tests.helpers.connect import read_topic, wait_for_records
 from tests.helpers.postgres import PostgresCluster
 
@@ -110,7 +111,6 @@ def test_snapshot_then_streaming_in_order_with_tombstones(postgres, broker_facto
     assert snap and all(v["source"]["snapshot"] in ("true", "first", "last", "first_in_data_collection",
                                                     "last_in_data_collection") for v in snap)
     assert all(v["source"]["lsn"] for _, v, _ in evs if v and v["op"] != "r")
-    from tests.connect.test_connect import topic_configs
     assert topic_configs(hg.bootstrap, topic)["cleanup.policy"] == "compact"
 
 

@@ -20,8 +20,9 @@ import time
 
 import pytest
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+from confluent_kafka.admin import AdminClient, NewTopic
 
+from tests.helpers.clients import topic_configs, wait_until
 from tests.helpers.connect import read_topic
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.xdist_group("mirror-maker")]
@@ -104,23 +105,6 @@ def offsets_for_times(bootstrap: str, topic: str, partitions: int, ts: int) -> l
         c.close()
 
 
-def topic_config(bootstrap: str, topic: str) -> dict[str, str]:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    res = ConfigResource(ConfigResource.Type.TOPIC, topic)
-    return {k: v.value for k, v in admin.describe_configs([res])[res].result(30).items()}
-
-
-def wait_until(pred, timeout: float, what):
-    deadline = time.monotonic() + timeout
-    while True:
-        got = pred()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"not within {timeout:.0f} s: {what() if callable(what) else what}")
-        time.sleep(1.0)
-
-
 def write_mm2_config(path, source: str, target: str, *extra: str) -> None:
     r = hourglass_cli("mirror-config", "-b", source, "--target-bootstrap", target, "--replication-factor", "1",
                       "--sync-interval", "1", "-o", str(path), *extra)
@@ -160,8 +144,8 @@ def test_groups_move_from_hourglass_to_kafka_without_loss_or_repeats(broker_fact
 
     hg_ends = end_offsets(hg.bootstrap, topic, parts)
     wait_until(lambda: mm.running and end_offsets(kafka_node.bootstrap, topic, parts) == hg_ends, 240,
-               lambda: f"copy complete: kafka {end_offsets(kafka_node.bootstrap, topic, parts)} vs {hg_ends}\n"
-                       f"{mm.log_tail(4000)}")
+               what=lambda: f"copy complete: kafka {end_offsets(kafka_node.bootstrap, topic, parts)} vs {hg_ends}\n"
+                            f"{mm.log_tail(4000)}", interval=1.0)
     # the copy holds Hourglass's records at Hourglass's offsets, timestamps and headers included
     on_kafka = read_topic(kafka_node.bootstrap, topic)
     on_hg = read_topic(hg.bootstrap, topic)
@@ -178,13 +162,14 @@ def test_groups_move_from_hourglass_to_kafka_without_loss_or_repeats(broker_fact
     hg_drained = group_offsets(hg.bootstrap, drained, topic, parts)
     assert hg_drained == hg_ends
     wait_until(lambda: group_offsets(kafka_node.bootstrap, drained, topic, parts) == hg_drained, 120,
-               lambda: f"drained group synced: kafka {group_offsets(kafka_node.bootstrap, drained, topic, parts)}"
-                       f" vs hourglass {hg_drained}\n{mm.log_tail(4000)}")
+               what=lambda: f"drained group synced: kafka {group_offsets(kafka_node.bootstrap, drained, topic, parts)}"
+                            f" vs hourglass {hg_drained}\n{mm.log_tail(4000)}", interval=1.0)
     # paused group: a checkpoint arrives, never ahead of where the group stopped
     hg_paused = group_offsets(hg.bootstrap, paused, topic, parts)
     committed_parts = [p for p, o in hg_paused.items() if o >= 0]
     wait_until(lambda: all(group_offsets(kafka_node.bootstrap, paused, topic, parts)[p] >= 0 for p in committed_parts),
-               120, lambda: f"paused group checkpointed: {group_offsets(kafka_node.bootstrap, paused, topic, parts)}")
+               120, interval=1.0,
+               what=lambda: f"paused group checkpointed: {group_offsets(kafka_node.bootstrap, paused, topic, parts)}")
     translated = group_offsets(kafka_node.bootstrap, paused, topic, parts)
     assert all(translated[p] <= hg_paused[p] for p in committed_parts), (translated, hg_paused)
     mm.stop()
@@ -204,9 +189,9 @@ def test_groups_move_from_hourglass_to_kafka_without_loss_or_repeats(broker_fact
         assert sorted(consumed, key=lambda v: int(v[1:])) == [f"v{i}" for i in range(5000)], group
 
     # configs came along (Kafka's names, Kafka's values)
-    kcfg = topic_config(kafka_node.bootstrap, topic)
+    kcfg = topic_configs(kafka_node.bootstrap, topic)
     assert kcfg["retention.ms"] == "315360000000" and kcfg["max.message.bytes"] == "2097152"
-    lcfg = topic_config(kafka_node.bootstrap, ledger)
+    lcfg = topic_configs(kafka_node.bootstrap, ledger)
     assert lcfg["cleanup.policy"] == "compact" and lcfg["min.compaction.lag.ms"] == "60000"
 
 
@@ -234,7 +219,8 @@ def test_mirror_config_with_sasl_runs(broker_factory, kafka_node, mirror_factory
     assert "hourglass.security.protocol = SASL_PLAINTEXT" in text and "hourglass.sasl.mechanism = PLAIN" in text
     mm = mirror_factory(config)
     wait_until(lambda: end_offsets(kafka_node.bootstrap, "sasl-events", 2) == {0: 250, 1: 250}, 240,
-               lambda: f"copied {end_offsets(kafka_node.bootstrap, 'sasl-events', 2)}\n{mm.log_tail(4000)}")
+               what=lambda: f"copied {end_offsets(kafka_node.bootstrap, 'sasl-events', 2)}\n{mm.log_tail(4000)}",
+               interval=1.0)
     assert sorted(m.value() for m in read_topic(kafka_node.bootstrap, "sasl-events")) == \
         sorted(f"v{i}".encode() for i in range(500))
 
@@ -295,13 +281,15 @@ def test_mirror_maker_from_kafka_into_hourglass(broker_factory, kafka_node, mirr
     mm = mirror_factory(config)
     ends = end_offsets(kafka_node.bootstrap, topic, parts)
     wait_until(lambda: end_offsets(hg.bootstrap, topic, parts) == ends, 240,
-               lambda: f"copied {end_offsets(hg.bootstrap, topic, parts)} of {ends}\n{mm.log_tail(4000)}")
+               what=lambda: f"copied {end_offsets(hg.bootstrap, topic, parts)} of {ends}\n{mm.log_tail(4000)}",
+               interval=1.0)
     key = lambda m: (m.partition(), m.offset(), m.key(), m.value(), m.timestamp(), m.headers())  # noqa: E731
     assert [key(m) for m in read_topic(hg.bootstrap, topic)] == [key(m) for m in read_topic(kafka_node.bootstrap, topic)]
-    assert topic_config(hg.bootstrap, topic)["retention.ms"] == "315360000001"
+    assert topic_configs(hg.bootstrap, topic)["retention.ms"] == "315360000001"
     wait_until(lambda: group_offsets(hg.bootstrap, group, topic, parts) == ends, 120,
-               lambda: f"group synced: {group_offsets(hg.bootstrap, group, topic, parts)} vs {ends}\n{mm.log_tail(4000)}")
+               what=lambda: f"group synced: {group_offsets(hg.bootstrap, group, topic, parts)} vs {ends}\n"
+                            f"{mm.log_tail(4000)}", interval=1.0)
     # MirrorMaker's bookkeeping went to Hourglass, compacted where Connect wants it
     names = set(AdminClient({"bootstrap.servers": hg.bootstrap}).list_topics(timeout=30).topics)
     assert {"mm2-offset-syncs.prod.internal", "mm2-configs.prod.internal", "prod.checkpoints.internal", "heartbeats"} <= names, names
-    assert topic_config(hg.bootstrap, "prod.checkpoints.internal")["cleanup.policy"] == "compact"
+    assert topic_configs(hg.bootstrap, "prod.checkpoints.internal")["cleanup.policy"] == "compact"

@@ -178,6 +178,8 @@ ALIGNED: tuple[Aligned, ...] = (
             "topics are keyed by name (mapKey in Kafka's spec); Kafka lists the unknown ones first"),
     Aligned(91, "responses", "topic_name", "topics are keyed by name; Kafka lists the unknown ones first"),
     Aligned(92, "responses", "topic_name", "topics are keyed by name; Kafka lists the unknown ones first"),
+    Aligned(42, "results", "group_id",
+            "groups are keyed by id (mapKey in Kafka's spec); Kafka answers them in its coordinator shards' order"),
     Aligned(19, "topics[*].configs", "name",
             "Kafka lists a new topic's configs in its ConfigDef's order; the set and each entry matter"),
 )
@@ -572,6 +574,8 @@ class Exchange:
         answers = []
         for s in self.sides:
             b = body(s) if callable(body) else body
+            if callable(b):  # a body built per side inside a per-side function (Produce v13+ by topic id)
+                b = b(s)
             try:
                 answers.append(s.request(api, version, b))
             except WireError as exc:

@@ -108,29 +108,22 @@ KEPT: list[Kept] = [
          "partial batch the client drops; Hourglass stops at the last whole batch within the limit "
          "(the same records reach the client, fewer bytes are sent)", hourglass=0),
     # ApiVersions (18)
-    Kept(18, (3, 4), "supported_features*", NO_FEATURES),
-    Kept(18, (3, 4), "finalized_features*", NO_FEATURES),
+    Kept(18, (3, 5), "supported_features*", NO_FEATURES),
+    Kept(18, (3, 5), "finalized_features*", NO_FEATURES),
 ]
 
 # ApiVersions: API key -> why Hourglass advertises another range than Kafka 4.4.
 OLD = "older versions Kafka 4 removed (KIP-896) stay served for older clients"
-NEWER = "not yet: Kafka 4.4's newest version(s) of this API"
 ONE_NODE = "one node, its own only replica: no replica placement or log-dir moves to serve"
 KRAFT = "no KRaft quorum: Hourglass is its own controller without a metadata log"
 KEPT_RANGES: dict[int, str] = {
-    0: NEWER + " (Produce v12-13: v13 by topic id, KIP-516)",
-    1: f"{OLD}; {NEWER} (Fetch v18)",
-    2: f"{OLD}; {NEWER} (ListOffsets v10-11)",
-    3: NEWER + " (Metadata v13)",
-    8: f"{OLD}; {NEWER} (OffsetCommit v10)",
-    9: f"{OLD}; {NEWER} (OffsetFetch v10)",
-    15: NEWER + " (DescribeGroups v6)",
-    18: NEWER + " (ApiVersions v5)",
+    1: OLD,
+    2: OLD,
+    8: OLD,
+    9: OLD,
     19: OLD,
     20: OLD,
     23: OLD,
-    27: NEWER + " (WriteTxnMarkers v2, transaction version 2 is not served: README)",
-    28: NEWER + " (TxnOffsetCommit v6)",
     29: OLD, 30: OLD, 31: OLD, 32: OLD,
     34: ONE_NODE + " (AlterReplicaLogDirs)",
     35: ONE_NODE + " (DescribeLogDirs)",
@@ -138,15 +131,12 @@ KEPT_RANGES: dict[int, str] = {
     39: "delegation tokens are not served (README)",
     40: "delegation tokens are not served (README)",
     41: "delegation tokens are not served (README)",
-    42: NEWER + " (DeleteGroups v3)",
     43: ONE_NODE + " (ElectLeaders)",
     45: ONE_NODE + " (AlterPartitionReassignments)",
     46: ONE_NODE + " (ListPartitionReassignments)",
     55: KRAFT + " (DescribeQuorum)",
     57: "no feature levels to update: Hourglass finalizes no features (UpdateFeatures)",
-    60: NEWER + " (DescribeCluster v2)",
     64: KRAFT + " (UnregisterBroker)",
-    66: NEWER + " (ListTransactions v2)",
     74: "client metrics resources (KIP-714 subscriptions) are not served (ListConfigResources)",
     80: KRAFT + " (AddRaftVoter)",
     81: KRAFT + " (RemoveRaftVoter)",
@@ -156,7 +146,6 @@ KEPT_RANGES: dict[int, str] = {
     85: "share-group state RPCs are inter-broker (see 83)",
     86: "share-group state RPCs are inter-broker (see 83)",
     87: "share-group state RPCs are inter-broker (see 83)",
-    90: NEWER + " (DescribeShareGroupOffsets v1)",
     93: "StreamsGroupTopologyDescriptionUpdate (KIP-1331) stores a topology description with a broker plugin "
         "(group.streams.topology.description.plugin.class); Hourglass has no such plugin, and Kafka without one "
         "answers it UNSUPPORTED_VERSION",

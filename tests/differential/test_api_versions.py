@@ -34,7 +34,7 @@ def test_advertised_ranges(ex, differential_report):
     assert not unexplained, "advertised ranges differ without a kept reason:\n" + "\n".join(unexplained)
 
 
-@pytest.mark.parametrize("version", range(0, 5))
+@pytest.mark.parametrize("version", range(0, 6))
 def test_api_versions_response(ex, version):
     assert version in ex.versions(18)
     body = (req(18, client_software_name="differential", client_software_version="1.0") if version >= 3
@@ -43,6 +43,31 @@ def test_api_versions_response(ex, version):
     for r in (k, h):  # the key ranges are compared as a map above
         r.api_keys = []
     ex.compare(18, version, k, h, scenario="ApiVersions")
+
+
+def test_api_versions_cluster_and_node_check(ex):
+    """v5 (KIP-1242): the cluster and node the client means to reach, checked when a cluster id
+    is given; another cluster, or another node of this cluster, is REBOOTSTRAP_REQUIRED."""
+    for s in ex.sides:
+        m = s.request(3, 12, req(3, 12, topics=[], allow_auto_topic_creation=False,
+                                 include_topic_authorized_operations=False))
+        s.state["cluster_id"], s.state["node_id"] = m.cluster_id, m.brokers[0].node_id
+    for v in ex.versions(18, lo=5):
+        def body(cluster=None, node=lambda s: -1):
+            return lambda s: req(18, v, client_software_name="differential", client_software_version="1.0",
+                                 cluster_id=cluster(s) if cluster else None, node_id=node(s))
+        for scenario, b in (
+                ("no cluster id, a node id", body(node=lambda s: 12345)),
+                ("this cluster and node", body(lambda s: s.state["cluster_id"], lambda s: s.state["node_id"])),
+                ("this cluster, node id -1", body(lambda s: s.state["cluster_id"])),
+                ("this cluster, another node", body(lambda s: s.state["cluster_id"], lambda s: s.state["node_id"] + 1)),
+                ("another cluster, this node", body(lambda s: "AAAAAAAAAAAAAAAAAAAAAA", lambda s: s.state["node_id"])),
+                ("an empty cluster id", body(lambda s: "", lambda s: s.state["node_id"]))):
+            k, h = ex.send(18, v, b, compare_=False)
+            for r in (k, h):  # the key ranges are compared as a map above
+                if r.error_code == 0:
+                    r.api_keys = []
+            ex.compare(18, v, k, h, scenario=f"ApiVersions v{v}: {scenario}")
 
 
 def test_api_versions_unsupported_version(ex):

@@ -44,6 +44,9 @@ def test_cluster_and_coordinators(ex):
         if v >= 1:
             ex.send(60, v, req(60, v, include_cluster_authorized_operations=False, endpoint_type=2),
                     scenario="controllers (endpoint type 2)")
+        if v >= 2:
+            ex.send(60, v, req(60, v, include_cluster_authorized_operations=False, endpoint_type=1,
+                               include_fenced_brokers=True), scenario="brokers, fenced ones included")
     group = f"g-{ex.topic_name()}"
     for s in ex.sides:  # setup: Kafka creates its internal topics on the first lookup, answering 15 meanwhile
         for key_type, key in ((0, group), (1, f"t-{group}")):
@@ -99,6 +102,17 @@ def test_groups_listing(ex):
     for v in ex.versions(15):
         ex.send(15, v, req(15, v, groups=[group, ""], include_authorized_operations=False),
                 scenario="an unknown group and an empty id")
+    topic = ex.topic_name()
+    ex.create_topic(topic)
+    empty = f"g-{ex.topic_name('empty')}"
+    group_coordinator(ex, empty)
+    ex.send(8, 8, req(8, 8, group_id=empty, generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
+                      topics=[{"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 0,
+                                                              "committed_leader_epoch": -1, "committed_metadata": ""}]}]),
+            scenario="setup: an empty classic group")
+    for v in ex.versions(15):
+        ex.send(15, v, req(15, v, groups=[empty], include_authorized_operations=False),
+                scenario="an empty classic group (offsets only)")
     for v in ex.versions(16):
         if v >= 4:
             ex.send(16, v, req(16, v, states_filter=["NoSuchState"], types_filter=[]),

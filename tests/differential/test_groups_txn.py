@@ -7,6 +7,7 @@ import uuid
 
 import pytest
 
+from protocol.records.record import build_batch
 from tests.differential.framework import req
 from tests.differential.wire import batch, group_coordinator, init_producer, now_ms, produce, wait_ok
 
@@ -87,21 +88,34 @@ def test_classic_group_error_flows(ex):
                                     member_id=s.state["member"]), scenario="heartbeat after leaving")
 
 
+def _topic_id(side, topic) -> bytes:
+    """The side's id of ``topic`` (requests by topic id); a made-up one for a topic neither has."""
+    return side.state.get("topic_ids", {}).get(topic, uuid.uuid5(uuid.NAMESPACE_URL, topic).bytes)
+
+
 def _commit(group, topic, v, offsets, generation=-1, member=""):
-    return req(8, v, group_id=group, generation_id_or_member_epoch=generation, member_id=member,
-               group_instance_id=None, retention_time_ms=-1,
-               topics=[{"name": topic, "partitions": [{"partition_index": p, "committed_offset": o,
-                                                        "committed_leader_epoch": -1, "commit_timestamp": -1,
-                                                        "committed_metadata": "m"} for p, o in offsets]}])
+    """An OffsetCommit; from v10 (topics by id) a ``side -> request`` function."""
+    def body(topic_id=bytes(16)):
+        return req(8, v, group_id=group, generation_id_or_member_epoch=generation, member_id=member,
+                   group_instance_id=None, retention_time_ms=-1,
+                   topics=[{"name": topic, "topic_id": topic_id, "partitions": [
+                       {"partition_index": p, "committed_offset": o, "committed_leader_epoch": -1,
+                        "commit_timestamp": -1, "committed_metadata": "m"} for p, o in offsets]}])
+    return body() if v < 10 else lambda s: body(_topic_id(s, topic))
 
 
 def _fetch_offsets(group, topics, v, require_stable=False):
-    """``topics``: {name: [partitions]} or None for every committed offset."""
-    t = None if topics is None else [{"name": n, "partition_indexes": ps} for n, ps in topics.items()]
-    if v >= 8:
-        return req(9, v, groups=[{"group_id": group, "member_id": None, "member_epoch": -1, "topics": t}],
-                   require_stable=require_stable)
-    return req(9, v, group_id=group, topics=t, require_stable=require_stable)
+    """``topics``: {name: [partitions]} or None for every committed offset; from v10 (topics by
+    id) a ``side -> request`` function."""
+    def body(side=None):
+        t = None if topics is None else [{"name": n, "partition_indexes": ps,
+                                          **({"topic_id": _topic_id(side, n)} if side else {})}
+                                         for n, ps in topics.items()]
+        if v >= 8:
+            return req(9, v, groups=[{"group_id": group, "member_id": None, "member_epoch": -1, "topics": t}],
+                       require_stable=require_stable)
+        return req(9, v, group_id=group, topics=t, require_stable=require_stable)
+    return body() if v < 10 else body
 
 
 def test_offset_commit_and_fetch(ex):
@@ -122,11 +136,30 @@ def test_offset_commit_and_fetch(ex):
     ex.send(8, max(ex.versions(8)), _commit(group, topic, max(ex.versions(8)), [(0, 3)]), scenario="setup commit")
     for v in ex.versions(9):
         ex.send(9, v, _fetch_offsets(group, {topic: [0, 1, 7]}, v), scenario="committed, uncommitted, unknown")
+        ex.send(9, v, _fetch_offsets(group, {ex.topic_name("nosuch"): [0], topic: [0]}, v),
+                scenario="an unknown topic and a committed one")
         ex.send(9, v, _fetch_offsets(_group(ex, "none"), {topic: [0]}, v), scenario="unknown group")
         if v >= 2:
             ex.send(9, v, _fetch_offsets(group, None, v), scenario="every committed offset")
         if v >= 7:
             ex.send(9, v, _fetch_offsets(group, {topic: [0]}, v, require_stable=True), scenario="require_stable")
+
+
+def test_delete_groups(ex):
+    """DeleteGroups: an unknown group, an empty id, a group with a member, a group with only
+    committed offsets (deleted), and the same group again (gone)."""
+    topic = ex.topic_name()
+    ex.create_topic(topic)
+    for v in ex.versions(42):
+        live, empty = _group(ex, f"live{v}"), _group(ex, f"empty{v}")
+        for g in (live, empty):
+            group_coordinator(ex, g)
+        _joined(ex, live, max(ex.versions(11)))
+        ex.send(8, max(ex.versions(8, hi=9)), _commit(empty, topic, max(ex.versions(8, hi=9)), [(0, 1)]),
+                scenario="setup commit")
+        ex.send(42, v, req(42, v, groups_names=[_group(ex, "none"), "", live, empty]),
+                scenario="unknown, empty id, with a member, offsets only")
+        ex.send(42, v, req(42, v, groups_names=[empty]), scenario="the deleted group again")
 
 
 def _cgh(group, v, member_id, epoch, topics=("t",), regex=None, rebalance=30000, assignor=None, instance=None):
@@ -228,6 +261,14 @@ def test_transaction_errors(ex):
         if v >= 1:
             ex.send(66, v, lambda s: req(66, v, state_filters=[], producer_id_filters=[s.state["pid"]],
                                          duration_filter=10 ** 12), scenario="list: running longer than 30 years")
+        if v >= 2:
+            for pattern, what in ((f"txn-{topic[:8]}.*", "a pattern matching the whole id"),
+                                  (topic[2:10], "a pattern matching only part of the id"),
+                                  ("", "an empty pattern (no filter)"),
+                                  ("(unclosed", "an invalid pattern")):
+                ex.send(66, v, lambda s: req(66, v, state_filters=[], producer_id_filters=[s.state["pid"]],
+                                             duration_filter=-1, transactional_id_pattern=pattern),
+                        scenario=f"list: {what}")
     ex.send(26, 3, lambda s: req(26, 3, transactional_id=txn, producer_id=s.state["pid"],
                                  producer_epoch=s.state["epoch"], committed=False), scenario="end: abort")
 
@@ -237,6 +278,7 @@ def test_share_group_offsets(ex):
     the same group once its member left (empty)."""
     topic = ex.topic_name()
     ex.create_topic(topic, partitions=2)
+    ex.send(0, 9, produce(topic, {0: batch([now_ms()] * 3)}, 9), scenario="setup: records behind the start offset")
     group = _group(ex, "sgo")
     group_coordinator(ex, group)
     alter = lambda g, off=0: req(91, 0, group_id=g, topics=[  # noqa: E731
@@ -245,12 +287,14 @@ def test_share_group_offsets(ex):
         {"topic_name": f"{topic}-nosuch", "partitions": [{"partition_index": 0, "start_offset": 0}]}])
     delete = lambda g: req(92, 0, group_id=g, topics=[{"topic_name": topic},  # noqa: E731
                                                       {"topic_name": f"{topic}-nosuch"}])
-    describe = lambda g: req(90, 0, groups=[{"group_id": g, "topics": [  # noqa: E731
-        {"topic_name": topic, "partitions": [0, 1]}]}])
+    def describe_all(g, scenario):  # every version both serve (v1 adds each partition's lag)
+        for v in ex.versions(90):
+            ex.send(90, v, req(90, v, groups=[{"group_id": g, "topics": [{"topic_name": topic, "partitions": [0, 1]}]}]),
+                    scenario=scenario)
     unknown = _group(ex, "none")
     ex.send(91, 0, alter(unknown), scenario="alter: unknown group")
     ex.send(92, 0, delete(unknown), scenario="delete: unknown group")
-    ex.send(90, 0, describe(unknown), scenario="describe: unknown group")
+    describe_all(unknown, "describe: unknown group")
     mid = uuid.uuid4().hex[:22]
     hb = req(76, 1, group_id=group, member_id=mid, member_epoch=0, rack_id=None, subscribed_topic_names=[topic])
     for s in ex.sides:
@@ -261,6 +305,63 @@ def test_share_group_offsets(ex):
         s.request(76, 1, req(76, 1, group_id=group, member_id=mid, member_epoch=-1, rack_id=None,
                              subscribed_topic_names=None))
     ex.send(91, 0, alter(group, off=0), scenario="alter: the empty group")
-    ex.send(90, 0, describe(group), scenario="describe: after alter")
+    describe_all(group, "describe: after alter")
     ex.send(92, 0, delete(group), scenario="delete: the empty group")
-    ex.send(90, 0, describe(group), scenario="describe: after delete")
+    describe_all(group, "describe: after delete")
+
+
+def _txn_commit(txn, group, topic, v, offsets, generation=-1, member=""):
+    """A TxnOffsetCommit of this side's producer; v6 names the topic by id."""
+    return lambda s: req(28, v, transactional_id=txn, group_id=group, producer_id=s.state["pid"],
+                         producer_epoch=s.state["epoch"], generation_id=generation, member_id=member,
+                         group_instance_id=None, topics=[{"name": topic, "topic_id": _topic_id(s, topic), "partitions": [
+                             {"partition_index": p, "committed_offset": o, "committed_leader_epoch": -1,
+                              "committed_metadata": "m"} for p, o in offsets]}])
+
+
+def test_txn_offset_commit(ex):
+    """TxnOffsetCommit at every version: the group's partition never added to the transaction
+    (refused up to v4, added by the commit itself from v5), then, once added, an unknown
+    partition, an unknown topic, and a generation the group does not have."""
+    topic = ex.topic_name()
+    ex.create_topic(topic, partitions=2)
+    for v in ex.versions(28):
+        txn, group = f"txn-{topic}-v{v}", _group(ex, f"t{v}")
+        group_coordinator(ex, group)
+        init_producer(ex, txn)
+        ex.send(28, v, _txn_commit(txn, group, topic, v, [(0, 1)]), scenario="the group's partition never added")
+        ex.send(25, 3, lambda s: req(25, 3, transactional_id=txn, producer_id=s.state["pid"],
+                                     producer_epoch=s.state["epoch"], group_id=group), scenario="AddOffsetsToTxn")
+        ex.send(28, v, _txn_commit(txn, group, topic, v, [(0, 2), (1, 0)]), scenario="two partitions")
+        ex.send(28, v, _txn_commit(txn, group, topic, v, [(9, 1)]), scenario="an unknown partition")
+        ex.send(28, v, _txn_commit(txn, group, ex.topic_name("nosuch"), v, [(0, 1)]), scenario="an unknown topic")
+        if v >= 3:
+            ex.send(28, v, _txn_commit(txn, group, topic, v, [(0, 1)], generation=4, member="nobody"),
+                    scenario="a generation the group does not have")
+        ex.send(26, 3, lambda s: req(26, 3, transactional_id=txn, producer_id=s.state["pid"],
+                                     producer_epoch=s.state["epoch"], committed=False), scenario="EndTxn abort")
+
+
+def test_write_txn_markers(ex):
+    """WriteTxnMarkers as ``kafka-transactions.sh abort`` sends it, at every version: an ABORT
+    marker for an open transaction at the producer's epoch and at the next one, and from v2 with
+    each transaction version (KIP-1228) the marker carries. A topic per case: a transaction
+    left open is aborted by its coordinator after its timeout, a marker that would race the next
+    case's offsets."""
+    t = now_ms()
+    cases = [(v, tv, bump) for v in ex.versions(27) for tv in ((0, 1, 2) if v >= 2 else (0,)) for bump in (0, 1)]
+    for v, tv, bump in cases:
+        topic = ex.topic_name(f"{v}-{tv}-{bump}")
+        ex.create_topic(topic)
+        txn = f"txn-{topic}"
+        init_producer(ex, txn)
+        ex.send(24, 3, lambda s: req(24, 3, v3_and_below_transactional_id=txn, v3_and_below_producer_id=s.state["pid"],
+                                     v3_and_below_producer_epoch=s.state["epoch"],
+                                     v3_and_below_topics=[{"name": topic, "partitions": [0]}]), scenario="setup: add")
+        ex.send(0, 9, lambda s: produce(topic, {0: build_batch(
+            [(b"k", b"v", t)], producer_id=s.state["pid"], producer_epoch=s.state["epoch"], base_sequence=0,
+            is_transactional=True)}, 9, transactional_id=txn), scenario="setup: transactional produce")
+        ex.send(27, v, lambda s: req(27, v, markers=[{
+            "producer_id": s.state["pid"], "producer_epoch": s.state["epoch"] + bump, "transaction_result": False,
+            "topics": [{"name": topic, "partition_indexes": [0]}], "coordinator_epoch": 0,
+            "transaction_version": tv}]), scenario=f"abort marker, transaction version {tv}, epoch +{bump}")

@@ -39,8 +39,9 @@ def test_malformed_batches(ex):
             ex.send(0, v, produce(topic, {0: records}, v), scenario=name)
         ex.send(0, v, produce(topic, {5: good}, v), scenario="unknown partition")
         ex.send(0, v, produce(ex.topic_name("nosuch"), {0: good}, v, acks=1), scenario="unknown topic")
-        ex.send(0, v, req(0, v, acks=2, timeout_ms=1000, topic_data=[
-            {"name": topic, "partition_data": [{"index": 0, "records": good}]}]), scenario="acks=2")
+        ex.send(0, v, lambda s, v=v: req(0, v, acks=2, timeout_ms=1000, topic_data=[
+            {"name": topic, "topic_id": s.state["topic_ids"][topic], "partition_data": [{"index": 0, "records": good}]}]),
+                scenario="acks=2")
     _fetch_all_versions(ex, topic, [(0, 0)], "after refused batches")
 
 
@@ -96,12 +97,23 @@ def test_fetch_offsets_and_limits(ex):
     _fetch_all_versions(ex, topic, [(0, 0), (1, 0)], "two partitions, one empty")
     _fetch_all_versions(ex, topic, [(0, 0), (0, 5)], "one partition twice")
     _fetch_all_versions(ex, topic, [(9, 0)], "unknown partition")
+    for v in ex.versions(1, lo=18):  # KIP-1166: a follower's high watermark, which a consumer's fetch ignores
+        for hwm in (0, 7):
+            ex.send(1, v, lambda s, v=v, hwm=hwm: _with_high_watermark(fetch(s, topic, [(0, 0)], v), hwm),
+                    scenario=f"a consumer fetch carrying high_watermark {hwm}")
     # a full fetch asking for a new fetch session (KIP-227: session id 0, epoch 0)
     for v in ex.versions(1, lo=7):
         ex.send(1, v, lambda s, v=v: _with_session(fetch(s, topic, [(0, 0)], v), 0, 0),
                 scenario="a new fetch session")
         ex.send(1, v, lambda s, v=v: _with_session(fetch(s, topic, [(0, 0)], v), 12345, 1),
                 scenario="an unknown fetch session")
+
+
+def _with_high_watermark(body, hwm):
+    for t in body.topics:
+        for p in t.partitions:
+            p.high_watermark = hwm
+    return body
 
 
 def _with_session(body, session_id, epoch):
@@ -190,3 +202,21 @@ def test_share_fetch_and_acknowledge_errors(ex):
     for v in ex.versions(79):
         ex.send(79, v, share_ack(v, 0), scenario="acknowledge with epoch 0")
         ex.send(79, v, share_ack(v, 3), scenario="acknowledge in an unknown session")
+
+
+def test_transactional_produce_to_a_partition_never_added(ex):
+    """A transactional batch to a partition the transaction does not have: refused up to v11
+    (KIP-890 part 1 verification), added to the transaction by the produce itself from v12
+    (KIP-890 part 2); then the transaction is aborted. A topic per version: Kafka writes the
+    abort marker after EndTxn answers, so a later produce to the same partition would race it."""
+    t = now_ms()
+    for v in ex.versions(0, lo=10):
+        topic = ex.topic_name(f"v{v}")
+        ex.create_topic(topic)
+        txn = f"txn-{topic}"
+        init_producer(ex, txn)
+        ex.send(0, v, lambda s, v=v: produce(topic, {0: build_batch(
+            [(b"k", b"v%d" % v, t)], producer_id=s.state["pid"], producer_epoch=s.state["epoch"], base_sequence=0,
+            is_transactional=True)}, v, transactional_id=txn), scenario="transactional batch, partition never added")
+        ex.send(26, 3, lambda s: req(26, 3, transactional_id=txn, producer_id=s.state["pid"],
+                                     producer_epoch=s.state["epoch"], committed=False), scenario="EndTxn abort")

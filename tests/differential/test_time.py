@@ -73,8 +73,8 @@ def _timeline(ex, topic):
 
 def _queries(t0):
     times = [t0 - 1, t0, t0 + 1, t0 + 3, t0 + 4, t0 + 5, t0 + 6, t0 + 10, t0 + 11, t0 + 20, t0 + 21,
-             LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, -5]
-    return [(0, t) for t in times] + [(1, t) for t in (t0, LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL)]
+             LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, -5, -6, -7]
+    return [(0, t) for t in times] + [(1, t) for t in (t0, LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, -6)]
 
 
 def test_list_offsets_by_timestamp_every_version(ex):
@@ -105,7 +105,7 @@ def test_list_offsets_after_delete_records(ex):
     t0 = _timeline(ex, topic)
     ex.send(21, 2, delete_records(topic, {0: 4}, 2), scenario="DeleteRecords to 4")
     for v in ex.versions(2):
-        for ts in (t0 - 1, t0, t0 + 3, t0 + 5, t0 + 10, t0 + 20, EARLIEST, EARLIEST_LOCAL, LATEST, MAX_TIMESTAMP):
+        for ts in (t0 - 1, t0, t0 + 3, t0 + 5, t0 + 10, t0 + 20, EARLIEST, EARLIEST_LOCAL, LATEST, MAX_TIMESTAMP, -6):
             ex.send(2, v, list_offsets(topic, [(0, ts)], v), scenario=f"after DeleteRecords: {ts - t0 if ts > 0 else ts}")
     for v in ex.versions(1, lo=4):
         ex.send(1, v, lambda s, v=v: fetch(s, topic, [(0, 0)], v), scenario="fetch below the log start")

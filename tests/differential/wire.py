@@ -3,6 +3,7 @@ for an exact version."""
 from __future__ import annotations
 
 import time
+import uuid
 
 from protocol.records.record import build_batch
 from tests.differential.framework import req
@@ -21,14 +22,20 @@ def batch(timestamps, *, base_offset=0, key=b"k", value=b"v", **kw) -> bytes:
 
 def produce(topic: str, records_by_partition: dict[int, bytes], version: int, *, acks: int = -1,
             transactional_id=None, timeout_ms: int = 30000):
-    return req(0, version, transactional_id=transactional_id, acks=acks, timeout_ms=timeout_ms,
-               topic_data=[{"name": topic, "partition_data": [
-                   {"index": p, "records": r} for p, r in records_by_partition.items()]}])
+    """A Produce request; from v13 (topics by id, which differ per broker) a ``side -> request``
+    function naming the topic by that side's id (a topic neither created has a made-up id)."""
+    def body(topic_id=bytes(16)):
+        return req(0, version, transactional_id=transactional_id, acks=acks, timeout_ms=timeout_ms,
+                   topic_data=[{"name": topic, "topic_id": topic_id, "partition_data": [
+                       {"index": p, "records": r} for p, r in records_by_partition.items()]}])
+    if version < 13:
+        return body()
+    return lambda side: body(side.state.get("topic_ids", {}).get(topic, uuid.uuid5(uuid.NAMESPACE_URL, topic).bytes))
 
 
 def list_offsets(topic: str, queries: list[tuple[int, int]], version: int, isolation_level: int = 0):
     """``queries``: (partition, timestamp) pairs, each its own partition entry."""
-    return req(2, version, replica_id=-1, isolation_level=isolation_level, topics=[
+    return req(2, version, replica_id=-1, isolation_level=isolation_level, timeout_ms=30000, topics=[
         {"name": topic, "partitions": [{"partition_index": p, "timestamp": ts, "max_num_offsets": 1}
                                        for p, ts in queries]}])
 

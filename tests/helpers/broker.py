@@ -160,9 +160,13 @@ class BrokerProcess(ServerProcess):
                     f"broker not ready within {self.ready_timeout:.0f} s\n{self.log_tail()}")
             time.sleep(0.01)
 
-    def restart(self, port: int | None = None) -> "BrokerProcess":
-        """Clean stop (SIGTERM), then start again on the same data dir (and port, if free)."""
-        self.stop()
+    def restart(self, port: int | None = None, *, crash: bool = False) -> "BrokerProcess":
+        """Clean stop (SIGTERM), or with ``crash`` a SIGKILL (no shutdown code runs), then start
+        again on the same data dir (and port, if free)."""
+        if crash:
+            self.kill()
+        else:
+            self.stop()
         return self.start(port)
 
     def log_paths(self) -> list[Path]:

@@ -51,12 +51,23 @@ def kcat_offsets_for_times(bootstrap: str, topic: str, partition: int, ts: int) 
     raise RuntimeError(f"unexpected kcat -Q output: {out!r}")
 
 
-def wait_until(pred: Callable[[], bool], timeout: float = 10.0, interval: float = 0.05, what: str = "condition"):
-    """Poll ``pred`` until it is true; raise ``TimeoutError`` naming ``what`` otherwise."""
+def topic_configs(bootstrap: str, topic: str, timeout: float = 30.0) -> dict[str, str]:
+    """A topic's configs as DescribeConfigs answers them: name -> value."""
+    from confluent_kafka.admin import AdminClient, ConfigResource
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    res = ConfigResource(ConfigResource.Type.TOPIC, topic)
+    return {k: v.value for k, v in admin.describe_configs([res])[res].result(timeout).items()}
+
+
+def wait_until(pred: Callable[[], object], timeout: float = 10.0, interval: float = 0.05,
+               what: str | Callable[[], str] = "condition"):
+    """Poll ``pred`` until it answers something true, and return that; raise ``TimeoutError``
+    naming ``what`` otherwise (a callable ``what`` is asked then, to show the last state)."""
     deadline = time.monotonic() + timeout
     while True:
-        if pred():
-            return
+        got = pred()
+        if got:
+            return got
         if time.monotonic() > deadline:
-            raise TimeoutError(f"{what} not reached within {timeout} s")
+            raise TimeoutError(f"{what() if callable(what) else what} not reached within {timeout} s")
         time.sleep(interval)

@@ -78,6 +78,7 @@ class _JvmProcess(ServerProcess):
 
     name = "jvm"
     STOP_TIMEOUT_S = STOP_TIMEOUT_S
+    LOG_TAIL_CHARS = 12000
 
     def __init__(self, work_dir: Path, heap: str):
         super().__init__()
@@ -99,22 +100,13 @@ class _JvmProcess(ServerProcess):
                                          cwd=self.work_dir, start_new_session=True)
         return mark
 
-    def log_text(self, since: int = 0) -> str:
-        parts = []
-        for p in (self.log_path, self.work_dir / f"{self.name}.stdout"):
-            try:
-                with open(p, "rb") as f:
-                    f.seek(since if p == self.log_path else 0)
-                    parts.append(f.read().decode(errors="replace"))
-            except FileNotFoundError:
-                pass
-        return "\n".join(parts)
+    @property
+    def kind(self) -> str:  # what log_tail calls the log
+        return self.name
 
-    def log_tail(self, max_chars: int = 12000) -> str:
-        text = self.log_text()
-        if len(text) > max_chars:
-            text = "...\n" + text[-max_chars:]
-        return f"--- {self.name} log ({self.log_path}) ---\n{text}"
+    def log_paths(self) -> list[Path]:
+        """log4j's file first (``_spawn``'s mark is a position in it), then the JVM's stdout."""
+        return [self.log_path, self.work_dir / f"{self.name}.stdout"]
 
 
 class ConnectWorker(_JvmProcess):

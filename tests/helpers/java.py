@@ -92,11 +92,12 @@ def ensure_compiled() -> None:
                            check=True, capture_output=True, text=True)
 
 
-def run_java(cmd_args: list[str], *, check: bool = True, timeout: float = 90.0) -> list[dict]:
-    """Run one harness command; returns its JSON lines (non-JSON stdout lines are ignored)."""
+def run_java(cmd_args: list[str], *, check: bool = True, timeout: float = 90.0, clients: str | None = None) -> list[dict]:
+    """Run one harness command; returns its JSON lines (non-JSON stdout lines are ignored).
+    ``clients``: run it over that later kafka-clients (``classpath``)."""
     ensure_compiled()
     args = [str(a) for a in cmd_args]
-    proc = subprocess.run(["java", *JAVA_OPTS, "-cp", classpath(), MAIN_CLASS, *args],
+    proc = subprocess.run(["java", *JAVA_OPTS, "-cp", classpath(clients), MAIN_CLASS, *args],
                           capture_output=True, text=True, timeout=timeout)
     lines = []
     for raw in proc.stdout.splitlines():

@@ -18,6 +18,7 @@ class ServerProcess:
 
     kind = "server"
     STOP_TIMEOUT_S = 15.0
+    LOG_TAIL_CHARS = 8000
 
     def __init__(self) -> None:
         self.proc: subprocess.Popen | None = None
@@ -81,17 +82,21 @@ class ServerProcess:
     def log_paths(self) -> list[Path]:
         raise NotImplementedError
 
-    def log_text(self) -> str:
+    def log_text(self, since: int = 0) -> str:
+        """Every log's text, the first one's from byte ``since`` on (what came after a mark)."""
         parts = []
-        for p in self.log_paths():
+        for i, p in enumerate(self.log_paths()):
             try:
-                parts.append(p.read_text(errors="replace"))
+                with open(p, "rb") as f:
+                    f.seek(since if i == 0 else 0)
+                    parts.append(f.read().decode(errors="replace"))
             except FileNotFoundError:
                 pass
         return "\n".join(parts)
 
-    def log_tail(self, max_chars: int = 8000) -> str:
+    def log_tail(self, max_chars: int | None = None) -> str:
         text = self.log_text()
+        max_chars = self.LOG_TAIL_CHARS if max_chars is None else max_chars
         if len(text) > max_chars:
             text = "...\n" + text[-max_chars:]
         return f"--- {self.kind} log ({self.log_paths()[0]}) ---\n{text}"

@@ -49,6 +49,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
 from kafka.partitioner.default import murmur2
 
 from tests.helpers import jvm
@@ -147,6 +149,29 @@ def make_input(partitions: int = 4, rounds: int = 30, per_round: int = 40, seed:
             this += rows
         out_rounds.append(this)
     return StreamsInput(partitions, region_rows, out_rounds, users)
+
+
+def create_topics(bootstrap: str, partitions: int, timeout: float = 30.0) -> None:
+    """The application's input and output topics, ``partitions`` each (``regions`` compacted: a table)."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    topics = [NewTopic(EVENTS, partitions, 1), NewTopic(REGIONS, partitions, 1, config={"cleanup.policy": "compact"}),
+              NewTopic(WINDOW_RESULTS, partitions, 1), NewTopic(REGION_TOTALS, partitions, 1)]
+    for f in admin.create_topics(topics).values():
+        f.result(timeout)
+
+
+def produce(producer: Producer, rows: list[Row], partitions: int) -> None:
+    """Each row into the partition Java's default partitioner picks for its key (what
+    :func:`make_input` designed), in order, waiting out a full queue; the caller flushes."""
+    for topic, key, value, ts in rows:
+        while True:
+            try:
+                producer.produce(topic, value=value.encode(), key=key.encode(), timestamp=ts,
+                                 partition=partition_of(key, partitions))
+                break
+            except BufferError:
+                producer.poll(0.05)
+        producer.poll(0)
 
 
 def run_driver(rows: list[Row], workdir: Path) -> list[Row]:

@@ -5,7 +5,8 @@
   ``init_transactions()`` done.
 - ``read_to_end(bootstrap, topic, partitions, isolation)``: every record a fresh consumer by
   manual assignment reads from the beginning up to the end *for that isolation level* (the
-  high watermark, or the last stable offset under read_committed), and its positions there.
+  high watermark, or the last stable offset under read_committed), and its positions there
+  (``record=`` picks what is kept of each message: by default its offset and value).
 - ``end_offsets(bootstrap, topic, partitions, isolation)``: ListOffsets LATEST through the
   admin client with that isolation level (read_committed: the LSO).
 - ``scan_partition(dir)``: a brute-force walk of one partition's ``.log`` files with
@@ -80,9 +81,13 @@ def consumer(bootstrap: str, isolation: str, **cfg):
     return Consumer(conf)
 
 
+def offset_and_value(m) -> tuple[int, bytes]:
+    return m.offset(), m.value()
+
+
 @dataclass
 class ReadResult:
-    records: dict[int, list[tuple[int, bytes]]]     # partition -> [(offset, value)] in read order
+    records: dict[int, list]                        # partition -> [record(m)] in read order ((offset, value) by default)
     positions: dict[int, int]                       # partition -> consumer position at the end
 
     def values(self, partition: int) -> list[bytes]:
@@ -92,14 +97,15 @@ class ReadResult:
         return [v for recs in self.records.values() for _, v in recs]
 
 
-def read_to_end(bootstrap: str, topic: str, partitions, isolation: str, *, timeout: float = 20.0) -> ReadResult:
+def read_to_end(bootstrap: str, topic: str, partitions, isolation: str, *, timeout: float = 20.0,
+                record=offset_and_value) -> ReadResult:
     """Read ``partitions`` from the beginning until each reports end-of-partition at (or past)
-    the end offset for ``isolation``; returns the records and the final positions."""
+    the end offset for ``isolation``; returns ``record(message)`` of each and the final positions."""
     from confluent_kafka import KafkaError, OFFSET_BEGINNING, TopicPartition
     partitions = list(partitions)
     ends = end_offsets(bootstrap, topic, partitions, isolation)
     c = consumer(bootstrap, isolation)
-    out: dict[int, list[tuple[int, bytes]]] = {p: [] for p in partitions}
+    out: dict[int, list] = {p: [] for p in partitions}
     try:
         c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
         done: set[int] = {p for p in partitions if ends[p] == 0}
@@ -117,7 +123,7 @@ def read_to_end(bootstrap: str, topic: str, partitions, isolation: str, *, timeo
                         done.add(m.partition())
                     continue
                 raise RuntimeError(f"reading {topic}: {m.error()}")
-            out[m.partition()].append((m.offset(), m.value()))
+            out[m.partition()].append(record(m))
         pos = c.position([TopicPartition(topic, p) for p in partitions])
         return ReadResult(out, {tp.partition: tp.offset for tp in pos})
     finally:

@@ -128,12 +128,12 @@ def test_api_versions_unknown_version_answers_unsupported_with_our_range(broker)
     from protocol.api_keys import APIS
     resp, _ = APIS[18].response.decode(memoryview(frame), 0, 4)
     assert resp.error_code == 35
-    assert [(k.api_key, k.min_version, k.max_version) for k in resp.api_keys] == [(18, 0, 4)]
+    assert [(k.api_key, k.min_version, k.max_version) for k in resp.api_keys] == [(18, 0, 5)]
     # and the connection stays usable
     resp = c.request(18, 3, body)
     assert resp.error_code == 0
     keys = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
-    assert keys[0] == (0, 11) and keys[1] == (0, 17) and keys[2] == (0, 9) and keys[3] == (0, 12)
+    assert keys[0] == (0, 13) and keys[1] == (0, 18) and keys[2] == (0, 11) and keys[3] == (0, 13)
     c.close()
 
 

@@ -539,3 +539,23 @@ def test_guids_and_header_serialization(broker):
     data = ser(value, SerializationContext(topic, MessageField.VALUE, headers))
     assert headers and headers[0][0] == "__value_schema_id"
     assert de(data, SerializationContext(topic, MessageField.VALUE, headers)) == value
+
+
+def test_protobuf_text_kept_in_an_older_layout_is_still_the_same_schema():
+    """A PROTOBUF version whose stored text predates today's option layout (one-line option
+    maps, as the registry wrote them before) is found again by the same schema: same id, no
+    new version."""
+    old = ('syntax = "proto3";\n\nimport "confluent/meta.proto";\n\nmessage M {\n'
+           '  int32 a = 1 [(confluent.field_meta) = { doc: "the a" tags: "PII" }];\n}\n')
+    with EmbeddedBroker(schema_registry=True) as b:
+        c = SchemaRegistryClient({"url": b.schema_registry_url})
+        assert c.get_subjects() == []
+        p = Producer(b.client_config)
+        p.produce("_schemas", partition=0, key=b'{"keytype":"SCHEMA","subject":"old-pb","version":1,"magic":1}',
+                  value=json.dumps({"subject": "old-pb", "version": 1, "id": 5, "schemaType": "PROTOBUF",
+                                    "schema": old, "deleted": False}).encode())
+        assert p.flush(10) == 0
+        c = SchemaRegistryClient({"url": b.schema_registry_url})
+        assert c.register_schema("old-pb", Schema(old, "PROTOBUF")) == 5
+        assert c.lookup_schema("old-pb", Schema(old, "PROTOBUF")).version == 1
+        assert c.get_versions("old-pb") == [1]

@@ -265,5 +265,32 @@ def test_confluents_own_protos_are_known_without_references():
     # confluent-kafka's serializers never send confluent/meta.proto as a reference
     s = _p(P3 + 'import "confluent/meta.proto";\n'
            'message M { int32 a = 1 [(confluent.field_meta) = { doc: "the a", tags: ["PII"] }]; }\n')
-    assert '(confluent.field_meta) = { doc: "the a" tags: "PII" }' in s.canonical()
+    # as Confluent writes an option it read from a descriptor (the wire library's option map)
+    assert ('  int32 a = 1 [(confluent.field_meta) = {\n    doc: "the a",\n    tags: [\n      "PII"\n    ]\n  }];\n'
+            in s.canonical())
     assert _p(s.formatted("serialized")).canonical() == s.canonical()
+
+
+def test_options_are_laid_out_as_confluent_writes_a_descriptor():
+    # Confluent's ProtobufSchema(descriptor).canonicalString(): a message-valued option as a
+    # multi-line map (lists one item a line, "," between entries), several options of one field
+    # one a line, and blank lines inside a nested message indented like the rest
+    s = _p(P3 + 'package lay;\nimport "confluent/meta.proto";\n'
+               'message Top {\n'
+               '  option (confluent.message_meta).tags = "A";\n'
+               '  int32 one = 1 [(confluent.field_meta).tags = "X", (confluent.field_meta).tags = "Y"];\n'
+               '  string two = 2 [json_name = "zwei", (confluent.field_meta) = { doc: "d", tags: ["T"] }];\n'
+               '  message In {\n    option (confluent.message_meta).doc = "in";\n    int64 n = 1;\n  }\n'
+               '}\n')
+    assert s.canonical() == (
+        'syntax = "proto3";\npackage lay;\n\nimport "confluent/meta.proto";\n\n'
+        'message Top {\n'
+        '  option (confluent.message_meta) = {\n    tags: [\n      "A"\n    ]\n  };\n\n'
+        '  int32 one = 1 [(confluent.field_meta) = {\n    tags: [\n      "X",\n      "Y"\n    ]\n  }];\n'
+        '  string two = 2 [\n    json_name = "zwei",\n    (confluent.field_meta) = {\n      doc: "d",\n'
+        '      tags: [\n        "T"\n      ]\n    }\n  ];\n\n'
+        '  message In {\n    option (confluent.message_meta) = {\n      doc: "in"\n    };\n  \n    int64 n = 1;\n  }\n'
+        '}\n')
+    # normalized: a lone list item bare, as Confluent's normalization writes tags: "A"
+    assert '  option (confluent.message_meta) = {\n    tags: "A"\n  };\n' in s.normalized()
+    assert _p(s.canonical()).canonical() == s.canonical()

@@ -390,11 +390,7 @@ def test_acls_and_scram_users_survive_restart_and_kill_9(tmp_path):
                 salted_password=hashlib.pbkdf2_hmac("sha256", b"carol-secret", salt, 4096))]))
             assert r.results[0].error_code == 0
         for how in ("restart", "kill -9"):
-            if how == "restart":
-                b.restart()
-            else:
-                b.kill()
-                b.start()
+            b.restart(crash=how == "kill -9")
             with client(b, "carol", "SCRAM-SHA-256", "carol-secret") as carol:
                 md = carol.request(3, 12, make(3, 12, topics=[dict(name="c-topic")], allow_auto_topic_creation=True))
                 assert md.topics[0].error_code == 0, how  # CREATE and DESCRIBE from the prefixed ACL

@@ -19,11 +19,12 @@ import uuid
 from pathlib import Path
 
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+from confluent_kafka import Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 from tests.helpers import streams_app as sa
-from tests.helpers.txn import READ_COMMITTED, end_offsets, group_committed
+from tests.helpers.clients import topic_configs
+from tests.helpers.txn import READ_COMMITTED, end_offsets, group_committed, read_to_end
 
 pytestmark = [pytest.mark.timeout(420), pytest.mark.xdist_group("kafka-streams")]
 
@@ -61,36 +62,15 @@ def expected(data, tmp_path_factory):
     return per
 
 
-def _create_topics(bootstrap: str) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    topics = [NewTopic(sa.EVENTS, PARTITIONS, 1),
-              NewTopic(sa.REGIONS, PARTITIONS, 1, config={"cleanup.policy": "compact"}),
-              NewTopic(sa.WINDOW_RESULTS, PARTITIONS, 1), NewTopic(sa.REGION_TOTALS, PARTITIONS, 1)]
-    for f in admin.create_topics(topics).values():
-        f.result(20)
-
-
 def _producer(bootstrap: str) -> Producer:
     # idempotent: a broker restart mid-stream must not duplicate or reorder the designed input
     return Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5,
                      "message.timeout.ms": 120_000})
 
 
-def _send(p: Producer, rows, partitions: int) -> None:
-    for topic, key, value, ts in rows:
-        while True:
-            try:
-                p.produce(topic, value=value.encode(), key=key.encode(), timestamp=ts,
-                          partition=sa.partition_of(key, partitions))
-                break
-            except BufferError:
-                p.poll(0.05)
-        p.poll(0)
-
-
 def produce_all(bootstrap: str, data: sa.StreamsInput) -> None:
     p = _producer(bootstrap)
-    _send(p, data.rows(), data.partitions)
+    sa.produce(p, data.rows(), data.partitions)
     assert p.flush(60) == 0
 
 
@@ -120,12 +100,12 @@ class PacedProducer(threading.Thread):
     def run(self) -> None:
         try:
             p = _producer(self.bootstrap)
-            _send(p, self.data.regions, self.data.partitions)
+            sa.produce(p, self.data.regions, self.data.partitions)
             assert p.flush(60) == 0
             for i, rnd in enumerate(self.data.rounds):
                 if i in self._holds:
                     self._holds[i].wait(300)
-                _send(p, rnd, self.data.partitions)
+                sa.produce(p, rnd, self.data.partitions)
                 assert p.flush(120) == 0
                 self.rounds_sent += 1
                 time.sleep(self.interval)
@@ -145,30 +125,9 @@ def read_outputs(bootstrap: str, timeout: float = 30.0) -> dict[tuple[str, int],
     """Both output topics read_committed from the beginning to their last stable offsets."""
     out: dict[tuple[str, int], list[tuple[str, str, int]]] = {}
     for topic in sa.OUTPUTS:
-        ends = end_offsets(bootstrap, topic, range(PARTITIONS), READ_COMMITTED)
-        c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"verify-{uuid.uuid4().hex[:6]}",
-                      "isolation.level": READ_COMMITTED, "enable.auto.commit": False,
-                      "enable.partition.eof": True})
-        try:
-            c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
-            done = {p for p in range(PARTITIONS) if ends[p] == 0}
-            for p in range(PARTITIONS):
-                out[(topic, p)] = []
-            deadline = time.monotonic() + timeout
-            while len(done) < PARTITIONS:
-                assert time.monotonic() < deadline, f"reading {topic}: ends {ends}, done {done}"
-                m = c.poll(0.2)
-                if m is None:
-                    continue
-                if m.error() is not None:
-                    if m.error().code() == KafkaError._PARTITION_EOF:
-                        if m.offset() >= ends[m.partition()]:
-                            done.add(m.partition())
-                        continue
-                    raise RuntimeError(f"reading {topic}: {m.error()}")
-                out[(topic, m.partition())].append((m.key().decode(), m.value().decode(), m.timestamp()[1]))
-        finally:
-            c.close()
+        res = read_to_end(bootstrap, topic, range(PARTITIONS), READ_COMMITTED, timeout=timeout,
+                          record=lambda m: (m.key().decode(), m.value().decode(), m.timestamp()[1]))
+        out.update(((topic, p), recs) for p, recs in res.records.items())
     return out
 
 
@@ -196,7 +155,9 @@ def wait_until_done(bootstrap: str, app_id: str, data: sa.StreamsInput, apps, ti
         time.sleep(0.5)
 
 
-def assert_same_as_driver(bootstrap: str, expected) -> None:
+def assert_same_as_driver(bootstrap: str, app_id: str, data: sa.StreamsInput, expected, apps) -> None:
+    """Once the application is done with ``data``, its output equals the driver's, partition by partition."""
+    wait_until_done(bootstrap, app_id, data, apps)
     got = read_outputs(bootstrap)
     for key in sorted(set(got) | set(expected)):
         want, have = expected.get(key, []), got.get(key, [])
@@ -216,10 +177,24 @@ def wait_output(bootstrap: str, at_least: int, apps, timeout: float = 120.0) -> 
         time.sleep(0.3)
 
 
-def _describe_configs(bootstrap: str, topic: str) -> dict[str, str]:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    res = ConfigResource(ConfigResource.Type.TOPIC, topic)
-    return {k: v.value for k, v in admin.describe_configs([res])[res].result(20).items()}
+def start_apps(app_factory, bootstrap: str, names=("a",)) -> tuple[str, list[sa.StreamsAppProcess]]:
+    """A fresh application id and one instance of the application per name, each RUNNING."""
+    app_id = f"hg-streams-{uuid.uuid4().hex[:6]}"
+    apps = [app_factory(bootstrap, app_id, name).start() for name in names]
+    for app in apps:
+        app.wait_state("RUNNING")
+    return app_id, apps
+
+
+def start_mid_stream(broker, app_factory, data: sa.StreamsInput, names=("a",), hold_at=(20,)):
+    """Topics, the instances RUNNING and a paced producer held at ``hold_at``, returned once the
+    application has written output: what a test disrupts next is mid-stream."""
+    sa.create_topics(broker.bootstrap, PARTITIONS)
+    app_id, apps = start_apps(app_factory, broker.bootstrap, names)
+    producer = PacedProducer(broker.bootstrap, data, interval=0.2, hold_at=hold_at)
+    producer.start()
+    wait_output(broker.bootstrap, 150, apps)
+    return app_id, apps, producer
 
 
 @pytest.fixture(params=PROTOCOLS)
@@ -249,13 +224,10 @@ def test_clean_run_equals_topology_test_driver(kind, request, data, expected, ap
         broker = request.getfixturevalue("broker_factory")(BROKER_OVERRIDES)
     else:
         broker = request.getfixturevalue("kafka_factory")()
-    _create_topics(broker.bootstrap)
+    sa.create_topics(broker.bootstrap, PARTITIONS)
     produce_all(broker.bootstrap, data)
-    app_id = f"hg-streams-{uuid.uuid4().hex[:6]}"
-    app = app_factory(broker.bootstrap, app_id, "a").start()
-    app.wait_state("RUNNING")
-    wait_until_done(broker.bootstrap, app_id, data, [app])
-    assert_same_as_driver(broker.bootstrap, expected)
+    app_id, [app] = start_apps(app_factory, broker.bootstrap)
+    assert_same_as_driver(broker.bootstrap, app_id, data, expected, [app])
 
     # the offsets were committed with Streams' metadata (base64 of a version byte and the
     # partition's stream time): the broker keeps it, and a restarted task resumes that time
@@ -276,8 +248,8 @@ def test_clean_run_equals_topology_test_driver(kind, request, data, expected, ap
 
     # the internal topics Kafka Streams created, as it asked for them
     for store in ("regions-store", "region-totals-store"):
-        assert _describe_configs(broker.bootstrap, f"{app_id}-{store}-changelog")["cleanup.policy"] == "compact"
-    assert _describe_configs(broker.bootstrap, f"{app_id}-user-windows-changelog")["cleanup.policy"] == "compact,delete"
+        assert topic_configs(broker.bootstrap, f"{app_id}-{store}-changelog")["cleanup.policy"] == "compact"
+    assert topic_configs(broker.bootstrap, f"{app_id}-user-windows-changelog")["cleanup.policy"] == "compact,delete"
     # the repartition topic is purged (DeleteRecords) up to what the app committed
     repart = f"{app_id}-by-region-repartition"
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
@@ -322,51 +294,29 @@ def _check_streams_groups_tool(bootstrap: str, app_id: str) -> None:
 
 def test_kill9_mid_stream_then_restore_from_changelogs(broker_factory, data, expected, app_factory):
     broker = broker_factory(BROKER_OVERRIDES)
-    _create_topics(broker.bootstrap)
-    app_id = f"hg-streams-{uuid.uuid4().hex[:6]}"
-    app = app_factory(broker.bootstrap, app_id, "a").start()
-    app.wait_state("RUNNING")
-    producer = PacedProducer(broker.bootstrap, data, interval=0.2, hold_at=(20,))
-    producer.start()
-    wait_output(broker.bootstrap, 150, [app])
+    app_id, [app], producer = start_mid_stream(broker, app_factory, data)
     app.kill9()
     time.sleep(1.0)
     # an empty state directory: every store comes back from its changelog topic
     app.start(fresh_state=True)
     app.wait_state("RUNNING")
     producer.finish()
-    wait_until_done(broker.bootstrap, app_id, data, [app])
-    assert_same_as_driver(broker.bootstrap, expected)
+    assert_same_as_driver(broker.bootstrap, app_id, data, expected, [app])
     assert app.stop() in CLEAN_EXIT, app.tail()
 
 
 def test_broker_restart_mid_stream(broker_factory, data, expected, app_factory):
     broker = broker_factory(BROKER_OVERRIDES)
-    _create_topics(broker.bootstrap)
-    app_id = f"hg-streams-{uuid.uuid4().hex[:6]}"
-    app = app_factory(broker.bootstrap, app_id, "a").start()
-    app.wait_state("RUNNING")
-    producer = PacedProducer(broker.bootstrap, data, interval=0.2, hold_at=(20,))
-    producer.start()
-    wait_output(broker.bootstrap, 150, [app])
+    app_id, [app], producer = start_mid_stream(broker, app_factory, data)
     broker.restart()
     producer.finish()
-    wait_until_done(broker.bootstrap, app_id, data, [app])
-    assert_same_as_driver(broker.bootstrap, expected)
+    assert_same_as_driver(broker.bootstrap, app_id, data, expected, [app])
     assert app.stop() in CLEAN_EXIT, app.tail()
 
 
 def test_two_instances_and_a_third_joining_and_leaving(broker_factory, data, expected, app_factory, protocol):
     broker = broker_factory(BROKER_OVERRIDES)
-    _create_topics(broker.bootstrap)
-    app_id = f"hg-streams-{uuid.uuid4().hex[:6]}"
-    a = app_factory(broker.bootstrap, app_id, "a").start()
-    b = app_factory(broker.bootstrap, app_id, "b").start()
-    a.wait_state("RUNNING")
-    b.wait_state("RUNNING")
-    producer = PacedProducer(broker.bootstrap, data, interval=0.2, hold_at=(12, 24))
-    producer.start()
-    wait_output(broker.bootstrap, 150, [a, b])
+    app_id, [a, b], producer = start_mid_stream(broker, app_factory, data, names=("a", "b"), hold_at=(12, 24))
     c = app_factory(broker.bootstrap, app_id, "c").start()
     c.wait_state("RUNNING")
     producer.release()  # rounds 12 to 23 while the three share the work
@@ -380,8 +330,7 @@ def test_two_instances_and_a_third_joining_and_leaving(broker_factory, data, exp
         assert len(rows) == 3 and all(re.search(r"(?<!TARGET-)ACTIVE: \d+:\[", ln) for ln in rows), out
     assert c.stop() in CLEAN_EXIT, c.tail()
     producer.finish()  # the rest after the third left
-    wait_until_done(broker.bootstrap, app_id, data, [a, b])
-    assert_same_as_driver(broker.bootstrap, expected)
+    assert_same_as_driver(broker.bootstrap, app_id, data, expected, [a, b])
     if protocol == "streams":
         # the broker's assignment: each instance runs half the tasks and a standby of the others
         out = _describe_streams_group(broker.bootstrap, app_id)
