@@ -136,7 +136,8 @@ def test_streams_group_join_topology_and_describe(ex):
                                ("an unknown member", "nobody", 0)):
         ex.send(9, vf, lambda s: req(9, vf, groups=[{"group_id": group, "member_id": member,
                                                      "member_epoch": s.state["epoch"] + delta,
-                                                     "topics": [{"name": source, "partition_indexes": [0, 1]}]}],
+                                                     "topics": [{"name": source, "partition_indexes": [0, 1],
+                                                                 "topic_id": s.state["topic_ids"][source]}]}],
                                      require_stable=False), scenario=f"fetch offsets with {tag}")
     for dv in ex.versions(15, lo=5):
         ex.send(15, dv, req(15, dv, groups=[group], include_authorized_operations=False),
