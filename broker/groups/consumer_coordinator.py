@@ -433,6 +433,8 @@ class ConsumerGroupCoordinator:
             return ConsumerGroup(group_id)
         if isinstance(g, ConsumerGroup):
             return g
+        if not isinstance(g, GroupMetadata):  # a Streams group
+            raise GroupError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         if create and g.is_(GroupState.EMPTY) and not g.members:
             # an empty classic group is replaced (its offsets stay)
             records.append(self._classic_tombstone(group_id))

@@ -33,6 +33,7 @@ from typing import Callable, Iterable, Optional
 from protocol.deferred import dataclass
 from broker.groups.consumer_coordinator import ConsumerGroupCoordinator, GroupError
 from broker.groups.consumer_group import ConsumerGroup
+from broker.groups.streams_coordinator import StreamsGroup, StreamsGroupCoordinator
 from broker.groups.group import (
     NEW_MEMBER_JOIN_TIMEOUT_MS, GroupMetadata, GroupOverview, GroupState, GroupSummary, JoinResult,
     MemberMetadata, OffsetAndMetadata, SyncResult, generate_member_id,
@@ -62,6 +63,11 @@ class GroupConfig:
     consumer_assignors: tuple = ("uniform", "range")  # group.consumer.assignors (names)
     migration_policy: str = "bidirectional"       # group.consumer.migration.policy
     consumer_regex_refresh_interval_ms: int = 600000  # group.consumer.regex.refresh.interval.ms
+    # Streams groups (KIP-1071)
+    streams_session_timeout_ms: int = 45000       # group.streams.session.timeout.ms
+    streams_heartbeat_interval_ms: int = 5000     # group.streams.heartbeat.interval.ms
+    streams_num_standby_replicas: int = 0         # group.streams.num.standby.replicas
+    streams_initial_rebalance_delay_ms: int = 3000  # group.streams.initial.rebalance.delay.ms
 
     @classmethod
     def from_broker_config(cls, cfg) -> "GroupConfig":
@@ -73,6 +79,10 @@ class GroupConfig:
             consumer_assignors=tuple(consumer_assignor_names(cfg["group.consumer.assignors"])),
             migration_policy=cfg["group.consumer.migration.policy"].lower(),
             consumer_regex_refresh_interval_ms=cfg["group.consumer.regex.refresh.interval.ms"],
+            streams_session_timeout_ms=cfg["group.streams.session.timeout.ms"],
+            streams_heartbeat_interval_ms=cfg["group.streams.heartbeat.interval.ms"],
+            streams_num_standby_replicas=cfg["group.streams.num.standby.replicas"],
+            streams_initial_rebalance_delay_ms=cfg["group.streams.initial.rebalance.delay.ms"],
             min_session_timeout_ms=cfg["group.min.session.timeout.ms"],
             max_session_timeout_ms=cfg["group.max.session.timeout.ms"],
             max_size=cfg["group.max.size"],
@@ -114,7 +124,7 @@ def _future_setter(fut: asyncio.Future):
     return set_
 
 
-class GroupCoordinator(ConsumerGroupCoordinator):
+class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
     def __init__(self, broker=None, *, config: GroupConfig | None = None, clock=None, scheduler=None, store=None,
                  topics=None):
         self.broker = broker
@@ -130,6 +140,7 @@ class GroupCoordinator(ConsumerGroupCoordinator):
         self.rebalances = 0  # lifetime count, for the broker's metrics
         self._producer_groups: dict[int, set[str]] = {}  # producer id -> groups with its pending txn offsets
         self._cg_init()
+        self._sg_init()
 
     def now(self) -> int:
         return self.clock.now_ms()
@@ -185,8 +196,9 @@ class GroupCoordinator(ConsumerGroupCoordinator):
             return
         self.active = False
         self._cancel_all_cg_timers()
+        self._cancel_all_sg_timers()
         for group in list(self.groups.values()):
-            if isinstance(group, ConsumerGroup):
+            if isinstance(group, (ConsumerGroup, StreamsGroup)):
                 continue
             for m in group.all_members():
                 group.maybe_invoke_join_callback(m, JoinResult(m.member_id, E.NOT_COORDINATOR))
@@ -257,6 +269,14 @@ class GroupCoordinator(ConsumerGroupCoordinator):
             return
         is_unknown = member_id == ""
         group = self.groups.get(group_id)
+        if isinstance(group, StreamsGroup):
+            if group.members:
+                # Kafka: "Group g is not a classic group." (GroupIdNotFoundException)
+                callback(JoinResult(member_id, E.GROUP_ID_NOT_FOUND))
+                return
+            log.info("[GroupId %s] Converted the empty streams group to a classic group.", group_id)
+            self._replace_empty_streams_group(group)
+            group = self.groups.get(group_id)
         if isinstance(group, ConsumerGroup):
             if group.members:
                 # classic members join a non-empty consumer group as it is (KIP-848 migration)
@@ -567,7 +587,7 @@ class GroupCoordinator(ConsumerGroupCoordinator):
             callback(SyncResult(err))
             return
         group = self.groups.get(group_id)
-        if group is None:
+        if group is None or isinstance(group, StreamsGroup):
             callback(SyncResult(E.UNKNOWN_MEMBER_ID))
             return
         if isinstance(group, ConsumerGroup):
@@ -684,7 +704,7 @@ class GroupCoordinator(ConsumerGroupCoordinator):
         if err is not None:
             return err
         group = self.groups.get(group_id)
-        if group is None:
+        if group is None or isinstance(group, StreamsGroup):
             return E.UNKNOWN_MEMBER_ID
         if isinstance(group, ConsumerGroup):
             return self._classic_heartbeat_to_consumer_group(group, member_id, group_instance_id, generation_id)
@@ -731,7 +751,7 @@ class GroupCoordinator(ConsumerGroupCoordinator):
         if err is not None:
             return err, []
         group = self.groups.get(group_id)
-        if group is None:
+        if group is None or isinstance(group, StreamsGroup):
             return 0, [(mid, gi, E.UNKNOWN_MEMBER_ID) for mid, gi, _ in members]
         if isinstance(group, ConsumerGroup):
             try:
@@ -784,6 +804,12 @@ class GroupCoordinator(ConsumerGroupCoordinator):
                 return {tp: E.GROUP_ID_NOT_FOUND if api_version >= 9 else E.ILLEGAL_GENERATION for tp in offsets}
             log.info("creating simple consumer group %s via manual offset commit", group_id)
             group = self._add_group(GroupMetadata(group_id, S.EMPTY, self.now()))
+        if isinstance(group, StreamsGroup):
+            err = self._validate_streams_offset_commit(group, member_id, generation_id, api_version=api_version,
+                                                       transactional=False, partitions=offsets)
+            if err is not None:
+                return {tp: err for tp in offsets}
+            return self._store_offsets(group, offsets)
         if isinstance(group, ConsumerGroup):
             err = self._validate_consumer_offset_commit(group, member_id, generation_id, api_version=api_version,
                                                         transactional=False, partitions=offsets,
@@ -883,7 +909,10 @@ class GroupCoordinator(ConsumerGroupCoordinator):
                 return {tp: E.ILLEGAL_GENERATION for tp in offsets}
             log.info("creating simple consumer group %s via transactional offset commit", group_id)
             group = self._add_group(GroupMetadata(group_id, S.EMPTY, self.now()))
-        if isinstance(group, ConsumerGroup):
+        if isinstance(group, StreamsGroup):
+            err = self._validate_streams_offset_commit(group, member_id, generation_id, api_version=5,
+                                                       transactional=True, partitions=offsets)
+        elif isinstance(group, ConsumerGroup):
             err = self._validate_consumer_offset_commit(group, member_id, generation_id, api_version=5,
                                                         transactional=True, partitions=offsets,
                                                         instance_id=group_instance_id)
@@ -920,7 +949,11 @@ class GroupCoordinator(ConsumerGroupCoordinator):
         if err is not None:
             return err, {}
         group = self.groups.get(group_id)
-        if isinstance(group, ConsumerGroup):
+        if isinstance(group, StreamsGroup):
+            err = self._validate_streams_offset_fetch(group, member_id, member_epoch)
+            if err is not None:
+                return err, {}
+        elif isinstance(group, ConsumerGroup):
             err = self._validate_consumer_offset_fetch(group, member_id, member_epoch)
             if err is not None:
                 log.debug("[GroupId %s] OffsetFetch by member %s at epoch %d refused: %s", group_id, member_id,
@@ -953,6 +986,8 @@ class GroupCoordinator(ConsumerGroupCoordinator):
         for g in self.groups.values():
             if isinstance(g, ConsumerGroup):
                 ov = GroupOverview(g.group_id, g.protocol_type, str(g.state), "consumer")
+            elif isinstance(g, StreamsGroup):
+                ov = g.overview()
             else:
                 ov = g.overview()
             if (not states or ov.state.lower() in states) and (not types or ov.group_type in types):
@@ -964,7 +999,7 @@ class GroupCoordinator(ConsumerGroupCoordinator):
         if err is not None:
             return err, GroupSummary("", "", "", [])
         group = self.groups.get(group_id)
-        if group is None or isinstance(group, ConsumerGroup):
+        if group is None or isinstance(group, (ConsumerGroup, StreamsGroup)):
             # Kafka 4: DescribeGroups describes classic groups; before v6 any other group is
             # answered as Dead without an error (ConsumerGroupDescribe describes it)
             return 0, GroupSummary("Dead", "", "", [])
@@ -979,7 +1014,7 @@ class GroupCoordinator(ConsumerGroupCoordinator):
                 errors[gid] = err
                 continue
             group = self.groups.get(gid)
-            if isinstance(group, ConsumerGroup):
+            if isinstance(group, (ConsumerGroup, StreamsGroup)):
                 if group.members:
                     errors[gid] = E.NON_EMPTY_GROUP
                 else:
@@ -1008,7 +1043,9 @@ class GroupCoordinator(ConsumerGroupCoordinator):
         errors: dict[TP, int] = {}
         if isinstance(group, GroupMetadata) and group.is_(S.EMPTY):
             eligible = list(partitions)
-        elif isinstance(group, ConsumerGroup) or group.is_consumer_group:
+        elif isinstance(group, StreamsGroup) and group.is_empty():
+            eligible = list(partitions)
+        elif isinstance(group, (ConsumerGroup, StreamsGroup)) or group.is_consumer_group:
             eligible = [tp for tp in partitions if not group.is_subscribed_to_topic(tp[0])]
             for tp in partitions:
                 if group.is_subscribed_to_topic(tp[0]):
@@ -1034,6 +1071,16 @@ class GroupCoordinator(ConsumerGroupCoordinator):
         now = self.now()
         for group in groups:
             removed = selector(group)
+            if isinstance(group, StreamsGroup):
+                if removed:
+                    try:
+                        self.store.write_tombstones(group.group_id, list(removed))
+                    except Exception as exc:
+                        log.warning("failed to write tombstones for group %s: %r", group.group_id, exc)
+                if group.is_empty() and not group.has_offsets() and self.groups.get(group.group_id) is group:
+                    del self.groups[group.group_id]
+                total += len(removed)
+                continue
             if isinstance(group, ConsumerGroup):
                 if removed:
                     try:
@@ -1111,6 +1158,13 @@ class GroupCoordinator(ConsumerGroupCoordinator):
         self.handle_sync_group(callback=_future_setter(fut), **kw)
         return await fut
 
+    def _replace_empty_streams_group(self, group: StreamsGroup) -> None:
+        """An empty Streams group gives way to a classic one, which keeps its offsets."""
+        del self.groups[group.group_id]
+        keeper = GroupMetadata(group.group_id, S.EMPTY, self.now())
+        keeper.adopt_offsets(group)
+        self.groups[group.group_id] = keeper
+
 
 def group_from_value(group_id: str, value) -> GroupMetadata:
     """Rebuild a group from its GroupMetadataValue: Empty without members, else Stable."""
@@ -1137,3 +1191,4 @@ def client_host_of(ctx) -> str:
     peer = getattr(getattr(ctx, "conn", None), "peer", "") or ""
     host = peer.rsplit(":", 1)[0] if ":" in peer else peer
     return "/" + host.strip("[]")
+

@@ -22,8 +22,10 @@ log = logging.getLogger(__name__)
 _CACHE: dict = {}
 
 
-# the KIP-848 APIs, advertised only while group.coordinator.rebalance.protocols lists "consumer"
+# the KIP-848 APIs, advertised only while group.coordinator.rebalance.protocols lists "consumer";
+# the KIP-1071 ones only while it lists "streams"
 CONSUMER_PROTOCOL_APIS = frozenset({68, 69})
+STREAMS_PROTOCOL_APIS = frozenset({88, 89})
 
 
 def unpaired(cluster_id: str | None, node_id: int) -> bool:
@@ -47,10 +49,12 @@ async def handle(ctx, req):
         log.info("ApiVersions from a client that meant cluster %r node %d (this is cluster %r node %d): "
                  "REBOOTSTRAP_REQUIRED", req.cluster_id, req.node_id, b.cluster_id, b.node_id)
         return ApiVersionsResponse(error_code=ErrorCode.REBOOTSTRAP_REQUIRED, api_keys=[], throttle_time_ms=0)
-    consumer = "consumer" in ctx.broker.cfg["group.coordinator.rebalance.protocols"]
-    keys = _CACHE.get(consumer)
+    protocols = b.cfg["group.coordinator.rebalance.protocols"]
+    consumer, streams = "consumer" in protocols, "streams" in protocols
+    keys = _CACHE.get((consumer, streams))
     if keys is None:
-        keys = _CACHE[consumer] = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
-                                   for k, lo, hi in supported_ranges()
-                                   if consumer or k not in CONSUMER_PROTOCOL_APIS]
+        hidden = (set() if consumer else CONSUMER_PROTOCOL_APIS) | (set() if streams else STREAMS_PROTOCOL_APIS)
+        keys = _CACHE[(consumer, streams)] = [
+            ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
+            for k, lo, hi in supported_ranges() if k not in hidden]
     return ApiVersionsResponse(error_code=0, api_keys=keys, throttle_time_ms=0)

@@ -4,6 +4,7 @@ Member metadata and assignments are shown only for a Stable group (as Kafka); an
 is described as Dead, without an error before v6 and from v6 (KIP-1043) with GROUP_ID_NOT_FOUND
 and Kafka's message.
 """
+from broker.groups.group import GroupMetadata
 from broker.registry import handles
 from broker.security.acl import ResourceType
 from broker.security.api_acls import active, operations
@@ -24,7 +25,11 @@ async def handle(ctx, req):
         err, s = ctx.broker.groups.handle_describe_group(gid)
         message = None
         if ctx.api_version >= 6 and not err and s.state == "Dead":
-            err, message = ErrorCode.GROUP_ID_NOT_FOUND, f"Group {gid} not found."
+            # a consumer or Streams group is there, but not for this API
+            g = ctx.broker.groups.groups.get(gid)
+            other = g is not None and not isinstance(g, GroupMetadata)
+            err, message = ErrorCode.GROUP_ID_NOT_FOUND, (f"Group {gid} is not a classic group." if other
+                                                          else f"Group {gid} not found.")
         out.append(R.DescribedGroup(
             error_code=err, error_message=message, group_id=gid, group_state=s.state, protocol_type=s.protocol_type,
             protocol_data=s.protocol,

@@ -17,6 +17,11 @@ from broker.security.api_acls import active
 from protocol.messages.offset_fetch import OffsetFetchResponse as R
 
 
+# errors Kafka answers for the group alone, with no topics: a refused member (v9+)
+GROUP_LEVEL = frozenset({ErrorCode.GROUP_AUTHORIZATION_FAILED, ErrorCode.STALE_MEMBER_EPOCH,
+                         ErrorCode.UNKNOWN_MEMBER_ID})
+
+
 def _fetch(b, group_id, topics, require_stable, member_id=None, member_epoch=-1, az=None):
     """(error, [(topic, [(partition, offset, leader epoch, metadata, error)])]) in request order,
     or grouped by topic for a null (all) request; (GROUP_AUTHORIZATION_FAILED, None) when the
@@ -37,7 +42,9 @@ def _fetch(b, group_id, topics, require_stable, member_id=None, member_epoch=-1,
         found = {**found, **{tp: (-1, -1, "", ErrorCode.TOPIC_AUTHORIZATION_FAILED) for tp in wanted
                              if tp[0] in denied}}
     if err:
-        if wanted is None:
+        if wanted is None or err in GROUP_LEVEL:
+            # a refused member (v9+) gets the group's error alone, as Kafka's group-level
+            # exception answer, for consumer and Streams groups alike
             return err, []
         found = {tp: (-1, -1, "", err) for tp in wanted}
     by_topic: dict[str, list] = {}
@@ -72,7 +79,7 @@ async def handle(ctx, req):
             err, topics = _fetch(b, g.group_id, asked, req.require_stable,
                                  g.member_id if v >= 9 else None, g.member_epoch if v >= 9 else -1, az)
             topics = topics or []
-            if unknown and err != ErrorCode.GROUP_AUTHORIZATION_FAILED:  # after the known ones, as Kafka
+            if unknown and err not in GROUP_LEVEL:  # after the known ones, as Kafka
                 topics = topics + [(t.topic_id, [(p, -1, -1, "", ErrorCode.UNKNOWN_TOPIC_ID) for p in t.partition_indexes])
                                    for t in unknown]
             groups.append(R.OffsetFetchResponseGroup(group_id=g.group_id, error_code=err, topics=[

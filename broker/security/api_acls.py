@@ -196,6 +196,14 @@ API_CHECKS: dict[int, tuple[Check, ...]] = {
           when="a group whose members' assignments name a topic the caller may not describe answers "
                "the error with no members"),
     ),
+    88: (  # StreamsGroupHeartbeat
+        C("group", Op.READ, RT.GROUP, GROUP_AUTH, REQ, "group_id"),
+        C("topic", Op.DESCRIBE, RT.TOPIC, TOPIC_AUTH, REQ, None,
+          when="a topology is given: any denied source, repartition or changelog topic fails the heartbeat"),
+    ),
+    89: (  # StreamsGroupDescribe
+        C("group", Op.DESCRIBE, RT.GROUP, GROUP_AUTH, ITEM, "group_ids"),
+    ),
     75: (  # DescribeTopicPartitions
         C("topic", Op.DESCRIBE, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.name", when="topics are listed"),
         C("all_topics", Op.DESCRIBE, RT.TOPIC, TOPIC_AUTH, OMIT, None, when="all topics"),

@@ -112,8 +112,8 @@ KEPT_RANGES: dict[int, str] = {
     85: "share-group state RPCs are inter-broker (see 83)",
     86: "share-group state RPCs are inter-broker (see 83)",
     87: "share-group state RPCs are inter-broker (see 83)",
-    88: "Kafka Streams groups (KIP-1071) are not served",
-    89: "Kafka Streams groups (KIP-1071) are not served",
-    93: "Kafka Streams groups (KIP-1071) are not served",
+    93: "StreamsGroupTopologyDescriptionUpdate (KIP-1331) stores a topology description with a broker plugin "
+        "(group.streams.topology.description.plugin.class); Hourglass has no such plugin, and Kafka without one "
+        "answers it UNSUPPORTED_VERSION",
     94: KRAFT + " (UnregisterController)",
 }

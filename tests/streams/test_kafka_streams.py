@@ -11,6 +11,7 @@ broker restart, and while two instances share the work and a third joins and lea
 from __future__ import annotations
 
 import base64
+import re
 import struct
 import threading
 import time
@@ -31,7 +32,17 @@ BROKER_OVERRIDES = {
     "group.initial.rebalance.delay.ms": 0,
     "group.min.session.timeout.ms": 1000,
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": 500,
+    # Streams-protocol members: a killed instance's tasks move after 6 s, not Kafka's 45 s
+    "group.streams.session.timeout.ms": 6000,
+    "group.streams.heartbeat.interval.ms": 1000,
+    "group.streams.initial.rebalance.delay.ms": 0,
+    # one standby replica per task: with two or three instances each keeps a copy of another's
+    # stores up to date (the classic protocol takes num.standby.replicas from the app, 0 here)
+    "group.streams.num.standby.replicas": 1,
 }
+# Kafka Streams' two rebalance protocols: the classic group protocol with Streams' own
+# assignor, and KIP-1071's Streams groups (the broker assigns the tasks)
+PROTOCOLS = ["classic", "streams"]
 PARTITIONS = 4
 DONE_TIMEOUT_S = 180.0
 CLEAN_EXIT = (0, 143)  # 143: the JVM's status after SIGTERM, its shutdown hook (KafkaStreams.close) run
@@ -186,11 +197,17 @@ def start_mid_stream(broker, app_factory, data: sa.StreamsInput, names=("a",), h
     return app_id, apps, producer
 
 
+@pytest.fixture(params=PROTOCOLS)
+def protocol(request) -> str:
+    return request.param
+
+
 @pytest.fixture
-def app_factory(tmp_path):
+def app_factory(tmp_path, protocol):
     apps: list[sa.StreamsAppProcess] = []
 
     def make(bootstrap: str, app_id: str, name: str, **kw) -> sa.StreamsAppProcess:
+        kw["extra"] = {"group.protocol": protocol, **kw.get("extra", {})}
         app = sa.StreamsAppProcess(bootstrap, app_id, tmp_path, name, **kw)
         apps.append(app)
         return app
@@ -201,7 +218,7 @@ def app_factory(tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["hourglass", "kafka"])
-def test_clean_run_equals_topology_test_driver(kind, request, data, expected, app_factory):
+def test_clean_run_equals_topology_test_driver(kind, request, data, expected, app_factory, protocol):
     """On Hourglass, and on Apache Kafka as the oracle: the comparison itself is sound."""
     if kind == "hourglass":
         broker = request.getfixturevalue("broker_factory")(BROKER_OVERRIDES)
@@ -245,7 +262,34 @@ def test_clean_run_equals_topology_test_driver(kind, request, data, expected, ap
             break
         assert time.monotonic() < deadline, f"repartition topic never purged: log start offsets {starts}"
         time.sleep(0.5)
+    if protocol == "streams":
+        _check_streams_groups_tool(broker.bootstrap, app_id)
     assert app.stop() in CLEAN_EXIT, app.tail()
+
+
+def _describe_streams_group(bootstrap: str, app_id: str) -> str:
+    from tests.helpers.kafka_oracle import run_tool
+    r = run_tool("org.apache.kafka.tools.streams.StreamsGroupCommand", "--bootstrap-server", bootstrap, "--describe",
+                 "--group", app_id, "--members", "--verbose", check=False)
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    return r.stdout
+
+
+def _check_streams_groups_tool(bootstrap: str, app_id: str) -> None:
+    """kafka-streams-groups.sh (``StreamsGroupCommand``) lists and describes the group."""
+    from tests.helpers.kafka_oracle import run_tool
+    tool = "org.apache.kafka.tools.streams.StreamsGroupCommand"
+    listed = run_tool(tool, "--bootstrap-server", bootstrap, "--list", check=False)
+    assert listed.returncode == 0 and app_id in listed.stdout.split(), (listed.stdout, listed.stderr)
+    described = run_tool(tool, "--bootstrap-server", bootstrap, "--describe", "--group", app_id, "--members",
+                         "--verbose", check=False)
+    print(described.stdout)
+    assert described.returncode == 0, (described.stdout, described.stderr)
+    lines = [ln.split() for ln in described.stdout.splitlines() if ln.strip()]
+    header = lines[0]
+    rows = [dict(zip(header, ln)) for ln in lines[1:] if ln and ln[0] == app_id]
+    assert len(rows) == 1, described.stdout  # one member: the app's single stream thread
+    assert described.stdout.count("0:[0,1,2,3]") >= 1 and described.stdout.count("1:[0,1,2,3]") >= 1, described.stdout
 
 
 def test_kill9_mid_stream_then_restore_from_changelogs(broker_factory, data, expected, app_factory):
@@ -270,17 +314,29 @@ def test_broker_restart_mid_stream(broker_factory, data, expected, app_factory):
     assert app.stop() in CLEAN_EXIT, app.tail()
 
 
-def test_two_instances_and_a_third_joining_and_leaving(broker_factory, data, expected, app_factory):
+def test_two_instances_and_a_third_joining_and_leaving(broker_factory, data, expected, app_factory, protocol):
     broker = broker_factory(BROKER_OVERRIDES)
     app_id, [a, b], producer = start_mid_stream(broker, app_factory, data, names=("a", "b"), hold_at=(12, 24))
     c = app_factory(broker.bootstrap, app_id, "c").start()
     c.wait_state("RUNNING")
     producer.release()  # rounds 12 to 23 while the three share the work
     wait_output(broker.bootstrap, output_counts(broker.bootstrap) + 150, [a, b, c])
+    if protocol == "streams":
+        # the third instance really took a share: the broker's assignment gives each of the
+        # three members active tasks (the Streams protocol moves a task without sending the
+        # others through REBALANCING, so their states say nothing here)
+        out = _describe_streams_group(broker.bootstrap, app_id)
+        rows = [ln for ln in out.splitlines() if ln.startswith(app_id)]
+        assert len(rows) == 3 and all(re.search(r"(?<!TARGET-)ACTIVE: \d+:\[", ln) for ln in rows), out
     assert c.stop() in CLEAN_EXIT, c.tail()
     producer.finish()  # the rest after the third left
     assert_same_as_driver(broker.bootstrap, app_id, data, expected, [a, b])
-    # the third instance really took a share: it reached RUNNING after a rebalance gave it tasks
-    assert "REBALANCING" in a.states[1:] and "REBALANCING" in b.states[1:]
+    if protocol == "streams":
+        # the broker's assignment: each instance runs half the tasks and a standby of the others
+        out = _describe_streams_group(broker.bootstrap, app_id)
+        assert out.count("STANDBY:") >= 2 and "STANDBY: 0:" in out, out
+    if protocol == "classic":
+        # the third instance really took a share: it reached RUNNING after a rebalance gave it tasks
+        assert "REBALANCING" in a.states[1:] and "REBALANCING" in b.states[1:]
     assert a.stop() in CLEAN_EXIT, a.tail()
     assert b.stop() in CLEAN_EXIT, b.tail()
