@@ -211,6 +211,56 @@ class LogManager:
         self._dir_counts[d] = self._dir_counts.get(d, 0) + 1
         return lg
 
+    # -- creation in two halves: the file work (any thread), then registration (the loop) ------
+    def plan_new_logs(self, topic: str, partitions: range, overrides: Mapping[str, str]) -> list[tuple[int, Path]]:
+        """The log dir each new partition of ``topic`` goes to, chosen as ``create`` would one
+        by one (Kafka's nextLogDirs); records the topic's overrides. No file is touched."""
+        self.topic_overrides[topic] = dict(overrides)
+        counts = dict(self._dir_counts)
+        plan = []
+        for p in partitions:
+            d = min(self.log_dirs, key=lambda x: (counts.get(x, 0), self.log_dirs.index(x)))
+            counts[d] = counts.get(d, 0) + 1
+            plan.append((p, d))
+        return plan
+
+    def open_planned(self, topic: str, plan: list[tuple[int, Path]]) -> list[PartitionLog]:
+        """The file work of ``plan`` (partition dirs, segment and index files), safe off the
+        event loop: it touches no manager state (the file cache is locked). The logs are not
+        served until ``adopt``; on an error the ones opened are closed and their dirs removed."""
+        cfg = self.config_for(topic)
+        opened: list[PartitionLog] = []
+        try:
+            for p, d in plan:
+                self.file_ops.mkdir(d)
+                lg = PartitionLog.open(d / f"{topic}-{p}", cfg, self.clock, file_ops=self.file_ops,
+                                       recover=False, rng=self.rng)
+                lg.parent_dir_unsynced = True  # as ``create``: durable at the first flush
+                opened.append(lg)
+        except BaseException:
+            self.discard_planned(opened)
+            raise
+        return opened
+
+    def discard_planned(self, opened: list[PartitionLog]) -> None:
+        """Close and remove logs opened by ``open_planned`` that will not be adopted."""
+        for lg in opened:
+            try:
+                lg.close()
+                if self.file_ops.exists(lg.dir):
+                    self.file_ops.rmtree(lg.dir)
+            except OSError as exc:
+                log.error("could not remove the unused partition dir %s: %s", lg.dir, exc)
+
+    def adopt(self, plan: list[tuple[int, Path]], opened: list[PartitionLog]) -> None:
+        """Serve the logs ``open_planned`` made (on the loop: the manager's maps change)."""
+        for (p, d), lg in zip(plan, opened):
+            tp = (lg.topic, p)
+            self._made_dirs.add(d)
+            self._logs[tp] = lg
+            self._dir_of[tp] = d
+            self._dir_counts[d] = self._dir_counts.get(d, 0) + 1
+
     def delete_topic(self, topic: str) -> int:
         """Close the topic's logs, rename their dirs ``<topic>-<p>.<uuidhex>-delete`` and remove
         them after ``file.delete.delay.ms``. Returns the number of partitions removed."""
