@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import os
 import select
-import struct
 import threading
 
-from protocol.api_keys import APIS
-from protocol.header import response_header_version
 from protocol.messages.api_versions import ApiVersionsRequest
 from protocol.messages.find_coordinator import FindCoordinatorRequest
 from protocol.messages.metadata import MetadataRequest
@@ -39,15 +36,6 @@ class GatedFileOps(OsFileOps):
             if not self.gate.wait(120):
                 raise OSError("the test never opened the gate")
         super().mkdir(path, exist_ok)
-
-
-def _recv(c: RawClient, api_key: int, version: int):
-    spec = APIS[api_key]
-    frame = memoryview(c.recv_frame())
-    (cid,) = struct.unpack_from(">i", frame, 0)
-    assert cid == c.correlation_id
-    pos = 4 + (1 if response_header_version(api_key, spec.flexible(version)) == 1 else 0)
-    return spec.response.decode(frame, version, pos)[0]
 
 
 def _topics(c: RawClient) -> dict[str, int]:
@@ -76,7 +64,7 @@ def test_other_connections_are_served_while_the_offsets_topic_is_created(tmp_pat
         assert select.select([first.sock, second.sock], [], [], 0)[0] == []
         ops.gate.set()
         for c in (first, second):
-            resp = _recv(c, 10, 4)
+            resp = c.recv_response(10, 4)
             assert [(x.error_code, x.node_id) for x in resp.coordinators] == [(0, b.broker.node_id)]
         assert _topics(other)[OFFSETS] == 50
         assert len([d for d in os.listdir(tmp_path / "data") if d.startswith(OFFSETS + "-")]) == 50
