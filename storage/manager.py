@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import os
 import random
+import threading
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -66,6 +67,9 @@ class LogManager:
         self._dir_of: dict[tuple[str, int], Path] = {}
         self._dir_counts: dict[Path, int] = {}         # partitions per log dir (placement)
         self._made_dirs: set[Path] = set()             # log dirs known to exist
+        self._checkpoint_lock = threading.Lock()        # checkpoint files: written by one thread at a time
+        self._checkpoint_taken = 0                      # sequence of the latest snapshot taken
+        self._checkpoint_written = 0                    # ... and of the latest one written
         self._pending_dir_deletes: list[tuple[int, Path]] = []
         self._loaded = False
         self._log_deleted_listeners: list[Callable[[str, int, Path], None]] = []
@@ -328,6 +332,10 @@ class LogManager:
 
     def checkpoint(self) -> None:
         """Write recovery points and log start offsets of every log dir (atomically)."""
+        self.write_checkpoints(self.checkpoint_snapshot())
+
+    def checkpoint_snapshot(self) -> tuple[int, dict, dict]:
+        """What ``write_checkpoints`` writes, taken now (on the event loop: it reads every log)."""
         by_dir_rp: dict[Path, dict] = {d: {} for d in self.log_dirs}
         by_dir_lso: dict[Path, dict] = {d: {} for d in self.log_dirs}
         for tp, lg in self._logs.items():
@@ -336,10 +344,23 @@ class LogManager:
             first = lg.segments.first_segment
             if first is not None and lg.log_start_offset > first.base_offset:
                 by_dir_lso[d][tp] = lg.log_start_offset
-        for d in self.log_dirs:
-            self.file_ops.mkdir(d)
-            write_checkpoint(d / RECOVERY_POINT_CHECKPOINT, by_dir_rp[d], self.file_ops)
-            write_checkpoint(d / LOG_START_OFFSET_CHECKPOINT, by_dir_lso[d], self.file_ops)
+        self._checkpoint_taken += 1
+        return self._checkpoint_taken, by_dir_rp, by_dir_lso
+
+    def write_checkpoints(self, snapshot: tuple[int, dict, dict]) -> None:
+        """Write a snapshot's checkpoint files: safe off the event loop (four fsyncs, which on
+        a busy disk held up every connection). Invariant: the files never go back to an older
+        snapshot than one already written (a periodic write finishing late in its thread after
+        shutdown's would bring back a lower log start offset)."""
+        seq, by_dir_rp, by_dir_lso = snapshot
+        with self._checkpoint_lock:
+            if seq <= self._checkpoint_written:
+                return
+            for d in self.log_dirs:
+                self.file_ops.mkdir(d)
+                write_checkpoint(d / RECOVERY_POINT_CHECKPOINT, by_dir_rp[d], self.file_ops)
+                write_checkpoint(d / LOG_START_OFFSET_CHECKPOINT, by_dir_lso[d], self.file_ops)
+            self._checkpoint_written = seq
 
     def shutdown(self) -> None:
         """Flush and close every log, checkpoint, then mark each log dir cleanly shut down.
