@@ -191,9 +191,17 @@ class ClusterMeta:
         return self.meta_dir / f"{name}.json"
 
     def save_topic(self, t: TopicInfo) -> None:
+        self.write_topic_record(t)
+        self._add(t)
+
+    def write_topic_record(self, t: TopicInfo) -> None:
+        """The topic's file alone (no in-memory change): safe off the event loop."""
         data = json.dumps({"name": t.name, "topic_id": uuid_to_base64(t.topic_id),
                            "partitions": t.partitions, "configs": t.configs}, indent=1)
         atomic_write(self._topic_path(t.name), data.encode())
+
+    def add_topic(self, t: TopicInfo) -> None:
+        """Serve a topic whose record ``write_topic_record`` wrote."""
         self._add(t)
 
     def remove_topic(self, name: str) -> TopicInfo | None:

@@ -324,8 +324,10 @@ class Broker:
             self.quotas.expire(self.clock.now_ms())
         self.logs.run_pending_deletes(self.clock.now_ms())
 
-    def _checkpoint(self) -> None:
-        self.logs.checkpoint()
+    async def _checkpoint(self) -> None:
+        # the snapshot on the loop, the four fsyncs off it (Kafka's scheduler thread does this)
+        snapshot = self.logs.checkpoint_snapshot()
+        await asyncio.get_running_loop().run_in_executor(None, self.logs.write_checkpoints, snapshot)
 
     async def _idle_reaper(self) -> None:
         idle_ms = self.cfg["connections.max.idle.ms"]

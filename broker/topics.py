@@ -8,6 +8,7 @@ retention.ms).
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING
 
@@ -42,6 +43,7 @@ class TopicManager:
         # callback(created=, deleted=, changed=) with topic names: the group coordinator
         # re-evaluates subscriptions and regexes (Kafka's onNewMetadataImage)
         self.on_topics_changed = None
+        self._creating: dict[str, "asyncio.Future[TopicInfo]"] = {}  # create_topic_off_loop in flight
 
     # ---- lookups ------------------------------------------------------------------------------
     @property
@@ -93,7 +95,7 @@ class TopicManager:
         err = validate_topic_name(name)
         if err:
             raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, err)
-        if name in self.meta.topics:
+        if name in self.meta.topics or name in self._creating:
             raise TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
         if partitions == -1:
             partitions = self.num_partitions
@@ -133,6 +135,65 @@ class TopicManager:
                  f" and configs {clean}" if clean else "")
         self._topics_changed(created=(name,))
         return t
+
+    def creating(self, name: str) -> bool:
+        """True while ``create_topic_off_loop`` makes ``name``'s files."""
+        return name in self._creating
+
+    async def create_topic_off_loop(self, name: str, partitions: int = -1, replication: int = -1,
+                                    configs: dict[str, str | None] | None = None) -> TopicInfo:
+        """``create_topic`` with its file work (partition dirs, segment and index files,
+        ``partition.metadata``, the topic record) in the default executor: creating 50
+        partitions is hundreds of syscalls, which on the event loop held up every connection.
+        The topic appears (metadata, logs) all at once on the loop once its files exist, so no
+        request sees half of it. A second call for the same name meanwhile awaits the first;
+        ``create_topic`` refuses the name until then (TOPIC_ALREADY_EXISTS, as Kafka while
+        the topic's record is being written)."""
+        pending = self._creating.get(name)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        partitions, clean = self.check_new_topic(name, partitions, replication, configs or {})
+        t = TopicInfo(name, new_uuid(), partitions, clean)
+        loop = asyncio.get_running_loop()
+        done = self._creating[name] = loop.create_future()
+        try:
+            plan = self.logs.plan_new_logs(name, range(partitions), clean)
+
+            def files():
+                opened = self.logs.open_planned(name, plan)
+                try:
+                    for lg in opened:
+                        self.meta.write_partition_metadata(lg.dir, t.topic_id)
+                    self.meta.write_topic_record(t)
+                except BaseException:
+                    self.logs.discard_planned(opened)
+                    raise
+                return opened
+
+            try:
+                opened = await loop.run_in_executor(None, files)
+            except OSError as exc:
+                log.error("creating topic %s failed at a partition: %s", name, exc)
+                raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR,
+                                 f"Creating the partitions of {name} failed: {exc.strerror or exc}") from None
+            # on the loop, with no await from here on: the topic appears whole
+            self.meta.add_topic(t)
+            self.logs.adopt(plan, opened)
+            if self.on_partition_created:
+                for lg in opened:
+                    self.on_partition_created(name, lg.partition, lg)
+            log.info("created topic %s with %d partition(s)%s", name, partitions,
+                     f" and configs {clean}" if clean else "")
+            self._topics_changed(created=(name,))
+            done.set_result(t)
+            return t
+        except BaseException as exc:
+            if not done.done():
+                done.set_exception(exc)
+                done.exception()  # retrieved: a lone creator must not log "never retrieved"
+            raise
+        finally:
+            self._creating.pop(name, None)
 
     def _topics_changed(self, **kw) -> None:
         if self.on_topics_changed is not None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import os
 import random
+import threading
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -66,6 +67,9 @@ class LogManager:
         self._dir_of: dict[tuple[str, int], Path] = {}
         self._dir_counts: dict[Path, int] = {}         # partitions per log dir (placement)
         self._made_dirs: set[Path] = set()             # log dirs known to exist
+        self._checkpoint_lock = threading.Lock()        # checkpoint files: written by one thread at a time
+        self._checkpoint_taken = 0                      # sequence of the latest snapshot taken
+        self._checkpoint_written = 0                    # ... and of the latest one written
         self._pending_dir_deletes: list[tuple[int, Path]] = []
         self._loaded = False
         self._log_deleted_listeners: list[Callable[[str, int, Path], None]] = []
@@ -211,6 +215,56 @@ class LogManager:
         self._dir_counts[d] = self._dir_counts.get(d, 0) + 1
         return lg
 
+    # -- creation in two halves: the file work (any thread), then registration (the loop) ------
+    def plan_new_logs(self, topic: str, partitions: range, overrides: Mapping[str, str]) -> list[tuple[int, Path]]:
+        """The log dir each new partition of ``topic`` goes to, chosen as ``create`` would one
+        by one (Kafka's nextLogDirs); records the topic's overrides. No file is touched."""
+        self.topic_overrides[topic] = dict(overrides)
+        counts = dict(self._dir_counts)
+        plan = []
+        for p in partitions:
+            d = min(self.log_dirs, key=lambda x: (counts.get(x, 0), self.log_dirs.index(x)))
+            counts[d] = counts.get(d, 0) + 1
+            plan.append((p, d))
+        return plan
+
+    def open_planned(self, topic: str, plan: list[tuple[int, Path]]) -> list[PartitionLog]:
+        """The file work of ``plan`` (partition dirs, segment and index files), safe off the
+        event loop: it touches no manager state (the file cache is locked). The logs are not
+        served until ``adopt``; on an error the ones opened are closed and their dirs removed."""
+        cfg = self.config_for(topic)
+        opened: list[PartitionLog] = []
+        try:
+            for p, d in plan:
+                self.file_ops.mkdir(d)
+                lg = PartitionLog.open(d / f"{topic}-{p}", cfg, self.clock, file_ops=self.file_ops,
+                                       recover=False, rng=self.rng)
+                lg.parent_dir_unsynced = True  # as ``create``: durable at the first flush
+                opened.append(lg)
+        except BaseException:
+            self.discard_planned(opened)
+            raise
+        return opened
+
+    def discard_planned(self, opened: list[PartitionLog]) -> None:
+        """Close and remove logs opened by ``open_planned`` that will not be adopted."""
+        for lg in opened:
+            try:
+                lg.close()
+                if self.file_ops.exists(lg.dir):
+                    self.file_ops.rmtree(lg.dir)
+            except OSError as exc:
+                log.error("could not remove the unused partition dir %s: %s", lg.dir, exc)
+
+    def adopt(self, plan: list[tuple[int, Path]], opened: list[PartitionLog]) -> None:
+        """Serve the logs ``open_planned`` made (on the loop: the manager's maps change)."""
+        for (p, d), lg in zip(plan, opened):
+            tp = (lg.topic, p)
+            self._made_dirs.add(d)
+            self._logs[tp] = lg
+            self._dir_of[tp] = d
+            self._dir_counts[d] = self._dir_counts.get(d, 0) + 1
+
     def delete_topic(self, topic: str) -> int:
         """Close the topic's logs, rename their dirs ``<topic>-<p>.<uuidhex>-delete`` and remove
         them after ``file.delete.delay.ms``. Returns the number of partitions removed."""
@@ -278,6 +332,10 @@ class LogManager:
 
     def checkpoint(self) -> None:
         """Write recovery points and log start offsets of every log dir (atomically)."""
+        self.write_checkpoints(self.checkpoint_snapshot())
+
+    def checkpoint_snapshot(self) -> tuple[int, dict, dict]:
+        """What ``write_checkpoints`` writes, taken now (on the event loop: it reads every log)."""
         by_dir_rp: dict[Path, dict] = {d: {} for d in self.log_dirs}
         by_dir_lso: dict[Path, dict] = {d: {} for d in self.log_dirs}
         for tp, lg in self._logs.items():
@@ -286,10 +344,23 @@ class LogManager:
             first = lg.segments.first_segment
             if first is not None and lg.log_start_offset > first.base_offset:
                 by_dir_lso[d][tp] = lg.log_start_offset
-        for d in self.log_dirs:
-            self.file_ops.mkdir(d)
-            write_checkpoint(d / RECOVERY_POINT_CHECKPOINT, by_dir_rp[d], self.file_ops)
-            write_checkpoint(d / LOG_START_OFFSET_CHECKPOINT, by_dir_lso[d], self.file_ops)
+        self._checkpoint_taken += 1
+        return self._checkpoint_taken, by_dir_rp, by_dir_lso
+
+    def write_checkpoints(self, snapshot: tuple[int, dict, dict]) -> None:
+        """Write a snapshot's checkpoint files: safe off the event loop (four fsyncs, which on
+        a busy disk held up every connection). Invariant: the files never go back to an older
+        snapshot than one already written (a periodic write finishing late in its thread after
+        shutdown's would bring back a lower log start offset)."""
+        seq, by_dir_rp, by_dir_lso = snapshot
+        with self._checkpoint_lock:
+            if seq <= self._checkpoint_written:
+                return
+            for d in self.log_dirs:
+                self.file_ops.mkdir(d)
+                write_checkpoint(d / RECOVERY_POINT_CHECKPOINT, by_dir_rp[d], self.file_ops)
+                write_checkpoint(d / LOG_START_OFFSET_CHECKPOINT, by_dir_lso[d], self.file_ops)
+            self._checkpoint_written = seq
 
     def shutdown(self) -> None:
         """Flush and close every log, checkpoint, then mark each log dir cleanly shut down.

@@ -217,6 +217,14 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
         if ensure is not None:
             ensure()
 
+    async def ensure_offsets_topic_off_loop(self) -> None:
+        """``ensure_offsets_topic`` with the file work off the event loop (FindCoordinator)."""
+        ensure = getattr(self.store, "ensure_topic_off_loop", None)
+        if ensure is not None:
+            await ensure()
+        else:
+            self.ensure_offsets_topic()
+
     def partition_for(self, group_id: str) -> int:
         fn = getattr(self.store, "partition_for", None)
         return fn(group_id) if fn is not None else 0

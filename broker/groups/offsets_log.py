@@ -42,7 +42,8 @@ from broker.groups.schemas import (
     GroupMetadataValue, OffsetCommitValue, decode_key, decode_value, encode_versioned,
     group_metadata_key, offset_commit_key,
 )
-from protocol.errors import CorruptRecordError, DecodeError
+from protocol.errors import CorruptRecordError, DecodeError, ErrorCode
+from storage.errors import KafkaStorageError
 from protocol.records.batch import iter_batch_positions
 from protocol.records.record import CONTROL_COMMIT, build_batch, control_record_type, decode_batch
 from broker.cluster import LEADER_EPOCH
@@ -157,10 +158,33 @@ class OffsetsLog:
         self.num_partitions = num_partitions
         self.clock = clock
 
+    async def ensure_topic_off_loop(self) -> None:
+        """``ensure_topic`` for FindCoordinator: the 50 partitions' files are made off the
+        event loop (``TopicManager.create_topic_off_loop``), so other connections are served
+        meanwhile; concurrent callers share the one creation."""
+        from broker.topics import TopicError
+        t = self.topics.get(GROUP_METADATA_TOPIC_NAME)
+        if t is None:
+            try:
+                t = await self.topics.create_topic_off_loop(GROUP_METADATA_TOPIC_NAME, self.num_partitions, 1,
+                                                            dict(OFFSETS_TOPIC_CONFIGS))
+                log.info("created %s with %d partitions", GROUP_METADATA_TOPIC_NAME, t.partitions)
+            except TopicError as exc:
+                if exc.code != ErrorCode.TOPIC_ALREADY_EXISTS:
+                    raise
+                t = self.topics.get(GROUP_METADATA_TOPIC_NAME)
+                if t is None:
+                    raise
+        self.num_partitions = t.partitions
+
     def ensure_topic(self) -> None:
         """Create the topic on first use (as Kafka does on the first FindCoordinator), so a
-        broker that never sees a group has no offsets topic."""
+        broker that never sees a group has no offsets topic. While FindCoordinator creates it
+        off the loop, a write that cannot wait fails with KAFKA_STORAGE_ERROR (mapped to a
+        retriable coordinator error): a client that skipped FindCoordinator retries."""
         t = self.topics.get(GROUP_METADATA_TOPIC_NAME)
+        if t is None and self.topics.creating(GROUP_METADATA_TOPIC_NAME):
+            raise KafkaStorageError(f"{GROUP_METADATA_TOPIC_NAME} is being created")
         if t is None:
             t = self.topics.create_topic(GROUP_METADATA_TOPIC_NAME, self.num_partitions, 1,
                                          dict(OFFSETS_TOPIC_CONFIGS))

@@ -2,7 +2,8 @@
 
 v0 has no key type (groups only); v4+ batch several keys (``coordinator_keys``) and answer one
 ``Coordinator`` each. Key type 0 (group) answers this node and creates ``__consumer_offsets``
-on first use, key type 1 (transaction) likewise with ``__transaction_state``, as Kafka does.
+on first use (its partitions' files made off the event loop, so other connections are served
+meanwhile), key type 1 (transaction) likewise with ``__transaction_state``, as Kafka does.
 Other key types (2 = share group) are INVALID_REQUEST. ACLs on: DESCRIBE on the group
 (GROUP_AUTHORIZATION_FAILED) or on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 """
@@ -18,14 +19,15 @@ log = logging.getLogger(__name__)
 GROUP, TRANSACTION = 0, 1
 
 
-def _lookup(b, key: str, key_type: int, az=None) -> tuple[int, str | None]:
+async def _lookup(b, key: str, key_type: int, az=None) -> tuple[int, str | None]:
     """(error code, error message) for one coordinator key."""
     if az is not None and key_type == GROUP and not az.allowed("group", key):
         return ErrorCode.GROUP_AUTHORIZATION_FAILED, "Group authorization failed."
     if az is not None and key_type == TRANSACTION and not az.allowed("transactional_id", key):
         return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "Transactional Id authorization failed."
     if key_type == GROUP:
-        coordinator, ensure = b.groups, "ensure_offsets_topic"
+        # the 50 partitions are created off the event loop: other connections go on meanwhile
+        coordinator, ensure = b.groups, "ensure_offsets_topic_off_loop"
     elif key_type == TRANSACTION:
         coordinator, ensure = b.txn, "ensure_topic"
     else:
@@ -33,7 +35,9 @@ def _lookup(b, key: str, key_type: int, az=None) -> tuple[int, str | None]:
     if coordinator is None or not coordinator.active:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available."
     try:
-        getattr(coordinator, ensure)()
+        res = getattr(coordinator, ensure)()
+        if res is not None:
+            await res
     except Exception as exc:  # e.g. a failing disk: the client retries later
         log.warning("cannot create the internal topic of %s coordinators: %r",
                     "transaction" if key_type == TRANSACTION else "group", exc)
@@ -50,12 +54,12 @@ async def handle(ctx, req):
     if v >= 4:
         coordinators = []
         for key in req.coordinator_keys:
-            err, msg = _lookup(b, key, key_type, active(ctx))
+            err, msg = await _lookup(b, key, key_type, active(ctx))
             coordinators.append(R.Coordinator(
                 key=key, node_id=b.node_id if not err else -1, host=host if not err else "",
                 port=port if not err else -1, error_code=err, error_message=msg if err else ""))  # Kafka: ""
         return R(throttle_time_ms=0, coordinators=coordinators)
-    err, msg = _lookup(b, req.key, key_type, active(ctx))
+    err, msg = await _lookup(b, req.key, key_type, active(ctx))
     if err:
         return R(throttle_time_ms=0, error_code=err, error_message=msg, node_id=-1, host="", port=-1)
     # v1-3: Kafka's success message is the error name, "NONE"

@@ -52,6 +52,15 @@ class RawClient:
                             correlation_id=self.correlation_id, client_id=self.client_id)
         return encode_request_header(hdr, 2 if spec.flexible(version) else 1) + spec.request.encode(body, version)
 
+    def recv_response(self, api_key: int, version: int):
+        """The response to the last request sent with ``send_frame(encode(...))``."""
+        spec = APIS[api_key]
+        frame = memoryview(self.recv_frame())
+        (cid,) = struct.unpack_from(">i", frame, 0)
+        assert cid == self.correlation_id, (cid, self.correlation_id)
+        pos = 4 + (1 if response_header_version(api_key, spec.flexible(version)) == 1 else 0)
+        return spec.response.decode(frame, version, pos)[0]
+
     def request(self, api_key: int, version: int, body, *, expect_response: bool = True):
         spec = APIS[api_key]
         self.send_frame(self.encode(api_key, version, body))

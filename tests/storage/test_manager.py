@@ -205,3 +205,23 @@ def test_dump_log_and_verify_indexes(tmp_path):
     (d / "00000000000000000000.log").write_bytes(bytes(raw) + b"\x00\x01")
     dl2 = dump_log(d / "00000000000000000000.log")
     assert dl2.batches[0].crc_valid is False and dl2.trailing_bytes == 2
+
+
+def test_a_checkpoint_snapshot_written_late_never_replaces_a_newer_one(tmp_path):
+    """The broker takes checkpoint snapshots on its loop and writes them in a thread; a periodic
+    write that finishes after a newer one (shutdown's) must not bring back older offsets."""
+    m = mgr(tmp_path)
+    m.load()
+    a = m.create("a", 0)
+    for i in range(5):
+        a.append(one(NOW))
+    a.flush()
+    old = m.checkpoint_snapshot()          # taken before the records were deleted
+    a.delete_records(3)
+    m.checkpoint()                          # a newer snapshot, written first
+    m.write_checkpoints(old)                # the older one's write arrives late: skipped
+    assert read_checkpoint(tmp_path / "d1" / "log-start-offset-checkpoint") == {("a", 0): 3}
+    a.delete_records(4)
+    newer = m.checkpoint_snapshot()
+    m.write_checkpoints(newer)
+    assert read_checkpoint(tmp_path / "d1" / "log-start-offset-checkpoint") == {("a", 0): 4}
