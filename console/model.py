@@ -39,6 +39,7 @@ V_CREATE_TOPICS, V_DELETE_TOPICS, V_DESCRIBE_ACLS, V_DESCRIBE_CONFIGS = 7, 6, 3,
 V_INCREMENTAL_ALTER_CONFIGS, V_DESCRIBE_SCRAM, V_DESCRIBE_TXNS, V_LIST_TXNS = 1, 0, 0, 1
 V_DESCRIBE_CLUSTER, V_CONSUMER_GROUP_DESCRIBE, V_SHARE_GROUP_DESCRIBE, V_DESCRIBE_SHARE_OFFSETS = 1, 1, 1, 0
 V_CREATE_ACLS, V_DELETE_ACLS, V_CREATE_PARTITIONS = 3, 3, 3
+V_STREAMS_GROUP_DESCRIBE = 0
 
 TOPIC_RESOURCE = 2  # DescribeConfigs / IncrementalAlterConfigs resource type
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
@@ -837,7 +838,7 @@ async def segments(k: Kafka, topic: str, partition: int) -> dict:
 # ---- groups ---------------------------------------------------------------------------------
 
 async def list_groups(k: Kafka) -> list[dict]:
-    """Every group the caller may describe: {group_id, type (classic/consumer/share), protocol_type, state}."""
+    """Every group the caller may describe: {group_id, type (classic/consumer/share/streams), protocol_type, state}."""
     from protocol.messages.list_groups import ListGroupsRequest
     r = await k.request(16, V_LIST_GROUPS, ListGroupsRequest(states_filter=[], types_filter=[]))
     check(r.error_code)
@@ -874,6 +875,9 @@ async def describe_group(k: Kafka, gid: str) -> dict:
                             for m in sorted(d.members, key=lambda m: m.member_id)]}
     if d.error_code != ErrorCode.GROUP_ID_NOT_FOUND:
         check(d.error_code, d.error_message)
+    streams = await describe_streams_group(k, gid)
+    if streams is not None:
+        return streams
     s = (await k.request(77, V_SHARE_GROUP_DESCRIBE, ShareGroupDescribeRequest(group_ids=[gid]))).groups[0]
     if s.error_code == 0:
         return {"group_id": gid, "type": "share", "state": s.group_state, "protocol_type": "share",
@@ -907,6 +911,60 @@ async def describe_group(k: Kafka, gid: str) -> dict:
             "group_epoch": None, "members": members}
 
 
+def _task_list(task_ids) -> list[dict]:
+    return sorted(({"subtopology_id": t.subtopology_id, "partitions": sorted(t.partitions)} for t in task_ids),
+                  key=lambda t: t["subtopology_id"])
+
+
+def _task_inputs(subtopologies: list[dict], tasks: list[dict]) -> list[dict]:
+    """The partitions a member's tasks read: task (subtopology s, partition p) reads partition p
+    of each of s's source and repartition source topics (Kafka Streams' task-to-partition
+    mapping), so a Streams group's lag rows name the member that owns each input partition."""
+    inputs = {s["subtopology_id"]: s["source_topics"] + [t["name"] for t in s["repartition_source_topics"]]
+              for s in subtopologies}
+    return sorted(({"topic_name": topic, "partition_id": p} for t in tasks for p in t["partitions"]
+                   for topic in inputs.get(t["subtopology_id"], ())),
+                  key=lambda d: (d["topic_name"], d["partition_id"]))
+
+
+async def describe_streams_group(k: Kafka, gid: str) -> dict | None:
+    """A Streams (KIP-1071) group through StreamsGroupDescribe, as ``describe_group`` answers
+    (``type`` "streams"), plus ``assignment_epoch``, ``topology`` {epoch, subtopologies:
+    [{subtopology_id, source_topics, repartition_sink_topics, repartition_source_topics,
+    state_changelog_topics: [{name, partitions}]}]} and per member ``process_id``,
+    ``user_endpoint`` ("host:port" or None), ``active_tasks``/``standby_tasks``/
+    ``warmup_tasks`` [{subtopology_id, partitions}] and ``assignments`` (the input partitions
+    of its active tasks). None when ``gid`` is no Streams group (or the broker does not
+    serve the Streams protocol); KafkaError when denied."""
+    from protocol.messages.streams_group_describe import StreamsGroupDescribeRequest as SD
+    g = (await k.request(89, V_STREAMS_GROUP_DESCRIBE, SD(group_ids=[gid], include_authorized_operations=False))).groups[0]
+    if g.error_code in (ErrorCode.GROUP_ID_NOT_FOUND, ErrorCode.INVALID_GROUP_ID, ErrorCode.UNSUPPORTED_VERSION):
+        return None
+    check(g.error_code, g.error_message)
+    subs = [{"subtopology_id": s.subtopology_id, "source_topics": sorted(s.source_topics),
+             "repartition_sink_topics": sorted(s.repartition_sink_topics),
+             "repartition_source_topics": sorted(({"name": t.name, "partitions": t.partitions}
+                                                  for t in s.repartition_source_topics), key=lambda t: t["name"]),
+             "state_changelog_topics": sorted(({"name": t.name, "partitions": t.partitions}
+                                               for t in s.state_changelog_topics), key=lambda t: t["name"])}
+            for s in sorted((g.topology.subtopologies or []) if g.topology else [], key=lambda s: s.subtopology_id)]
+    members = []
+    for m in sorted(g.members, key=lambda m: m.member_id):
+        active = _task_list(m.assignment.active_tasks)
+        ep = m.user_endpoint
+        members.append({"consumer_id": m.member_id, "instance_id": m.instance_id, "client_id": m.client_id,
+                        "client_host": m.client_host, "member_epoch": m.member_epoch, "subscribed_topics": [],
+                        "process_id": m.process_id, "user_endpoint": f"{ep.host}:{ep.port}" if ep else None,
+                        "active_tasks": active, "standby_tasks": _task_list(m.assignment.standby_tasks),
+                        "warmup_tasks": _task_list(m.assignment.warmup_tasks),
+                        "assignments": _task_inputs(subs, active), "target_assignments": []})
+    return {"group_id": gid, "type": "streams", "state": g.group_state, "protocol_type": "streams",
+            "assignor": None, "is_simple": False, "group_epoch": g.group_epoch,
+            "assignment_epoch": g.assignment_epoch,
+            "topology": {"epoch": g.topology.epoch if g.topology else -1, "subtopologies": subs},
+            "members": members}
+
+
 async def committed_offsets(k: Kafka, gid: str) -> dict[tuple[str, int], int]:
     """{(topic, partition): committed offset} of a group (OffsetFetch for all topics)."""
     from protocol.messages.offset_fetch import OffsetFetchRequest as O
@@ -931,7 +989,7 @@ async def share_start_offsets(k: Kafka, gid: str) -> dict[tuple[str, int], int]:
 async def group_lags(k: Kafka, gid: str, group: dict | None = None) -> list[dict]:
     """Per partition with a committed offset (share groups: a start offset) or an owner:
     {topic_name, partition_id, current_offset, log_end_offset, lag, consumer_id, instance_id,
-    client_id}. ``log_end_offset`` is ListOffsets latest; lag = max(end - committed, 0)."""
+    client_id} (and ``process_id`` for a Streams group). ``log_end_offset`` is ListOffsets latest; lag = max(end - committed, 0)."""
     group = group or await describe_group(k, gid)
     committed = await (share_start_offsets(k, gid) if group["type"] == "share" else committed_offsets(k, gid))
     owners = {}
@@ -949,7 +1007,9 @@ async def group_lags(k: Kafka, gid: str, group: dict | None = None) -> list[dict
         out.append({"topic_name": tp[0], "partition_id": tp[1], "current_offset": -1 if cur is None else cur,
                     "log_end_offset": end, "lag": 0 if cur is None or end < 0 else max(end - cur, 0),
                     "consumer_id": m.get("consumer_id", ""), "instance_id": m.get("instance_id"),
-                    "client_id": m.get("client_id", "")})
+                    "client_id": m.get("client_id", ""),
+                    # a Streams member is known by its process (its instances share one client id)
+                    **({"process_id": m.get("process_id", "")} if group["type"] == "streams" else {})})
     return out
 
 

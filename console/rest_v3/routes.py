@@ -603,7 +603,9 @@ async def _listed_group(request, gid: str) -> dict:
     """The group (of this collection's types), NotFound otherwise."""
     g = await model.describe_group(_kafka(request), gid)
     share = _collection(request) == "share-groups"
-    if (g["type"] == "share") != share:
+    # Streams groups are not consumer groups (Kafka's Admin.listConsumerGroups leaves them out):
+    # they answer under Hourglass's streams-groups path
+    if (g["type"] == "share") != share or g["type"] == "streams":
         raise model.NotFound(f"Consumer group {gid} could not be found.")
     return g
 
@@ -615,7 +617,7 @@ async def list_groups(request):
     k = _kafka(request)
     out = []
     for g in await model.list_groups(k):
-        if (g["type"] == "share") != (coll == "share-groups"):
+        if (g["type"] == "share") != (coll == "share-groups") or g["type"] == "streams":
             continue
         try:
             out.append(shapes.consumer_group(L, await model.describe_group(k, g["group_id"]), coll))
@@ -708,6 +710,39 @@ async def lag_summary(request):
     gid = request.match_info["group_id"]
     g = await _listed_group(request, gid)
     return _ok(shapes.lag_summary(L, gid, await model.group_lags(_kafka(request), gid, g), _collection(request)))
+
+
+# ---- Streams groups (Hourglass: Confluent's REST v3 has none) ----------------------------------
+
+async def _streams_group(k: model.Kafka, gid: str) -> dict:
+    g = await model.describe_streams_group(k, gid)
+    if g is None:
+        raise model.NotFound(f"Streams group {gid} could not be found.", model.ErrorCode.GROUP_ID_NOT_FOUND)
+    return g
+
+
+@responds({200: "HourglassStreamsGroupList"})
+async def list_streams_groups(request):
+    L = _links(request)
+    k = _kafka(request)
+    out = []
+    for listed in await model.list_groups(k):
+        if listed["type"] != "streams":
+            continue
+        try:
+            g = await _streams_group(k, listed["group_id"])
+            out.append(shapes.streams_group(L, g, await model.group_lags(k, g["group_id"], g)))
+        except model.ModelError:  # gone or undescribable since it was listed
+            continue
+    return _ok(shapes.resource_list("HourglassStreamsGroupList", L.url(*shapes.STREAMS_GROUPS), out))
+
+
+@responds({200: "HourglassStreamsGroup"})
+async def get_streams_group(request):
+    L = _links(request)
+    k = _kafka(request)
+    g = await _streams_group(k, request.match_info["group_id"])
+    return _ok(shapes.streams_group(L, g, await model.group_lags(k, g["group_id"], g)))
 
 
 # ---- acls -----------------------------------------------------------------------------------
@@ -957,6 +992,8 @@ def routes() -> list:
         ("GET", c + "/topic-summaries", topic_summaries), ("GET", c + "/rates", rates),
         ("GET", c + "/transactions", list_transactions), ("GET", c + "/scram-users", list_users),
         ("POST", c + "/consumer-groups/{group_id}/offsets:reset", reset_group_offsets),
+        ("GET", c + "/hourglass/streams-groups", list_streams_groups),
+        ("GET", c + "/hourglass/streams-groups/{group_id}", get_streams_group),
     ]
     for coll in ("consumer-groups", "share-groups"):
         g = c + f"/{coll}/{{group_id}}"

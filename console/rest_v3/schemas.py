@@ -135,6 +135,26 @@ COMPONENTS: dict[str, dict] = {
                            "interval_seconds": {"type": "number"}, "data": ANY}),
     "HourglassTransactionList": _list("HourglassTransaction"),
     "HourglassTransaction": obj({"kind": STRING}, {}, closed=False),
+    # a Streams (KIP-1071) group: Confluent's REST v3 has no Streams resource
+    "HourglassStreamsGroupList": _list("HourglassStreamsGroup"),
+    "HourglassStreamsGroup": _resource(
+        group_id=STRING, state=STRING, group_epoch=INT32, assignment_epoch=INT32, topology_epoch=INT32,
+        subtopologies=array("HourglassStreamsSubtopology"), members=array("HourglassStreamsMember"),
+        lags=array("HourglassStreamsLag"), total_lag=INT64),
+    "HourglassStreamsSubtopology": obj({
+        "subtopology_id": STRING, "source_topics": array(STRING), "repartition_sink_topics": array(STRING),
+        "repartition_source_topics": array("HourglassStreamsTopicInfo"),
+        "state_changelog_topics": array("HourglassStreamsTopicInfo")}),
+    "HourglassStreamsTopicInfo": obj({"name": STRING, "partitions": INT32}),
+    "HourglassStreamsTasks": obj({"subtopology_id": STRING, "partitions": array(INT32)}),
+    "HourglassStreamsMember": obj({
+        "member_id": STRING, "member_epoch": INT32, "instance_id": nullable(STRING), "client_id": STRING,
+        "client_host": STRING, "process_id": STRING, "user_endpoint": nullable(STRING),
+        "active_tasks": array("HourglassStreamsTasks"), "standby_tasks": array("HourglassStreamsTasks"),
+        "warmup_tasks": array("HourglassStreamsTasks")}),
+    "HourglassStreamsLag": obj({"topic_name": STRING, "partition_id": INT32, "current_offset": INT64,
+                                "log_end_offset": INT64, "lag": INT64, "member_id": STRING,
+                                "process_id": STRING}),
     "HourglassScramUserList": _list("HourglassScramUser"),
     "HourglassScramUser": obj({"kind": STRING}, {}, closed=False),
 }

@@ -204,3 +204,26 @@ def replica(L: Links, topic_name: str, partition_id: int, broker_id: int, leader
             "metadata": meta(L.url(*base), f"{L.crn}/topic={topic_name}/partition={partition_id}/replica={broker_id}"),
             "cluster_id": L.cid, "topic_name": topic_name, "partition_id": partition_id, "broker_id": broker_id,
             "is_leader": broker_id == leader, "is_in_sync": broker_id in isr, "broker": L.related("brokers", broker_id)}
+
+
+STREAMS_GROUPS = ("hourglass", "streams-groups")  # Hourglass's path: Confluent's REST v3 has no Streams resource
+
+
+def streams_group(L: Links, g: dict, lags: list[dict]) -> dict:
+    """``model.describe_streams_group`` with its lags (``model.group_lags``) as HourglassStreamsGroup."""
+    gid = g["group_id"]
+    return {"kind": "HourglassStreamsGroup", "metadata": meta(L.url(*STREAMS_GROUPS, gid),
+                                                              f"{L.crn}/streams-group={gid}"),
+            "cluster_id": L.cid, "group_id": gid, "state": g["state"], "group_epoch": g["group_epoch"],
+            "assignment_epoch": g["assignment_epoch"], "topology_epoch": g["topology"]["epoch"],
+            "subtopologies": g["topology"]["subtopologies"],
+            "members": [{"member_id": m["consumer_id"], "member_epoch": m["member_epoch"],
+                         "instance_id": m["instance_id"], "client_id": m["client_id"],
+                         "client_host": m["client_host"], "process_id": m["process_id"],
+                         "user_endpoint": m["user_endpoint"], "active_tasks": m["active_tasks"],
+                         "standby_tasks": m["standby_tasks"], "warmup_tasks": m["warmup_tasks"]}
+                        for m in g["members"]],
+            "lags": [{"topic_name": r["topic_name"], "partition_id": r["partition_id"],
+                      "current_offset": r["current_offset"], "log_end_offset": r["log_end_offset"],
+                      "lag": r["lag"], "member_id": r["consumer_id"], "process_id": r["process_id"]} for r in lags],
+            "total_lag": sum(r["lag"] for r in lags)}

@@ -36,10 +36,11 @@ from console.rest_v3 import schemas as rest_v3_schemas
 from hourglass.embedded import EmbeddedBroker
 from schema_registry import schemas as registry_schemas
 from tests.helpers.openapi_routes import app_of, document
+from tests.helpers.streams_group import OVERRIDES as STREAMS_OVERRIDES, StreamsGroup
 
 pytestmark = pytest.mark.xdist_group("generated_requests")
 
-EXAMPLES = 25  # per operation (68 in /v3, 33 in the registry): bounds the requests
+EXAMPLES = 25  # per operation (70 in /v3, 33 in the registry): bounds the requests
 
 
 GEN_SCHEMA = {"type": "record", "name": "Gen", "fields": [{"name": "n", "type": "int"}]}
@@ -66,7 +67,8 @@ def services():
     # an authorizer with the anonymous user as super user: the ACL routes answer (without
     # one they are Confluent's 400 "No Authorizer is configured") and nothing is denied
     with EmbeddedBroker({"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-                         "super.users": "User:ANONYMOUS"}, console=True, schema_registry=True) as b:
+                         "super.users": "User:ANONYMOUS", **STREAMS_OVERRIDES}, console=True,
+                        schema_registry=True) as b:
         admin = AdminClient({"bootstrap.servers": b.bootstrap_servers})  # held: a collected client fails its futures
         for f in admin.create_topics([NewTopic("gen", 2), NewTopic("gen-doomed", 1)]).values():
             f.result(30)
@@ -94,6 +96,10 @@ def services():
         while not _has_member(b, "share-groups", "gen-share") and time.monotonic() < deadline:
             sharer.poll(0.2)
         assert _has_member(b, "share-groups", "gen-share"), "the share group has no member"
+        # a Streams (KIP-1071) group of raw heartbeats, kept alive by its own thread, with a
+        # committed offset (the hourglass/streams-groups routes)
+        streams = StreamsGroup(b.bootstrap_servers, "gen-streams", "gen", partitions=2)
+        streams.commit("gen", 0, 1)
         stop = threading.Event()
 
         def keep_polling():
@@ -116,6 +122,7 @@ def services():
         yield b
         stop.set()
         poller.join(30)
+        streams.close()
 
 
 def _http(url: str, method: str = "GET", body=None):
@@ -199,6 +206,7 @@ def console_schema(services):
                    bodies=rest_v3_bodies(), doomed={"topic_name": "gen-doomed"},
                    at={"/broker-configs/": {"name": "log.retention.ms"},
                        "/brokers/{broker_id}/configs/": {"name": "log.retention.ms"},
+                       "/hourglass/streams-groups/": {"group_id": "gen-streams"},
                        "/share-groups/": {"group_id": "gen-share",
                                           "consumer_id": _live_member(services, "share-groups", "gen-share")}})
     return doc
