@@ -75,9 +75,12 @@ def by_subtopology(tasks) -> list:
     return [(sid, sorted(by[sid])) for sid in sorted(by, key=_sid_key)]
 
 
-def assign(members: dict, tasks_per_subtopology: dict, num_standby: int = 0) -> dict:
+def assign(members: dict, tasks_per_subtopology: dict, num_standby: int = 0,
+           stateful: Optional[frozenset] = None) -> dict:
     """``members``: member id -> (process id, previous target ``Tasks``). Returns member id ->
-    ``Tasks``."""
+    ``Tasks``. Standby replicas go only to the tasks of ``stateful`` subtopologies (those with
+    state changelog topics, as Kafka's assignor reads ``isStateful``; None: every subtopology),
+    since a standby of a task without state would restore nothing."""
     if not members:
         return {}
     ids = sorted(members)
@@ -117,6 +120,8 @@ def assign(members: dict, tasks_per_subtopology: dict, num_standby: int = 0) -> 
         prev_standby = {m: members[m][1].standby for m in ids}
         owner = {t: m for m in ids for t in active[m]}
         for t in tasks:
+            if stateful is not None and t[0] not in stateful:
+                continue
             used = {members[owner[t]][0]}
             for _ in range(num_standby):
                 cands = [m for m in ids if members[m][0] not in used]

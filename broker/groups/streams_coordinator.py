@@ -463,7 +463,9 @@ class StreamsGroupCoordinator:
     def _compute_target(self, group: StreamsGroup) -> None:
         tasks = group.configured.tasks if group.configured is not None and group.configured.ready else {}
         members = {mid: (m.process_id, group.target.get(mid, NO_TASKS)) for mid, m in group.members.items()}
-        group.target = assign(members, tasks, self.config.streams_num_standby_replicas)
+        stateful = frozenset(s.subtopology_id for s in group.topology.subtopologies if s.state_changelog_topics) \
+            if group.topology is not None else frozenset()
+        group.target = assign(members, tasks, self.config.streams_num_standby_replicas, stateful)
         group.target_assignment_epoch = group.group_epoch
         if any(m.user_endpoint is not None for m in group.members.values()):
             group.endpoint_information_epoch += 1  # Interactive Queries' view of who holds what changed

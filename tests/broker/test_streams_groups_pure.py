@@ -120,6 +120,22 @@ def test_assignment_complete_balanced_stable(group, standbys):
 
 
 @SETTINGS
+@given(groups(), st.integers(1, 2), st.data())
+def test_standby_replicas_only_for_stateful_subtopologies(group, standbys, data):
+    """Kafka's sticky assignor gives standby replicas to stateful tasks only (a subtopology
+    with state changelog topics); a stateless task has no state for a standby to restore."""
+    members, subs = group
+    stateful = frozenset(data.draw(st.sets(st.sampled_from(sorted(subs)))))
+    out = assign(members, subs, standbys, stateful)
+    _check_balanced(members, subs, out)
+    standby = {t for tasks in out.values() for t in tasks.standby}
+    assert {sid for sid, _ in standby} <= stateful
+    processes = len({p for p, _ in members.values()})
+    if processes > 1:  # every stateful task has a standby on another process
+        assert standby == {t for t in all_tasks(subs) if t[0] in stateful}
+
+
+@SETTINGS
 @given(groups())
 def test_assignment_sticky_on_join_and_leave(group):
     members, subs = group
