@@ -77,10 +77,11 @@ def test_list_describe_and_reset_offsets_to_a_datetime(broker_factory):
     assert r.returncode == 0, r.stderr
     state, members, offsets = sections(r.stdout)
     assert state[0][:4] == ["GROUP", "COORDINATOR", "(ID)", "ASSIGNMENT-STRATEGY"]
-    assert state[1][0] == group and state[1][3:] == ["uniform", "Stable", "2", "2", "2"]
+    # Kafka 4.4's epochs: the group starts at 1 and each of the two joins bumps it
+    assert state[1][0] == group and state[1][3:] == ["uniform", "Stable", "3", "3", "2"]
     assert members[0][:6] == ["CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "CURRENT-EPOCH"]
     assert sorted(row[-3] for row in members[1:]) == [f"{topic}:0", f"{topic}:1"]  # current assignments
-    assert all(row[5] == "2" and row[-3] == row[-2] for row in members[1:])  # epoch 2, target reached
+    assert all(row[5] == "3" and row[-3] == row[-2] for row in members[1:])  # epoch 3, target reached
     assert offsets[0] == ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID",
                           "HOST", "CLIENT-ID"]
     lag = {int(row[2]): (int(row[3]), int(row[4]), int(row[5])) for row in offsets[1:]}
