@@ -307,6 +307,12 @@ class StreamsGroupCoordinator:
             if metadata_hash(snapshot) == mhash:
                 group.metadata_snapshot = snapshot
                 group.configured = configure_topology(group.topology, self._partitions_of)
+        cfg = group.configured
+        if (group.members and cfg is not None and cfg.ready and any(cfg.tasks.values())
+                and all(t.is_empty() for t in group.target.values())):
+            # written inside the initial rebalance delay (members in, tasks not yet assigned; the
+            # delay is not written): the assignment is due at the next heartbeat
+            group.assignment_pending = True
         return group
 
     def _schedule_loaded_streams_group(self, group: StreamsGroup) -> None:
