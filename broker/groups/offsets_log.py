@@ -349,7 +349,7 @@ class OffsetsLog:
                     self._drop_streams_group(state, k.group)
             elif version in CONSUMER_GROUP_RECORDS:
                 if version == CONSUMER_GROUP_METADATA and value is not None:
-                    self._drop_streams_group(state, k.group)
+                    self._drop_streams_group(state, k.group_id)
                 self._replay_consumer_record(state, version, k, value)
             elif version in STREAMS_GROUP_RECORDS:
                 self._replay_streams_record(state, version, k, key, value)

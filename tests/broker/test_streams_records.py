@@ -105,3 +105,29 @@ def test_a_removed_member_leaves_its_tombstones_and_a_deleted_group_ends_with_it
     assert delta and all(v is None for _, v in delta) and decode_key(delta[-1][0])[0] == 17
     state = replay(list(group_records(g, 0, 0).items()) + delta)
     assert "app" not in state.streams_groups
+
+
+def test_the_last_group_type_written_wins_on_replay():
+    """A group name reused across protocols: a classic or consumer group written after a Streams
+    group replaces it on replay, and a Streams group written after a classic one replaces that."""
+    from types import SimpleNamespace as NS
+    from broker.groups.consumer_group import encode_record, group_epoch_record
+    from broker.groups.schemas import GroupMetadataValue, encode_versioned, group_metadata_key
+    g = StreamsGroup("app")
+    g.group_epoch = 3
+    streams = list(group_records(g, 0, 0).items())
+    classic = (group_metadata_key("app"), encode_versioned(GroupMetadataValue, GroupMetadataValue(
+        protocol_type="consumer", generation=1, protocol="range", leader=None, current_state_timestamp=-1,
+        members=[]), 3))
+    consumer = encode_record(group_epoch_record("app", 4, 0))
+    plog = NS(topic="__consumer_offsets", partition=0)
+    for later, check in ((classic, lambda s: s.groups.get("app") is not None),
+                         (consumer, lambda s: "app" in s.consumer_groups)):
+        state = LoadedState()
+        for k, v in streams + [later]:
+            OffsetsLog._apply(OffsetsLog, k, v, state, plog)
+        assert "app" not in state.streams_groups and check(state)
+        state = LoadedState()
+        for k, v in [later] + streams:
+            OffsetsLog._apply(OffsetsLog, k, v, state, plog)
+        assert "app" in state.streams_groups and state.groups.get("app") is None and "app" not in state.consumer_groups
