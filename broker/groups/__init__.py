@@ -9,6 +9,8 @@ next-generation consumer protocol (KIP-848), with online conversion between the 
 - ``reconciliation``: target assignment and incremental reconciliation of a member (pure);
 - ``coordinator``: ``GroupCoordinator`` owning every group, its timers and offsets, serving
   the classic protocol; ``consumer_coordinator`` mixes the consumer protocol into it;
+- ``streams_coordinator`` (with ``streams_topology``, ``streams_assignment``): Streams groups
+  (KIP-1071); ``streams_records``: a Streams group as its records and back (pure);
 - ``offsets_log``: durable records in the internal compacted topic ``__consumer_offsets``;
 - ``schemas``: Kafka's key/value schemas of those records;
 - ``cli``: ``hourglass groups``.

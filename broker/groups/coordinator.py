@@ -160,9 +160,17 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
         """Replay the offsets topic (when it exists) and start serving."""
         state = self.store.load()
         now = self.now()
-        for group_id in set(state.groups) | set(state.offsets) | set(state.pending_txn) | set(state.consumer_groups):
+        streams = {}
+        for group_id, records in state.streams_groups.items():
+            g = self._load_streams_group(group_id, records, state.streams_written.get(group_id, {}))
+            if g is not None:
+                streams[group_id] = g
+        for group_id in (set(state.groups) | set(state.offsets) | set(state.pending_txn) | set(state.consumer_groups)
+                         | set(streams)):
             value = state.groups.get(group_id)
-            if group_id in state.consumer_groups:
+            if group_id in streams:
+                group = streams[group_id]
+            elif group_id in state.consumer_groups:
                 group = state.consumer_groups[group_id]
             elif value is not None:
                 group = group_from_value(group_id, value)
@@ -176,6 +184,9 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
             self.groups[group_id] = group
             if isinstance(group, ConsumerGroup):
                 self._schedule_loaded_consumer_group(group)
+                continue
+            if isinstance(group, StreamsGroup):
+                self._schedule_loaded_streams_group(group)
                 continue
             # Kafka's onGroupLoaded: loaded members must heartbeat within their session timeout
             for m in group.all_members():
@@ -1087,6 +1098,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
                         log.warning("failed to write tombstones for group %s: %r", group.group_id, exc)
                 if group.is_empty() and not group.has_offsets() and self.groups.get(group.group_id) is group:
                     del self.groups[group.group_id]
+                    self._persist_streams_group(group, deleted=True)  # its records are tombstoned
                 total += len(removed)
                 continue
             if isinstance(group, ConsumerGroup):
@@ -1169,6 +1181,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
     def _replace_empty_streams_group(self, group: StreamsGroup) -> None:
         """An empty Streams group gives way to a classic one, which keeps its offsets."""
         del self.groups[group.group_id]
+        self._persist_streams_group(group, deleted=True)
         keeper = GroupMetadata(group.group_id, S.EMPTY, self.now())
         keeper.adopt_offsets(group)
         self.groups[group.group_id] = keeper

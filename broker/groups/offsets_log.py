@@ -20,8 +20,9 @@ Consumer-protocol groups (KIP-848) are written with Kafka's own record types (ke
 3-8 and 16, ``broker.groups.schemas``), one batch per coordinator operation, and replayed in
 log order into ``ConsumerGroup`` objects by the same ``ConsumerGroup.replay`` the live
 coordinator uses; a group converted between the protocols shows as tombstones of one type
-followed by records of the other, so the last type written wins. Share and streams group
-records (types 9-15, 17+) are skipped.
+followed by records of the other, so the last type written wins. Streams groups (KIP-1071,
+types 17 and 19-23) are replayed as the latest record per key and rebuilt by
+``streams_records.group_from_records``; share group records (types 9-15) are skipped.
 
 Replay (``load``) reads every partition from its log start offset in offset order; for each
 key the last record wins and a null value (tombstone) deletes it. Transactional offsets are
@@ -38,7 +39,8 @@ from protocol.deferred import dataclass
 from broker.groups.consumer_group import ConsumerGroup, IllegalGroupState
 from broker.groups.group import OffsetAndMetadata
 from broker.groups.schemas import (
-    CONSUMER_GROUP_METADATA, CONSUMER_GROUP_RECORDS, OTHER_GROUP_RECORD_TYPES, GROUP_METADATA_VALUE_VERSION, OFFSET_COMMIT_VALUE_VERSION, OFFSET_COMMIT_VALUE_VERSION_EXPIRE,
+    CONSUMER_GROUP_METADATA, CONSUMER_GROUP_RECORDS, OTHER_GROUP_RECORD_TYPES, STREAMS_GROUP_METADATA,
+    STREAMS_GROUP_RECORDS, GROUP_METADATA_VALUE_VERSION, OFFSET_COMMIT_VALUE_VERSION, OFFSET_COMMIT_VALUE_VERSION_EXPIRE,
     GroupMetadataValue, OffsetCommitValue, decode_key, decode_value, encode_versioned,
     group_metadata_key, offset_commit_key,
 )
@@ -114,6 +116,10 @@ class LoadedState:
     pending_txn: dict[str, dict[int, dict[tuple[str, int], tuple[OffsetAndMetadata, int]]]] = field(default_factory=dict)
     # consumer-protocol groups (KIP-848), replayed (without their offsets)
     consumer_groups: dict = field(default_factory=dict)
+    # Streams groups (KIP-1071): group -> record type -> {member id or None: decoded value}, and
+    # group -> {key bytes: value bytes} (the latest record per key, what the log says now)
+    streams_groups: dict = field(default_factory=dict)
+    streams_written: dict = field(default_factory=dict)
 
 
 def offset_value(om: OffsetAndMetadata) -> bytes:
@@ -304,11 +310,40 @@ class OffsetsLog:
             return
         g.replay(record_type, k, v)
 
+    @staticmethod
+    def _drop_streams_group(state: LoadedState, gid: str) -> None:
+        state.streams_groups.pop(gid, None)
+        state.streams_written.pop(gid, None)
+
+    @staticmethod
+    def _replay_streams_record(state: LoadedState, record_type: int, k, key: bytes, value) -> None:
+        """The latest record per key; the group's metadata tombstone deletes the whole group
+        (Kafka writes it last), its first metadata record replaces a classic or consumer group
+        of that name (their tombstones may be missing in logs of older coordinators)."""
+        gid = k.group_id
+        v = None if value is None else decode_value(STREAMS_GROUP_RECORDS[record_type][1], value)[1]
+        if record_type == STREAMS_GROUP_METADATA:
+            if v is None:
+                OffsetsLog._drop_streams_group(state, gid)
+                return
+            if state.groups.get(gid) is not None:
+                state.groups[gid] = None
+            state.consumer_groups.pop(gid, None)
+        by_member = state.streams_groups.setdefault(gid, {}).setdefault(record_type, {})
+        written = state.streams_written.setdefault(gid, {})
+        mid = getattr(k, "member_id", None)
+        if v is None:
+            by_member.pop(mid, None)
+            written.pop(bytes(key), None)
+        else:
+            by_member[mid] = v
+            written[bytes(key)] = bytes(value)
+
     def _apply(self, key, value, state: LoadedState, plog, position: int = -1, txn: Optional[dict] = None) -> None:
         if key is None:
             return
         if len(key) >= 2 and int.from_bytes(bytes(key[:2]), "big", signed=True) in OTHER_GROUP_RECORD_TYPES:
-            return  # share or streams group records: not served here
+            return  # share group records: not served here
         try:
             version, k = decode_key(key)
             state.records += 1
@@ -335,8 +370,13 @@ class OffsetsLog:
                 else:
                     state.groups[k.group] = decode_value(GroupMetadataValue, value)[1]
                     state.consumer_groups.pop(k.group, None)
+                    self._drop_streams_group(state, k.group)
             elif version in CONSUMER_GROUP_RECORDS:
+                if version == CONSUMER_GROUP_METADATA and value is not None:
+                    self._drop_streams_group(state, k.group_id)
                 self._replay_consumer_record(state, version, k, value)
+            elif version in STREAMS_GROUP_RECORDS:
+                self._replay_streams_record(state, version, k, key, value)
         except DecodeError as exc:
             log.error("skipping undecodable record in %s-%d: %s", plog.topic, plog.partition, exc)
         except IllegalGroupState as exc:

@@ -28,7 +28,21 @@ non-flexible and versioned by their record type:
 - 16 ``ConsumerGroupRegularExpressionKey`` (group, regex) -> the topics it resolved to, the
   metadata version and time of the resolution.
 
-Types 9-15 (share groups) and 17+ (streams groups) are Kafka's too; they are skipped on replay.
+Streams groups (KIP-1071), the same conventions:
+
+- 17 ``StreamsGroupMetadataKey`` (group) -> group epoch, metadata hash, (tagged) the validated
+  topology epoch and the last assignment configs;
+- 19 ``StreamsGroupMemberMetadataKey`` (group, member) -> instance and rack ids, client, rebalance
+  timeout, topology epoch, process id, user endpoint, client tags;
+- 20 ``StreamsGroupTargetAssignmentMetadataKey`` (group) -> target assignment epoch;
+- 21 ``StreamsGroupTargetAssignmentMemberKey`` (group, member) -> its target active, standby and
+  warm-up tasks;
+- 22 ``StreamsGroupCurrentMemberAssignmentKey`` (group, member) -> member epoch, previous epoch,
+  state, assigned tasks and tasks pending revocation (active ones with their assignment epochs);
+- 23 ``StreamsGroupTopologyKey`` (group) -> the topology (subtopologies, their topics).
+
+Types 9-15 (share groups) and 18 (the streams partition metadata of Kafka 4.0) are Kafka's too;
+they are skipped on replay.
 
 A null value is a tombstone: the offset (or the group) was deleted; compaction keeps the
 latest record per key.
@@ -196,8 +210,115 @@ CONSUMER_GROUP_RECORDS = {
                                                ConsumerGroupCurrentMemberAssignmentValue),
     CONSUMER_GROUP_REGULAR_EXPRESSION: (ConsumerGroupRegularExpressionKey, ConsumerGroupRegularExpressionValue),
 }
-# Kafka's other record types in __consumer_offsets (share and streams groups): skipped on replay
-OTHER_GROUP_RECORD_TYPES = frozenset(range(9, 16)) | frozenset(range(17, 32))
+# Streams groups (KIP-1071, Kafka 4.4's StreamsGroup*.json): keys non-flexible, values version 0
+# and flexible. (Type 18, StreamsGroupPartitionMetadata, existed before 4.1 only.)
+STREAMS_GROUP_METADATA = 17
+STREAMS_GROUP_MEMBER_METADATA = 19
+STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA = 20
+STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER = 21
+STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT = 22
+STREAMS_GROUP_TOPOLOGY = 23
+
+StreamsGroupMetadataKey = _group_key("StreamsGroupMetadataKey", STREAMS_GROUP_METADATA)
+StreamsGroupMemberMetadataKey = _group_key("StreamsGroupMemberMetadataKey", STREAMS_GROUP_MEMBER_METADATA,
+                                           "member_id")
+StreamsGroupTargetAssignmentMetadataKey = _group_key("StreamsGroupTargetAssignmentMetadataKey",
+                                                     STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA)
+StreamsGroupTargetAssignmentMemberKey = _group_key("StreamsGroupTargetAssignmentMemberKey",
+                                                   STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER, "member_id")
+StreamsGroupCurrentMemberAssignmentKey = _group_key("StreamsGroupCurrentMemberAssignmentKey",
+                                                    STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT, "member_id")
+StreamsGroupTopologyKey = _group_key("StreamsGroupTopologyKey", STREAMS_GROUP_TOPOLOGY)
+
+_KEY_VALUE = [F("key", "string", "0+"), F("value", "string", "0+")]
+
+StreamsGroupMetadataValue = _value("StreamsGroupMetadataValue", [
+    F("epoch", "int32", "0+"),
+    F("metadata_hash", "int64", "0+"),
+    F("validated_topology_epoch", "int32", "0+", default=-1, tag=0, tagged_versions="0+"),
+    F("last_assignment_configs", "[]LastAssignmentConfig", "0+", nullable="0+", default=None, tag=1,
+      tagged_versions="0+", fields=_KEY_VALUE),
+    F("stored_description_topology_epoch", "int32", "0+", default=-1, tag=2, tagged_versions="0+"),
+    F("failed_description_topology_epoch", "int32", "0+", default=-1, tag=3, tagged_versions="0+"),
+])
+
+StreamsGroupMemberMetadataValue = _value("StreamsGroupMemberMetadataValue", [
+    F("instance_id", "string", "0+", nullable="0+", default=None),
+    F("rack_id", "string", "0+", nullable="0+", default=None),
+    F("client_id", "string", "0+"),
+    F("client_host", "string", "0+"),
+    F("rebalance_timeout_ms", "int32", "0+", default=-1),
+    F("topology_epoch", "int32", "0+"),
+    F("process_id", "string", "0+"),
+    F("user_endpoint", "Endpoint", "0+", nullable="0+", default=None, fields=[
+        F("host", "string", "0+"),
+        F("port", "uint16", "0+"),
+    ]),
+    F("client_tags", "[]KeyValue", "0+", fields=_KEY_VALUE),
+])
+
+StreamsGroupTargetAssignmentMetadataValue = _value("StreamsGroupTargetAssignmentMetadataValue", [
+    F("assignment_epoch", "int32", "0+"),
+    F("assignment_timestamp", "int64", "0+", default=0, tag=0, tagged_versions="0+", ignorable=True),
+])
+
+_TASK_IDS = [F("subtopology_id", "string", "0+"), F("partitions", "[]int32", "0+")]
+# the epoch each active task was assigned at, parallel to ``partitions`` (fences zombie commits)
+_EPOCHED_TASK_IDS = _TASK_IDS + [
+    F("assignment_epochs", "[]int32", "0+", nullable="0+", default=None, tag=0, tagged_versions="0+")]
+
+StreamsGroupTargetAssignmentMemberValue = _value("StreamsGroupTargetAssignmentMemberValue", [
+    F(name, "[]TaskIds", "0+", fields=_TASK_IDS) for name in ("active_tasks", "standby_tasks", "warmup_tasks")
+])
+
+StreamsGroupCurrentMemberAssignmentValue = _value("StreamsGroupCurrentMemberAssignmentValue", [
+    F("member_epoch", "int32", "0+"),
+    F("previous_member_epoch", "int32", "0+"),
+    F("state", "int8", "0+"),
+    *[F(name, "[]TaskIds", "0+", fields=_EPOCHED_TASK_IDS)
+      for name in ("active_tasks", "standby_tasks", "warmup_tasks", "active_tasks_pending_revocation",
+                   "standby_tasks_pending_revocation", "warmup_tasks_pending_revocation")],
+])
+
+_TOPIC_INFO = [
+    F("name", "string", "0+"),
+    F("partitions", "int32", "0+"),
+    F("replication_factor", "int16", "0+"),
+    F("topic_configs", "[]TopicConfig", "0+", fields=_KEY_VALUE),
+]
+
+StreamsGroupTopologyValue = _value("StreamsGroupTopologyValue", [
+    F("epoch", "int32", "0+"),
+    F("subtopologies", "[]Subtopology", "0+", fields=[
+        F("subtopology_id", "string", "0+"),
+        F("source_topics", "[]string", "0+"),
+        F("source_topic_regex", "[]string", "0+"),
+        F("state_changelog_topics", "[]TopicInfo", "0+", fields=_TOPIC_INFO),
+        F("repartition_sink_topics", "[]string", "0+"),
+        F("repartition_source_topics", "[]TopicInfo", "0+", fields=_TOPIC_INFO),
+        F("copartition_groups", "[]CopartitionGroup", "0+", fields=[
+            F("source_topics", "[]int16", "0+"),
+            F("source_topic_regex", "[]int16", "0+"),
+            F("repartition_source_topics", "[]int16", "0+"),
+        ]),
+    ]),
+])
+
+STREAMS_GROUP_RECORDS = {
+    STREAMS_GROUP_METADATA: (StreamsGroupMetadataKey, StreamsGroupMetadataValue),
+    STREAMS_GROUP_MEMBER_METADATA: (StreamsGroupMemberMetadataKey, StreamsGroupMemberMetadataValue),
+    STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA: (StreamsGroupTargetAssignmentMetadataKey,
+                                               StreamsGroupTargetAssignmentMetadataValue),
+    STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER: (StreamsGroupTargetAssignmentMemberKey,
+                                             StreamsGroupTargetAssignmentMemberValue),
+    STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT: (StreamsGroupCurrentMemberAssignmentKey,
+                                              StreamsGroupCurrentMemberAssignmentValue),
+    STREAMS_GROUP_TOPOLOGY: (StreamsGroupTopologyKey, StreamsGroupTopologyValue),
+}
+
+# Kafka's other record types in __consumer_offsets (share groups, the streams partition
+# metadata of 4.0): skipped on replay
+OTHER_GROUP_RECORD_TYPES = (frozenset(range(9, 16)) | frozenset(range(17, 32))) - frozenset(STREAMS_GROUP_RECORDS)
 
 _VERSION = struct.Struct(">h")
 
@@ -218,6 +339,8 @@ def decode_key(data) -> tuple[int, object]:
         key, _ = GroupMetadataKey._codec.decode(buf, version, 2)
     elif version in CONSUMER_GROUP_RECORDS:
         key, _ = CONSUMER_GROUP_RECORDS[version][0]._codec.decode(buf, version, 2)
+    elif version in STREAMS_GROUP_RECORDS:
+        key, _ = STREAMS_GROUP_RECORDS[version][0]._codec.decode(buf, version, 2)
     else:
         raise DecodeError(f"unknown __consumer_offsets key version {version}")
     return version, key
@@ -250,3 +373,10 @@ def encode_record_key(record_type: int, key) -> bytes:
 
 def encode_record_value(record_type: int, value) -> bytes | None:
     return None if value is None else encode_versioned(CONSUMER_GROUP_RECORDS[record_type][1], value, 0)
+
+
+def encode_streams_record(record_type: int, key, value) -> tuple[bytes, bytes | None]:
+    """A Streams group record: (key bytes, value bytes or None for a tombstone)."""
+    k, v = STREAMS_GROUP_RECORDS[record_type]
+    return (encode_versioned(k, key, record_type),
+            None if value is None else encode_versioned(v, value, 0))

@@ -25,10 +25,14 @@ place, epoch and tasks (UNRELEASED_INSTANCE_ID while the instance id is held by 
 Timers: every member's session timeout (``group.streams.session.timeout.ms``) and the
 rebalance timeout of a member asked to revoke tasks; expiry fences the member.
 
-Not persisted: a Streams group lives in memory only (its committed offsets are persisted as
-any group's). After a coordinator restart the group is known only by its offsets; a member
-heartbeating at its old epoch is answered UNKNOWN_MEMBER_ID and rejoins (Kafka would have the
-group from ``__consumer_offsets``).
+Persistence: after every operation that changed a group (a heartbeat, a fencing, a deletion)
+the records that describe it as Kafka 4.4 writes them (``streams_records.group_records``) are
+compared with what the log already says and only the difference is appended, as one batch
+(``streams_records.records_delta``); a deleted group's records are tombstoned. On load the
+groups are rebuilt from the latest records (``streams_records.group_from_records``), their
+topology configured again against the topics as they are (without a new epoch when the topics'
+partition counts hash as before), and every member's session timer restarts: a member
+heartbeating at its epoch after a coordinator restart carries on with its tasks.
 """
 from __future__ import annotations
 
@@ -45,6 +49,7 @@ from broker.groups.streams_topology import (
     ASSIGNMENT_DELAYED, SHUTDOWN_APPLICATION, STALE_TOPOLOGY, ConfiguredTopology, StreamsTopology, configure_topology,
     topology_from_request,
 )
+from broker.groups.streams_records import apply_delta, group_from_records, group_records, metadata_hash, records_delta
 from broker.groups.timers import KeyedTimers
 
 log = logging.getLogger(__name__)
@@ -109,6 +114,7 @@ class StreamsGroup(GroupOffsets):
         self.endpoint_information_epoch = 0
         self.assignment_delayed_until: Optional[int] = None  # the initial rebalance delay's end
         self.assignment_pending = False  # a target assignment was put off by the delay
+        self.written: dict[bytes, bytes] = {}  # what the offsets log says of the group: key -> value
 
     @property
     def state(self) -> str:
@@ -253,10 +259,70 @@ class StreamsGroupCoordinator:
         try:
             validate_heartbeat(req)
             if req.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
-                return self._streams_leave(req.group_id, req.member_id, req.member_epoch)
-            return self._streams_heartbeat(req, client_id, client_host)
+                result = self._streams_leave(req.group_id, req.member_id, req.member_epoch)
+            else:
+                result = self._streams_heartbeat(req, client_id, client_host)
         except StreamsGroupError as exc:
-            return StreamsHeartbeatResult(exc.code, exc.message)
+            result = StreamsHeartbeatResult(exc.code, exc.message)
+        g = self.groups.get(req.group_id) if req.group_id else None
+        if isinstance(g, StreamsGroup):
+            code = self._persist_streams_group(g)
+            if code and not result.error:
+                return StreamsHeartbeatResult(code, None)
+        return result
+
+    # ---- persistence --------------------------------------------------------------------------------
+    def _persist_streams_group(self, group: StreamsGroup, deleted: bool = False) -> int:
+        """Append what the log lacks to describe ``group`` as it is (or, ``deleted``, its
+        tombstones). 0, or the error code of the failed write (the log then keeps what it had,
+        and the next write of the group catches up)."""
+        write = getattr(self.store, "write_records", None)
+        if write is None:
+            return 0
+        wanted = {} if deleted else group_records(group, metadata_hash(group.metadata_snapshot or ()),
+                                                  self.config.streams_num_standby_replicas, self.now())
+        delta = records_delta(group.written, wanted)
+        if not delta:
+            return 0
+        try:
+            write(group.group_id, delta)
+        except Exception as exc:
+            from broker.groups.coordinator import _store_error
+            code = _store_error(exc)
+            log.warning("[GroupId %s] Writing the streams group's records failed: %r", group.group_id, exc)
+            return E.COORDINATOR_NOT_AVAILABLE if code == E.INVALID_COMMIT_OFFSET_SIZE else code
+        group.written = apply_delta(group.written, delta)
+        return 0
+
+    def _load_streams_group(self, group_id: str, records: dict, written: dict) -> Optional[StreamsGroup]:
+        """A group replayed from the log (None: deleted). Its topology is configured against the
+        topics as they are; the group epoch moves on only if their partition counts changed."""
+        built = group_from_records(group_id, records)
+        if built is None:
+            return None
+        group, mhash = built
+        group.written = dict(written)
+        if group.topology is not None:
+            snapshot = self._topology_snapshot(group)
+            if metadata_hash(snapshot) == mhash:
+                group.metadata_snapshot = snapshot
+                group.configured = configure_topology(group.topology, self._partitions_of)
+        cfg = group.configured
+        if (group.members and cfg is not None and cfg.ready and any(cfg.tasks.values())
+                and all(t.is_empty() for t in group.target.values())):
+            # written inside the initial rebalance delay (members in, tasks not yet assigned; the
+            # delay is not written): the assignment is due at the next heartbeat
+            group.assignment_pending = True
+        return group
+
+    def _schedule_loaded_streams_group(self, group: StreamsGroup) -> None:
+        """Kafka's onLoaded: every member must heartbeat within its session timeout; one asked to
+        revoke tasks, within its rebalance timeout."""
+        for mid, m in group.members.items():
+            self._schedule_streams_session_timeout(group.group_id, mid)
+            if m.assignment.state is MemberState.UNREVOKED_TASKS:
+                self._schedule_streams_rebalance_timeout(group.group_id, mid, m.member_epoch,
+                                                         m.rebalance_timeout_ms)
 
     def _streams_group(self, group_id: str, create: bool) -> StreamsGroup:
         g = self.groups.get(group_id)
@@ -529,6 +595,7 @@ class StreamsGroupCoordinator:
             return
         log.info("[GroupId %s] Streams member %s fenced from the group because %s.", group_id, member_id, reason)
         self._remove_streams_member(g, member_id)
+        self._persist_streams_group(g)
 
     def _schedule_streams_session_timeout(self, group_id: str, member_id: str) -> None:
         self._sg_timers.set(("session", group_id, member_id), self._sg_session_timeout(),

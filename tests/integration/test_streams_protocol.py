@@ -207,3 +207,59 @@ def test_static_member_leaves_for_a_while_and_takes_its_tasks_back(broker_factor
         r = hb(w, group, "s3", 0, source, owned=set(), instance_id="inst")
         assert r.error_code == E.UNRELEASED_INSTANCE_ID, r
         assert hb(w, group, "s1", epoch).error_code == E.UNKNOWN_MEMBER_ID
+
+
+# ---- persistence: the group in __consumer_offsets ----------------------------------------------------
+def _describe(bootstrap, group):
+    from protocol.messages.streams_group_describe import StreamsGroupDescribeRequest as D
+    with WireClient(bootstrap) as w:
+        return w.request(89, 0, D(group_ids=[group], include_authorized_operations=False)).groups[0]
+
+
+def _view(d):
+    return (d.error_code, d.group_state, d.group_epoch, d.assignment_epoch,
+            sorted((m.member_id, m.member_epoch, m.process_id,
+                    sorted((t.subtopology_id, p) for t in m.assignment.active_tasks for p in t.partitions))
+                   for m in d.members))
+
+
+def test_group_survives_broker_restart_and_kill9_and_deleted_stays_deleted(broker_factory):
+    """Kafka keeps a Streams group (members, epochs, topology, assignments) in __consumer_offsets:
+    after a clean restart and after kill -9 the members heartbeat at their epochs and keep their
+    tasks, with no new group epoch. A group deleted (DeleteGroups, after its members left) stays
+    deleted across a restart."""
+    from protocol.messages.delete_groups import DeleteGroupsRequest
+    # sessions long enough to outlast a restart on a busy machine
+    b = broker_factory({**OVERRIDES, "group.streams.session.timeout.ms": 45000})
+    source = f"src-{uuid.uuid4().hex[:6]}"
+    group = f"app-{uuid.uuid4().hex[:6]}"
+    _create(b.bootstrap, source, 6)
+    with WireClient(b.bootstrap) as w:
+        a, c = Member(w, group, source, "a"), Member(w, group, source, "c")
+        _settle([a])
+        _settle([a, c])
+        for m in (a, c):  # the settled state reaches each member once more (Stable everywhere)
+            m.beat()
+        before = _view(_describe(b.bootstrap, group))
+    assert before[1] == "Stable" and len(before[4]) == 2, before
+    for crash in (False, True):
+        b.restart(crash=crash)
+        assert _view(_describe(b.bootstrap, group)) == before, f"group changed by the restart (crash={crash})"
+        with WireClient(b.bootstrap) as w:
+            for m in (a, c):
+                m.w = w
+                epoch, owned = m.epoch, set(m.owned)
+                r = m.beat()
+                assert (r.member_epoch, m.owned) == (epoch, owned), (crash, m.id, r)
+        assert _view(_describe(b.bootstrap, group)) == before
+    # leave, delete, restart: gone
+    with WireClient(b.bootstrap) as w:
+        for m in (a, c):
+            assert hb(w, group, m.id, -1).error_code == 0
+        r = w.request(42, 2, DeleteGroupsRequest(groups_names=[group]))
+        assert [(x.group_id, x.error_code) for x in r.results] == [(group, 0)]
+    assert _describe(b.bootstrap, group).error_code == E.GROUP_ID_NOT_FOUND
+    b.restart()
+    assert _describe(b.bootstrap, group).error_code == E.GROUP_ID_NOT_FOUND
+    with WireClient(b.bootstrap) as w:
+        assert hb(w, group, "a", a.epoch, owned=a.owned).error_code == E.GROUP_ID_NOT_FOUND

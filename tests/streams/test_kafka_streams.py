@@ -305,12 +305,36 @@ def test_kill9_mid_stream_then_restore_from_changelogs(broker_factory, data, exp
     assert app.stop() in CLEAN_EXIT, app.tail()
 
 
-def test_broker_restart_mid_stream(broker_factory, data, expected, app_factory):
+def _streams_group_view(bootstrap: str, app_id: str):
+    """(group epoch, {member id: member epoch}) by StreamsGroupDescribe."""
+    from hourglass.cli.wire import WireClient
+    from protocol.messages.streams_group_describe import StreamsGroupDescribeRequest as D
+    with WireClient(bootstrap) as w:
+        g = w.request(89, 0, D(group_ids=[app_id], include_authorized_operations=False)).groups[0]
+    assert g.error_code == 0, g
+    return g.group_epoch, {m.member_id: m.member_epoch for m in g.members}
+
+
+def _joins(broker, app_id: str) -> int:
+    """How often a member joined the app's Streams group (epoch 0, unknown to the group), by the
+    broker's log (kept across restarts)."""
+    text = broker.log_path.read_text(errors="replace")
+    return sum(1 for ln in text.splitlines() if f"[GroupId {app_id}]" in ln and "Member joins the streams group" in ln)
+
+
+def test_broker_restart_mid_stream(broker_factory, data, expected, app_factory, protocol):
     broker = broker_factory(BROKER_OVERRIDES)
     app_id, [app], producer = start_mid_stream(broker, app_factory, data)
+    if protocol == "streams":
+        before, joins = _streams_group_view(broker.bootstrap, app_id), _joins(broker, app_id)
     broker.restart()
     producer.finish()
     assert_same_as_driver(broker.bootstrap, app_id, data, expected, [app])
+    if protocol == "streams":
+        # the group came back from __consumer_offsets: the app's member carried on at its epoch
+        # (Kafka keeps the group; it does not send the member through a rejoin)
+        assert _joins(broker, app_id) == joins, "the app's member rejoined after the broker restart"
+        assert _streams_group_view(broker.bootstrap, app_id) == before
     assert app.stop() in CLEAN_EXIT, app.tail()
 
 
