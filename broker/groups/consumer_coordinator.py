@@ -1089,14 +1089,17 @@ class ConsumerGroupCoordinator:
         return None
 
     @staticmethod
-    def _validate_consumer_offset_fetch(group: ConsumerGroup, member_id: Optional[str], epoch: int) -> Optional[int]:
+    def _validate_member_offset_fetch(group, member_id: Optional[str], epoch: int) -> Optional[int]:
+        """OffsetFetch v9+ by a member of a consumer or Streams group: the member must be known
+        and at its current epoch (a classic-protocol member of a consumer group gets
+        ILLEGAL_GENERATION for a wrong one, as Kafka answers it)."""
         if member_id is None and epoch < 0:
             return None
         m = group.members.get(member_id) if member_id is not None else None
         if m is None:
             return E.UNKNOWN_MEMBER_ID
         if epoch != m.member_epoch:
-            return E.ILLEGAL_GENERATION if m.use_classic_protocol else E.STALE_MEMBER_EPOCH
+            return E.ILLEGAL_GENERATION if getattr(m, "use_classic_protocol", False) else E.STALE_MEMBER_EPOCH
         return None
 
     def _delete_consumer_group(self, group: ConsumerGroup, *, keep_offsets: bool = False) -> None:

@@ -968,12 +968,8 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
         if err is not None:
             return err, {}
         group = self.groups.get(group_id)
-        if isinstance(group, StreamsGroup):
-            err = self._validate_streams_offset_fetch(group, member_id, member_epoch)
-            if err is not None:
-                return err, {}
-        elif isinstance(group, ConsumerGroup):
-            err = self._validate_consumer_offset_fetch(group, member_id, member_epoch)
+        if isinstance(group, (StreamsGroup, ConsumerGroup)):
+            err = self._validate_member_offset_fetch(group, member_id, member_epoch)
             if err is not None:
                 log.debug("[GroupId %s] OffsetFetch by member %s at epoch %d refused: %s", group_id, member_id,
                           member_epoch, E(err).name)

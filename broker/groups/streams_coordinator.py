@@ -644,17 +644,6 @@ class StreamsGroupCoordinator:
                 return stale
         return None
 
-    @staticmethod
-    def _validate_streams_offset_fetch(group: StreamsGroup, member_id: Optional[str], epoch: int) -> Optional[int]:
-        if member_id is None and epoch < 0:
-            return None
-        m = group.members.get(member_id) if member_id is not None else None
-        if m is None:
-            return E.UNKNOWN_MEMBER_ID
-        if epoch != m.member_epoch:
-            return E.STALE_MEMBER_EPOCH
-        return None
-
     # ---- describe ---------------------------------------------------------------------------------
     def handle_streams_group_describe(self, group_ids) -> list:
         """[(group id, error, message, StreamsGroup or None)]"""
