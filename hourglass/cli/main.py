@@ -21,12 +21,29 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(d)
 
 
+class StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at each record, not the one at set-up: ``main`` also
+    runs in-process (tests, embedding), where stderr is replaced and later closed while a
+    broker thread still logs (records then went to a closed file: "Logging error")."""
+
+    def __init__(self):
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value):
+        pass
+
+
 def setup_logging(level: str = "INFO", fmt: str = "text") -> None:
     """``level`` is the root level, optionally followed by per-logger levels, as log4j's
     ``log4j.logger.NAME=LEVEL``: ``INFO,broker.groups=DEBUG`` (the consumer group
     coordinator's reconciliation steps at DEBUG, everything else at INFO)."""
     root_level, *per_logger = [p.strip() for p in level.split(",") if p.strip()] or ["INFO"]
-    handler = logging.StreamHandler(sys.stderr)
+    handler = StderrHandler()
     if fmt == "json":
         handler.setFormatter(JsonFormatter())
     else:

@@ -147,3 +147,27 @@ def test_inspect_shows_last_stable_offset_and_open_transactions(broker):
     text = hg("inspect", topic, "--data-dir", broker.data_dir).stdout.decode()
     assert "last stable offset 6" in text and "transactions: 1 open (producer " in text
     hanging.abort_transaction(30)
+
+
+def test_logging_follows_stderr_after_an_in_process_main(monkeypatch, capsys):
+    """``main`` run in-process (tests, embedding) sets up logging while stderr is a stand-in
+    that is later closed; a broker thread logging afterwards must reach the stderr of that
+    moment, not the closed stand-in ("Logging error: I/O operation on closed file")."""
+    import io
+    import logging
+    from hourglass.cli.main import setup_logging
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", list(root.handlers))  # restored after the test
+    monkeypatch.setattr(root, "level", root.level)
+    monkeypatch.setattr(logging, "raiseExceptions", True)
+    real = sys.stderr
+    stand_in = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stand_in)
+    setup_logging("INFO")
+    logging.getLogger("hourglass.test").info("while the stand-in is stderr")
+    assert "while the stand-in is stderr" in stand_in.getvalue()
+    stand_in.close()
+    monkeypatch.setattr(sys, "stderr", real)
+    logging.getLogger("hourglass.test").warning("after the stand-in closed")
+    err = capsys.readouterr().err
+    assert "after the stand-in closed" in err and "Logging error" not in err
