@@ -173,7 +173,8 @@ def wait_output(bootstrap: str, at_least: int, apps, timeout: float = 120.0) -> 
     while output_counts(bootstrap) < at_least:
         for app in apps:
             assert app.running, f"{app.name} exited:\n{app.tail()}"
-        assert time.monotonic() < deadline, f"fewer than {at_least} output records within {timeout:.0f} s"
+        assert time.monotonic() < deadline, (f"fewer than {at_least} output records within {timeout:.0f} s "
+                                             f"(have {output_counts(bootstrap)})")
         time.sleep(0.3)
 
 
@@ -343,8 +344,13 @@ def test_two_instances_and_a_third_joining_and_leaving(broker_factory, data, exp
     app_id, [a, b], producer = start_mid_stream(broker, app_factory, data, names=("a", "b"), hold_at=(12, 24))
     c = app_factory(broker.bootstrap, app_id, "c").start()
     c.wait_state("RUNNING")
+    # the baseline is taken while the producer is held at round 12, before the release: it counts
+    # at most the output of rounds 0 to 11 (windows up to 9), so rounds 12 to 23 add twelve
+    # windows' output, far above 150. Counted after the release, a slow count could already
+    # include all of that (the twelve rounds take a few seconds) and wait for output that never comes.
+    before = output_counts(broker.bootstrap)
     producer.release()  # rounds 12 to 23 while the three share the work
-    wait_output(broker.bootstrap, output_counts(broker.bootstrap) + 150, [a, b, c])
+    wait_output(broker.bootstrap, before + 150, [a, b, c])
     if protocol == "streams":
         # the third instance really took a share: the broker's assignment gives each of the
         # three members active tasks (the Streams protocol moves a task without sending the
