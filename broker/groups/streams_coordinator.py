@@ -50,6 +50,7 @@ from broker.groups.streams_topology import (
     topology_from_request,
 )
 from broker.groups.streams_records import apply_delta, group_from_records, group_records, metadata_hash, records_delta
+from broker.groups.consumer_coordinator import _blank
 from broker.groups.timers import KeyedTimers
 
 log = logging.getLogger(__name__)
@@ -172,10 +173,6 @@ class StreamsHeartbeatResult:
 
 def _tasks_of(lists) -> frozenset:
     return frozenset((t.subtopology_id, p) for t in lists for p in t.partitions)
-
-
-def _blank(s: Optional[str]) -> bool:
-    return s is not None and all(c <= " " for c in s)
 
 
 def validate_heartbeat(req) -> None:

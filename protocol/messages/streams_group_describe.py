@@ -12,18 +12,10 @@ client, process id, endpoint, client tags, current and target tasks.
 - A group of another type answers GROUP_ID_NOT_FOUND ("Group g is not a streams group.").
 """
 from protocol.codec import compile_api
+from protocol.messages.streams_group_heartbeat import (  # its structs, declared with the same fields
+    _ENDPOINT, _KEY_VALUE, _TASK_IDS, _TASK_OFFSET, _TOPIC_INFO)
 from protocol.schema import F, api
 
-_KEY_VALUE = [F("key", "string", "0+"), F("value", "string", "0+")]
-_TOPIC_INFO = [
-    F("name", "string", "0+"),
-    F("partitions", "int32", "0+"),
-    F("replication_factor", "int16", "0+"),
-    F("topic_configs", "[]KeyValue", "0+", fields=_KEY_VALUE),
-]
-_TASK_IDS = [F("subtopology_id", "string", "0+"), F("partitions", "[]int32", "0+")]
-_TASK_OFFSET = [F("subtopology_id", "string", "0+"), F("partition", "int32", "0+"), F("offset", "int64", "0+")]
-_ENDPOINT = [F("host", "string", "0+"), F("port", "uint16", "0+")]
 _ASSIGNMENT = [
     F("active_tasks", "[]TaskIds", "0+", fields=_TASK_IDS),
     F("standby_tasks", "[]TaskIds", "0+", fields=_TASK_IDS),
