@@ -84,6 +84,24 @@ def atomic_write(path: Path, data: bytes) -> None:
         os.close(dfd)
 
 
+def read_meta_properties(log_dir: Path) -> dict[str, str] | None:
+    """The keys of ``log_dir/meta.properties``, or None when the dir is not formatted yet."""
+    p = log_dir / "meta.properties"
+    if not p.exists():
+        return None
+    return dict(line.split("=", 1) for line in p.read_text().splitlines()
+                if "=" in line and not line.startswith("#"))
+
+
+def write_meta_properties(log_dir: Path, node_id: int, cluster_id: str) -> None:
+    """Format ``log_dir`` as Kafka's ``kafka-storage format`` does (KRaft ``version=1``, a new
+    ``directory.id``), atomically: a crash leaves either no file or the whole one."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write(log_dir / "meta.properties",
+                 (f"#\n#Hourglass\nnode.id={node_id}\ndirectory.id={uuid_to_base64(new_uuid())}\n"
+                  f"version=1\ncluster.id={cluster_id}\n").encode())
+
+
 @dataclass
 class TopicInfo:
     name: str
@@ -115,9 +133,8 @@ class ClusterMeta:
         found = None
         for d in self.log_dirs:
             p = d / "meta.properties"
-            if p.exists():
-                props = dict(line.split("=", 1) for line in p.read_text().splitlines()
-                             if "=" in line and not line.startswith("#"))
+            props = read_meta_properties(d)
+            if props is not None:
                 cid = props.get("cluster.id")
                 if found and cid and cid != found:
                     raise RuntimeError(f"log dirs disagree on cluster.id: {found} vs {cid} ({p})")
@@ -127,11 +144,8 @@ class ClusterMeta:
                     raise RuntimeError(f"{p} belongs to node {nid}, but node.id is {self.node_id}")
         cid = found or wanted or uuid_to_base64(new_uuid())
         for d in self.log_dirs:
-            p = d / "meta.properties"
-            if not p.exists():
-                atomic_write(p, (f"#\n#{'Hourglass'}\nnode.id={self.node_id}\n"
-                                 f"directory.id={uuid_to_base64(new_uuid())}\nversion=1\n"
-                                 f"cluster.id={cid}\n").encode())
+            if read_meta_properties(d) is None:
+                write_meta_properties(d, self.node_id, cid)
         return cid
 
     # ---- topics -------------------------------------------------------------------------------

@@ -400,6 +400,18 @@ def raise_nofile_limit() -> tuple[int, int]:
     return soft, target
 
 
+def announce_started(cfg: BrokerConfig) -> None:
+    """Kafka's own start-up lines, once every listener answers: scripts and Testcontainers' Kafka
+    modules wait for them in the log (Java's and Go's for "Transitioning from RECOVERY to
+    RUNNING", Python's for "Kafka Server started", or, given a ZooKeeper-era configuration as
+    a Confluent 7 image in ZooKeeper mode gets, for "[KafkaServer id=N] started")."""
+    node = cfg.node_id
+    log.info("[BrokerServer id=%d] Transitioning from RECOVERY to RUNNING", node)
+    if cfg.raw.get("zookeeper.connect"):
+        log.info("[KafkaServer id=%d] started (no ZooKeeper is used: this node is its own controller)", node)
+    log.info("[KafkaRaftServer nodeId=%d] Kafka Server started", node)
+
+
 async def run_broker(cfg: BrokerConfig, *, ready_file: str | None = None,
                      shutdown: asyncio.Event | None = None, on_ready=None,
                      extensions: Extensions = NO_EXTENSIONS) -> None:
@@ -429,6 +441,7 @@ async def run_broker(cfg: BrokerConfig, *, ready_file: str | None = None,
                     for line in service.ready_lines():  # `service <name> <url>`
                         f.write(line + "\n")
             os.replace(tmp, ready_file)
+        announce_started(cfg)
         if on_ready is not None:
             on_ready(broker)
         await shutdown.wait()

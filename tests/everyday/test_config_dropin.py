@@ -303,3 +303,50 @@ def test_the_repos_compose_broker_environment_renders_a_valid_configuration(tmp_
     cfg = BrokerConfig(props, strict=True)
     assert [l.uri for l in cfg.listeners] == ["PLAINTEXT://0.0.0.0:29092", "PLAINTEXT_HOST://0.0.0.0:9092"]
     assert cfg.listener_setup.advertised_for(None).uri == "PLAINTEXT://broker:29092"
+
+
+def test_entrypoint_configure_then_launch_steps(tmp_path, monkeypatch, capsys):
+    """Confluent's configure/launch split (docker/compat/confluent): ``--configure`` only writes
+    the configuration, which Testcontainers' start scripts then act on (kafka-storage format),
+    and ``--launch`` refuses to start without it."""
+    ep = _entrypoint()
+    final = tmp_path / "etc"
+    for k, v in {"HOURGLASS_FINAL_CONFIG_DIR": str(final), "HOURGLASS_MOUNTED_CONFIG_DIR": str(tmp_path / "none"),
+                 "HOURGLASS_DEFAULT_CONFIG": str(tmp_path / "none.properties"),
+                 "KAFKA_LISTENERS": "PLAINTEXT://0.0.0.0:9093,BROKER://0.0.0.0:9092",
+                 "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "BROKER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+                 "KAFKA_BROKER_ID": "1", "KAFKA_ZOOKEEPER_CONNECT": "localhost:2181"}.items():
+        monkeypatch.setenv(k, v)
+    assert ep.main(["--launch"]) == 1
+    assert "run the configure step first" in capsys.readouterr().err
+    assert ep.main(["--configure"]) == 0
+    props = parse_properties((final / "server.properties").read_text())
+    assert props["zookeeper.connect"] == "localhost:2181"  # accepted with no effect: no ZooKeeper here
+    cfg = BrokerConfig(props)
+    assert cfg.node_id == 1 and "zookeeper.connect" in cfg.no_effect
+
+
+def test_storage_tool_formats_as_kafka_storage(tmp_path, capsys):
+    """``hourglass storage`` (kafka-storage in the image): random-uuid, format and its refusals."""
+    from hourglass.cli import storage
+    conf = tmp_path / "server.properties"
+    conf.write_text(f"log.dirs={tmp_path / 'a'},{tmp_path / 'b'}\nnode.id=3\n")
+    assert storage.main(["random-uuid"]) == 0
+    cid = capsys.readouterr().out.strip()
+    assert len(cid) == 22
+    assert storage.main(["format", "-t", cid, "-c", str(conf)]) == 0
+    for d in ("a", "b"):
+        meta = parse_properties((tmp_path / d / "meta.properties").read_text())
+        assert (meta["cluster.id"], meta["node.id"], meta["version"]) == (cid, "3", "1")
+    capsys.readouterr()
+    assert storage.main(["format", "-t", cid, "-c", str(conf)]) == 1
+    assert "is already formatted. Use --ignore-formatted" in capsys.readouterr().err
+    assert storage.main(["format", "--ignore-formatted", "-t", cid, "-c", str(conf)]) == 0
+    assert "already formatted" in capsys.readouterr().out
+    assert storage.main(["format", "-t", "not-a-uuid", "-c", str(conf)]) == 1
+    assert "does not appear to be a valid UUID" in capsys.readouterr().err
+    assert storage.main(["format", "-t", cid, "-c", str(conf), "--feature", "transaction.version=2"]) == 1
+    assert "kafka-features" in capsys.readouterr().err
+    # the broker starts on what format wrote: the same cluster id
+    from broker.cluster import ClusterMeta
+    assert ClusterMeta([tmp_path / "a", tmp_path / "b"], 3).cluster_id == cid
