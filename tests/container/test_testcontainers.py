@@ -111,7 +111,7 @@ def test_go_module(docker_api, image):
                        env={**docker_api.env, "HOURGLASS_IMAGE": image}, timeout=900)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-6000:]
-    for name in ("TestProduceAndConsumeWithAGroup", "TestTransaction", "TestAdmin"):
+    for name in ("TestProduceAndConsumeWithAGroup", "TestTransaction", "TestAdmin", "TestFirstRecord"):
         assert f"--- PASS: {name}" in out, out[-6000:]
 
 

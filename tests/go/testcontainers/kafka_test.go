@@ -187,3 +187,29 @@ func TestAdmin(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// TestFirstRecord is what a test suite waits for before its first assertion: from kafka.Run to a
+// record produced and read back. bench/testcontainers_start.py reads the logged time.
+func TestFirstRecord(t *testing.T) {
+	began := time.Now()
+	_, brokers := start(t)
+	cfg := config()
+	producer, err := sarama.NewSyncProducer(brokers, cfg)
+	require.NoError(t, err)
+	defer producer.Close()
+	_, offset, err := producer.SendMessage(&sarama.ProducerMessage{Topic: "first", Value: sarama.StringEncoder("hello")})
+	require.NoError(t, err)
+	consumer, err := sarama.NewConsumer(brokers, cfg)
+	require.NoError(t, err)
+	defer consumer.Close()
+	pc, err := consumer.ConsumePartition("first", 0, offset)
+	require.NoError(t, err)
+	defer pc.Close()
+	select {
+	case m := <-pc.Messages():
+		require.Equal(t, "hello", string(m.Value))
+	case <-time.After(60 * time.Second):
+		t.Fatal("the record did not come back within 60 s")
+	}
+	t.Logf("first record after %d ms", time.Since(began).Milliseconds())
+}
