@@ -82,12 +82,19 @@ def _include_dirs() -> list[str]:
 
 _INCLUDES: list[str] | None = None
 _KNOWN: dict[str, str] | None = None
-# Confluent's own .proto files, which its registry knows built in (KNOWN_DEPENDENCIES) and
-# confluent-kafka's serializers never send as references: rendered from the modules it ships
+# Confluent's own .proto files, which its registry knows built in (ProtobufSchema's
+# KNOWN_DEPENDENCIES: these, google/type/* and google/protobuf/*, the last two from the include
+# path) and confluent-kafka's serializers never send as references: rendered from the modules
+# confluent-kafka[protobuf] ships (a runtime dependency). confluent/types/decimal.proto is the
+# older name confluent-kafka still ships.
 _KNOWN_MODULES = {
     "confluent/meta.proto": "confluent_kafka.schema_registry.confluent.meta_pb2",
     "confluent/type/decimal.proto": "confluent_kafka.schema_registry.confluent.type.decimal_pb2",
     "confluent/types/decimal.proto": "confluent_kafka.schema_registry.confluent.types.decimal_pb2",
+}
+# newer than some confluent-kafka versions the dependency range admits: known when shipped
+_KNOWN_IF_SHIPPED = {
+    "confluent/type/variant.proto": "confluent_kafka.schema_registry.confluent.type.variant_pb2",
 }
 
 
@@ -96,12 +103,14 @@ def _known_dependencies() -> dict[str, str]:
     if _KNOWN is None:
         import importlib
         known = {}
-        for name, module in _KNOWN_MODULES.items():
+        for name, module in {**_KNOWN_MODULES, **_KNOWN_IF_SHIPPED}.items():
             try:
-                fdp = FDP.FromString(importlib.import_module(module).DESCRIPTOR.serialized_pb)
-            except Exception:  # confluent-kafka without its schema registry extras
-                continue
-            known[name] = render(fdp)
+                mod = importlib.import_module(module)
+            except ModuleNotFoundError as e:
+                if name in _KNOWN_IF_SHIPPED and e.name == module:
+                    continue
+                raise  # a missing runtime dependency is an install bug, never a 42201 later
+            known[name] = render(FDP.FromString(mod.DESCRIPTOR.serialized_pb))
         _KNOWN = known
     return _KNOWN
 
