@@ -533,8 +533,7 @@ def create_routes(store: SchemaStore, associations: bool = True) -> web.RouteTab
             raise HttpError(404, 404, "HTTP 404 Not Found")
 
         for method in ("GET", "POST", "PUT", "DELETE"):
-            routes.route(method, "/associations")(_not_served)
-            routes.route(method, "/associations/{tail:.*}")(_not_served)
+            routes.route(method, "/associations{tail:(/.*)?}")(_not_served)
 
     return routes
 

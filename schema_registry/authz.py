@@ -83,7 +83,9 @@ def need(method: str, route: str) -> Need:
     """What the route (aiohttp's canonical path, e.g. ``/subjects/{subject}/versions``) needs."""
     if route != "/":
         route = route.rstrip("/")  # the same resource under a trailing slash
-    if route in _PUBLIC or route in ("/associations", "/associations/{tail}"):
+    if method == "HEAD":
+        method = "GET"  # HEAD is a GET without its body (Jersey's, aiohttp's) and needs the same
+    if route in _PUBLIC or route == "/associations{tail}":
         return Need(PUBLIC)  # (the second: associations.enable=false, no such resource)
     if method == "GET" and route in _LISTINGS:
         return Need(LISTING, Op.READ, "GLOBAL_SUBJECTS_READ")

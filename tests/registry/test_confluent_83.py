@@ -31,6 +31,7 @@ from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSe
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from hourglass.embedded import EmbeddedBroker
+from tests.helpers.clients import reading_message_class
 
 CT = "application/vnd.schemaregistry.v1+json"
 
@@ -294,22 +295,6 @@ def test_associations_enable_false_serves_no_association_route():
 
 
 # ---- ACLs: an ordinary user through the serializers -----------------------------------------------
-def _reading_class():
-    """A Protobuf message class made from a descriptor (as generated code makes one)."""
-    from google.protobuf import descriptor_pb2, descriptor_pool
-    from google.protobuf.message_factory import GetMessageClass
-    fdp = descriptor_pb2.FileDescriptorProto(name=f"reading_{uuid.uuid4().hex[:6]}.proto", package="acl",
-                                             syntax="proto3")
-    m = fdp.message_type.add(name="Reading")
-    m.field.add(name="sensor", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
-                label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
-    m.field.add(name="value", number=2, type=descriptor_pb2.FieldDescriptorProto.TYPE_DOUBLE,
-                label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(fdp)
-    return GetMessageClass(pool.FindMessageTypeByName("acl.Reading"))
-
-
 def test_an_ordinary_user_registers_produces_and_consumes_through_every_serializer_under_acls():
     """The broker's ACLs on (StandardAuthorizer), a user who is no super user with READ and
     WRITE on its topics and READ on its groups: confluent-kafka's Avro, JSON and Protobuf
@@ -352,7 +337,7 @@ def test_an_ordinary_user_registers_produces_and_consumes_through_every_serializ
         assert (status, found) == (200, [])
         json_schema = json.dumps({"type": "object", "properties": {"sensor": {"type": "string"},
                                                                   "value": {"type": "number"}}})
-        reading = _reading_class()
+        reading = reading_message_class("acl")
         cases = [
             ("avro", AvroSerializer(sr, json.dumps({"type": "record", "name": "Reading", "fields": [
                 {"name": "sensor", "type": "string"}, {"name": "value", "type": "double"}]})), AvroDeserializer(sr),
