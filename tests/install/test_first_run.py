@@ -84,6 +84,7 @@ package rt;
 
 import "confluent/meta.proto";
 import "confluent/type/decimal.proto";
+import "confluent/type/variant.proto";
 import "google/type/date.proto";
 import "google/type/money.proto";
 import "google/protobuf/timestamp.proto";
@@ -97,6 +98,7 @@ message Order {
   google.type.Money price = 4;
   google.protobuf.Timestamp at = 5;
   google.protobuf.StringValue note = 6;
+  confluent.type.Variant extra = 7;
 }
 '''
 
