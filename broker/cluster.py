@@ -109,6 +109,9 @@ class ClusterMeta:
         self.cluster_id = self._load_or_create_meta(cluster_id)
         self.topics: dict[str, TopicInfo] = {}
         self.by_id: dict[bytes, TopicInfo] = {}
+        # Topic records applied since start-up (loaded ones included): what DescribeQuorum
+        # reports as the metadata partition's offsets, Hourglass having no metadata log
+        self.metadata_offset = 0
         self.next_producer_id_path = log_dirs[0] / ".hourglass" / "producer-id-block"
 
     def _load_or_create_meta(self, wanted: str | None) -> str:
@@ -183,6 +186,7 @@ class ClusterMeta:
     def _add(self, t: TopicInfo) -> None:
         self.topics[t.name] = t
         self.by_id[t.topic_id] = t
+        self.metadata_offset += 1
 
     def _topic_path(self, name: str) -> Path:
         if len(name) > 200:  # a legal 249-char name plus ".json" must still fit a file name
@@ -207,6 +211,7 @@ class ClusterMeta:
     def remove_topic(self, name: str) -> TopicInfo | None:
         t = self.topics.pop(name, None)
         if t is not None:
+            self.metadata_offset += 1
             self.by_id.pop(t.topic_id, None)
             try:
                 os.remove(self._topic_path(name))
