@@ -22,7 +22,7 @@ from pathlib import Path
 
 from protocol.deferred import dataclass
 from storage.log import parse_topic_partition
-from storage.log_config import REMOVED_TOPIC_CONFIGS, drop_removed
+from storage.log_config import DEPRECATED_TOPIC_CONFIGS, REMOVED_TOPIC_CONFIGS, deprecation_warning, drop_removed
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +156,8 @@ class ClusterMeta:
                 self.save_topic(t)
             else:
                 self._add(t)
+            for k in DEPRECATED_TOPIC_CONFIGS.keys() & t.configs.keys():   # honoured, see log_config
+                log.warning("topic %s: %s", t.name, deprecation_warning(k))
         self._adopt_orphan_partition_dirs()
         return list(self.topics.values())
 

@@ -531,6 +531,10 @@ class BrokerConfig:
         for key in self.removed:
             notes.append(("WARNING", f"The configuration '{key}' was removed in Kafka 4.0 "
                                      f"({REMOVED_BROKER_LOG_KEYS[key]}). It is ignored."))
+        from storage.log_config import DEPRECATED_BROKER_LOG_KEYS, deprecation_warning
+        for key in DEPRECATED_BROKER_LOG_KEYS:
+            if key in self.topic_defaults:
+                notes.append(("WARNING", deprecation_warning(key)))
         for key, hint in self.unknown:
             notes.append(("WARNING", f"The configuration '{key}' was supplied but isn't a known config"
                                      + (f"; did you mean `{hint}`?" if hint else ".") + " It is ignored."))

@@ -58,6 +58,6 @@ async def handle(ctx, req):
     part = Partition(partition_index=0, error_code=0, error_message="" if v2 else None, leader_id=b.node_id,
                      leader_epoch=LEADER_EPOCH, high_watermark=offset, current_voters=[me], observers=[])
     nodes = [R.Node(node_id=b.node_id, listeners=[
-        R.Node.Listener(name=name, host=host, port=port) for name, (host, port) in _endpoints(b)])]
+        R.Node.Listener(name=name, host=host, port=port) for name, (host, port) in _endpoints(b)])] if v2 else []
     return R(error_code=0, error_message="" if v2 else None, topics=[Topic(topic_name=METADATA_TOPIC, partitions=[part])],
              nodes=nodes)

@@ -47,8 +47,9 @@ def reassignment_error(topic_partitions: int | None, topic: str, partition: int,
 @handles(45)
 async def alter(ctx, req):
     b = ctx.broker
+    # Kafka answers a request naming no topic with an empty (not null) top-level message
     resp = AR(throttle_time_ms=0, allow_replication_factor_change=req.allow_replication_factor_change,
-              error_code=0, error_message=None, responses=[])
+              error_code=0, error_message=None if req.topics else "", responses=[])
     az = active(ctx)
     if az is not None and not az.allowed("cluster"):
         resp.error_code = az.error("cluster")
