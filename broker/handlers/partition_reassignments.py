@@ -32,15 +32,14 @@ def reassignment_error(topic_partitions: int | None, topic: str, partition: int,
         return E.NO_REASSIGNMENT_IN_PROGRESS, None
     if not replicas:
         return E.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes an empty replica list."
-    seen: set[int] = set()
-    for r in replicas:
-        if r in seen:
-            return E.INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes the broker {r} more than once."
-        seen.add(r)
-    for r in replicas:
+    prev = None
+    for r in sorted(replicas):   # Kafka walks the ids sorted: registered, then not repeated
         if r not in brokers:
             return (E.INVALID_REPLICA_ASSIGNMENT,
                     f"The manual partition assignment includes broker {r}, but no such broker is registered.")
+        if r == prev:
+            return E.INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes the broker {r} more than once."
+        prev = r
     return 0, None  # onto the only broker: done at once
 
 

@@ -5,31 +5,15 @@ plugin named by ``group.streams.topology.description.plugin.class``. Hourglass h
 plugin and answers as Kafka 4.4 without one answers (see the handler).
 """
 from protocol.codec import compile_api
+from protocol.messages.streams_group_describe import topology_description_fields
 from protocol.schema import EMPTY_STRUCT, F, api
-
-_NODE = [
-    F("name", "string", "0+"),
-    F("node_type", "int8", "0+"),
-    F("source_topics", "[]string", "0+"),
-    F("sink_topic", "string", "0+", nullable="0+", default=None),
-    F("stores", "[]string", "0+"),
-    F("successors", "[]string", "0+"),
-]
 
 API = api(93, "StreamsGroupTopologyDescriptionUpdate", valid="0", flexible="0+", request=[
     F("group_id", "string", "0+"),
     F("member_id", "string", "0+"),
     F("topology_epoch", "int32", "0+"),
-    F("topology_description", "TopologyDescription", "0+", default=EMPTY_STRUCT, fields=[
-        F("subtopologies", "[]TopologyDescriptionSubtopology", "0+", fields=[
-            F("subtopology_id", "string", "0+"),
-            F("nodes", "[]TopologyDescriptionNode", "0+", fields=_NODE),
-        ]),
-        F("global_stores", "[]TopologyDescriptionGlobalStore", "0+", fields=[
-            F("source", "TopologyDescriptionNode", "0+", fields=_NODE, default=EMPTY_STRUCT),
-            F("processor", "TopologyDescriptionNode", "0+", fields=_NODE, default=EMPTY_STRUCT),
-        ]),
-    ]),
+    F("topology_description", "TopologyDescription", "0+", default=EMPTY_STRUCT,
+      fields=topology_description_fields("0+", default=EMPTY_STRUCT)),
 ], response=[
     F("throttle_time_ms", "int32", "0+"),
     F("error_code", "int16", "0+"),
