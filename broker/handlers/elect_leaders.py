@@ -56,5 +56,5 @@ async def handle(ctx, req):
     elif req.election_type not in (0, 1):
         top, error = E.INVALID_REQUEST, (E.INVALID_REQUEST, f"Unknown election type {req.election_type}")
     count = lambda name: (t.partitions if (t := topics.get(name)) is not None else None)  # noqa: E731
-    return R(throttle_time_ms=0, error_code=top,
+    return R(throttle_time_ms=0, error_code=top if ctx.api_version >= 1 else 0,  # v0 has no top-level error
              replica_election_results=election_results(list(topics.topics), count, requested, error))

@@ -69,7 +69,7 @@ async def describe(ctx, req):
     logs = ctx.broker.logs
     az = active(ctx)
     if az is not None and not az.allowed("cluster"):
-        return DR(throttle_time_ms=0, error_code=az.error("cluster"), results=[])
+        return DR(throttle_time_ms=0, error_code=az.error("cluster") if ctx.api_version >= 3 else 0, results=[])
     wanted = None if req.topics is None else {}
     for t in req.topics or ():
         wanted.setdefault(t.topic, set()).update(t.partitions)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import pytest
 
@@ -116,3 +117,58 @@ def test_kafka_reassign_partitions(ex, tmp_path):
     assert rc != 0 and "Unknown broker id 2" in out
     rc, out = run_both(ex, REASSIGN, "--list")
     assert "No partition reassignments found." in out
+
+
+def test_a_log_dir_move_with_the_tools(tmp_path_factory, tmp_path):
+    """Two log dirs on each broker: ``kafka-reassign-partitions --execute`` with ``log_dirs``
+    moves a partition holding records into the second dir (AlterReplicaLogDirs), ``--verify``
+    waits for the copy and swap, and ``kafka-log-dirs --describe`` then shows it there, with
+    its size, on both brokers alike."""
+    from tests.differential.conftest import start_pair, stop_pair
+    from tests.differential.framework import Exchange, Report
+    base = tmp_path_factory.mktemp("twodirs")
+    dirs = {s: (base / s / "data", base / s / "second") for s in ("kafka", "hourglass")}
+    pair = start_pair(tmp_path_factory, {"log.dirs": ",".join(map(str, dirs["kafka"]))},
+                      {"log.dirs": ",".join(map(str, dirs["hourglass"]))}, name="twodirs")
+    try:
+        ex = Exchange(pair, Report(), "log-dir move")
+        topic = _topic(ex, partitions=1, records=3000)
+
+        def both(*args, per_side=None, until=None):
+            """Each side's normalized (rc, stdout), asserted equal; with ``until``, each side's
+            tool is run again (for up to a minute) until its output says so (a move's copy
+            takes its own time on each broker)."""
+            outs = []
+            for side, proc in (("kafka", pair.kafka), ("hourglass", pair.hourglass)):
+                extra = per_side(side) if per_side else []
+                deadline = time.monotonic() + 60
+                while True:
+                    r = run_tool(args[0], "--bootstrap-server", proc.bootstrap, *args[1:], *extra, check=False,
+                                 timeout=120)
+                    if until is None or until in r.stdout or time.monotonic() > deadline:
+                        break
+                out = r.stdout.replace(str(dirs[side][1]), "<second dir>").replace(str(dirs[side][0]), "<first dir>")
+                out = normalize(out, "<no such dir>")
+                outs.append((r.returncode, _sorted_json(out) if args[0] == LOG_DIRS and r.returncode == 0 else out))
+            assert outs[0] == outs[1], f"kafka:\n{outs[0]}\nhourglass:\n{outs[1]}"
+            return outs[0]
+
+        # where Kafka first placed the partition is its own choice (a hash map's order): moved
+        # to the first dir, then to the second, it is where both were told
+        for target in (0, 1):
+            def to(side, target=target):
+                f = tmp_path / f"move-{side}-{target}.json"
+                f.write_text(json.dumps({"version": 1, "partitions": [
+                    {"topic": topic, "partition": 0, "replicas": [1], "log_dirs": [str(dirs[side][target])]}]}))
+                return ["--reassignment-json-file", str(f)]
+            rc, out = both(REASSIGN, "--execute", per_side=to)
+            assert rc == 0 and "Successfully started moving log directory to" in out
+            rc, out = both(REASSIGN, "--verify", per_side=to, until="completed successfully")
+            assert rc == 0 and f"Reassignment of replica {topic}-0-1 completed successfully" in out
+        rc, out = both(LOG_DIRS, "--describe", "--topic-list", topic)
+        doc = json.loads(out.splitlines()[-1])
+        where = {d["logDir"]: [p["partition"] for p in d["partitions"]] for b in doc["brokers"] for d in b["logDirs"]}
+        assert where == {"<first dir>": [], "<second dir>": [f"{topic}-0"]}
+        ex.close()
+    finally:
+        stop_pair(pair)
