@@ -1,7 +1,8 @@
 """Log-dir moves on the broker's loop (AlterReplicaLogDirs): one task per moving partition
 steps ``LogManager.move_step`` (a chunk copied into the ``-future`` log, the swap once it has
 caught up) and yields between chunks, so produce and fetch requests keep being served from the
-current log while the copy runs. Moves found unfinished at start-up are resumed.
+current log while the copy runs; ``replica.alter.log.dirs.io.max.bytes.per.second`` paces the
+copies. Moves found unfinished at start-up are resumed.
 """
 from __future__ import annotations
 
@@ -49,8 +50,16 @@ class LogDirMoves:
     async def _run(self, tp: tuple[str, int]) -> None:
         b = self.broker
         try:
-            while not b.logs.move_step(tp[0], tp[1], CHUNK_BYTES):
-                await asyncio.sleep(0)
+            while True:
+                fut = b.logs.future_logs.get(tp)
+                before = fut.size_in_bytes if fut is not None else 0
+                rate = b.cfg["replica.alter.log.dirs.io.max.bytes.per.second"]
+                if b.logs.move_step(tp[0], tp[1], min(CHUNK_BYTES, rate)):
+                    break
+                copied = (fut.size_in_bytes - before) if fut is not None and not fut.closed else 0
+                # replica.alter.log.dirs.io.max.bytes.per.second (dynamic), shared by all moves as
+                # Kafka's one quota is: each pause pays for the bytes just copied
+                await asyncio.sleep(copied * len(self._running) / rate if copied and rate < 2**63 - 1 else 0)
         except asyncio.CancelledError:
             raise
         except Exception:

@@ -231,3 +231,36 @@ def test_kill_9_during_moves_loses_nothing_acknowledged(tmp_path):
         assert resumed >= 1
     finally:
         b.kill()
+
+
+def test_a_throttled_move_shows_its_future_log(two_dirs):
+    """replica.alter.log.dirs.io.max.bytes.per.second (dynamic) paces the copy: meanwhile
+    DescribeLogDirs lists the ``-future`` log in the target dir (is_future_key, its size, and
+    the current log's end minus its own as offset lag), and the move takes at least as long as
+    the rate allows; then it completes."""
+    b, d1, d2 = two_dirs
+    rate = 200_000
+    with WireClient(b.bootstrap) as c:
+        create(c, "slow", 1)
+        p = Producer({"bootstrap.servers": b.bootstrap, "linger.ms": 5})
+        for i in range(8000):
+            p.produce("slow", value=b"%07d" % i + b"s" * 120, partition=0)
+            if i % 2000 == 0:
+                p.poll(0)
+        assert p.flush(30) == 0
+        size = describe(c)[str(d1)][1][("slow", 0, False)][0]
+        assert size > 4 * rate
+        r = c.request(44, 1, req(44, 1, validate_only=False, resources=[{
+            "resource_type": 4, "resource_name": "1", "configs": [{
+                "name": "replica.alter.log.dirs.io.max.bytes.per.second", "config_operation": 0,
+                "value": str(rate)}]}]))
+        assert r.responses[0].error_code == 0, r
+        t0 = time.monotonic()
+        assert alter(c, str(d2), "slow", [0]) == {0: 0}
+        seen_future = wait_until(lambda: describe(c)[str(d2)][1].get(("slow", 0, True)), timeout=10,
+                                 what="the future log listed")
+        fut_size, lag = seen_future
+        assert 0 <= fut_size < size and 0 < lag <= 8000
+        wait_until(lambda: home(c, "slow", 0) == str(d2), timeout=120, what=lambda: describe(c))
+        assert time.monotonic() - t0 >= (size - rate) / rate * 0.9
+        assert describe(c)[str(d2)][1][("slow", 0, False)][0] == size
