@@ -154,6 +154,8 @@ NORMALIZATIONS: tuple[Normalization, ...] = (
     Normalization("metadata_leo", 55, "*current_voters[*].log_end_offset", _nonneg,
                   "the offset of each cluster's metadata log (see high_watermark)"),
     Normalization("voter_id", 55, "*replica_id", _nonneg, "the voter's node id"),
+    Normalization("quorum_epoch", 55, "*partitions[*].leader_epoch", _nonzero,
+                  "the quorum's epoch: each election (a restart of a single voter) adds one, per cluster"),
     Normalization("voter_times", 55, "*last_*_timestamp", _broker_clock,
                   "a voter's last fetch/caught-up time is the leader's clock now"),
 )
