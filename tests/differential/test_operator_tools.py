@@ -3,7 +3,7 @@ Hourglass with the same inputs: ``kafka-log-dirs --describe``, ``kafka-metadata-
 describe --status/--replication``, ``kafka-leader-election --election-type preferred`` and
 ``kafka-reassign-partitions --list/--execute/--verify``. Their exit codes and outputs must be
 the same once ids, ports, hosts, paths, offsets of the metadata log and times are normalized
-(``normalize``); the quorum's voter endpoint names its listener, the one kept difference of
+(``normalize``; the quorum's epoch too); the quorum's voter endpoint names its listener, the one kept difference of
 DescribeQuorum (``kept.py``: Hourglass answers controller requests on its broker listener)."""
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ def normalize(text: str, side_dir: str) -> str:
     text = re.sub(r"\b[A-Z_]+://[\w.\-]+:\d+", "<endpoint>", text)
     text = re.sub(r"(ClusterId:\s+)\S+", r"\1<cluster id>", text)
     text = re.sub(r"(HighWatermark:\s+)\d+", r"\1<offset>", text)
+    text = re.sub(r"(LeaderEpoch:\s+)\d+", r"\1<epoch>", text)   # grows with each election, per cluster
     text = re.sub(r"\b1\d{12}\b", "<time>", text)          # epoch milliseconds
     # --replication's LogEndOffset column: the metadata log's offset
     text = re.sub(r"^(1\s+AAAAAAAAAAAAAAAAAAAAAA\s+)\d+ *", r"\1<offset>", text, flags=re.M)
