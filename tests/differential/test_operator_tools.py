@@ -72,12 +72,14 @@ def test_kafka_log_dirs_describe(ex):
 
 
 def _sorted_json(out: str) -> str:
-    """kafka-log-dirs lists a dir's partitions in Kafka's hash order: compared sorted."""
+    """kafka-log-dirs lists the dirs and a dir's partitions in hash maps' orders (of paths
+    that differ between the brokers): compared sorted."""
     lines = out.splitlines()
     doc = json.loads(lines[-1])
     for b in doc["brokers"]:
         for d in b["logDirs"]:
             d["partitions"] = sorted(d["partitions"], key=lambda p: p["partition"])
+        b["logDirs"] = sorted(b["logDirs"], key=lambda d: d["logDir"])
     return "\n".join(lines[:-1] + [json.dumps(doc, sort_keys=True)])
 
 
