@@ -22,7 +22,7 @@ from pathlib import Path
 
 from protocol.deferred import dataclass
 from storage.log import parse_topic_partition
-from storage.log_config import REMOVED_TOPIC_CONFIGS, drop_removed
+from storage.log_config import DEPRECATED_TOPIC_CONFIGS, REMOVED_TOPIC_CONFIGS, deprecation_warning, drop_removed
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +127,9 @@ class ClusterMeta:
         self.cluster_id = self._load_or_create_meta(cluster_id)
         self.topics: dict[str, TopicInfo] = {}
         self.by_id: dict[bytes, TopicInfo] = {}
+        # Topic records applied since start-up (loaded ones included): what DescribeQuorum
+        # reports as the metadata partition's offsets, Hourglass having no metadata log
+        self.metadata_offset = 0
         self.next_producer_id_path = log_dirs[0] / ".hourglass" / "producer-id-block"
 
     def _load_or_create_meta(self, wanted: str | None) -> str:
@@ -167,6 +170,8 @@ class ClusterMeta:
                 self.save_topic(t)
             else:
                 self._add(t)
+            for k in DEPRECATED_TOPIC_CONFIGS.keys() & t.configs.keys():   # honoured, see log_config
+                log.warning("topic %s: %s", t.name, deprecation_warning(k))
         self._adopt_orphan_partition_dirs()
         return list(self.topics.values())
 
@@ -197,6 +202,7 @@ class ClusterMeta:
     def _add(self, t: TopicInfo) -> None:
         self.topics[t.name] = t
         self.by_id[t.topic_id] = t
+        self.metadata_offset += 1
 
     def _topic_path(self, name: str) -> Path:
         if len(name) > 200:  # a legal 249-char name plus ".json" must still fit a file name
@@ -221,6 +227,7 @@ class ClusterMeta:
     def remove_topic(self, name: str) -> TopicInfo | None:
         t = self.topics.pop(name, None)
         if t is not None:
+            self.metadata_offset += 1
             self.by_id.pop(t.topic_id, None)
             try:
                 os.remove(self._topic_path(name))

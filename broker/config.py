@@ -125,6 +125,8 @@ BROKER_KEYS: dict[str, BrokerKey] = {k.name: k for k in [
     _k("log.flush.offset.checkpoint.interval.ms", _int, "60000", "How often the recovery-point checkpoint is written.", *_pos),
     _k("log.flush.start.offset.checkpoint.interval.ms", _int, "60000", "How often the log-start-offset checkpoint is written.", *_pos),
     _k("num.recovery.threads.per.data.dir", _int, "1", "Accepted for compatibility.", *_pos),
+    _k("replica.alter.log.dirs.io.max.bytes.per.second", _long, str(2**63 - 1),
+       "Bytes per second a log-dir move (AlterReplicaLogDirs) copies at most, over all moves.", *_pos),
     _k("num.network.threads", _int, "3", "Accepted for compatibility (one event loop)."),
     _k("num.io.threads", _int, "8", "Accepted for compatibility (one event loop)."),
     _k("offsets.topic.replication.factor", _int, "1", "Accepted for compatibility."),
@@ -532,6 +534,10 @@ class BrokerConfig:
         for key in self.removed:
             notes.append(("WARNING", f"The configuration '{key}' was removed in Kafka 4.0 "
                                      f"({REMOVED_BROKER_LOG_KEYS[key]}). It is ignored."))
+        from storage.log_config import DEPRECATED_BROKER_LOG_KEYS, deprecation_warning
+        for key in DEPRECATED_BROKER_LOG_KEYS:
+            if key in self.topic_defaults:
+                notes.append(("WARNING", deprecation_warning(key)))
         for key, hint in self.unknown:
             notes.append(("WARNING", f"The configuration '{key}' was supplied but isn't a known config"
                                      + (f"; did you mean `{hint}`?" if hint else ".") + " It is ignored."))

@@ -239,6 +239,9 @@ class Broker:
             min(self.cfg["log.flush.offset.checkpoint.interval.ms"],
                 self.cfg["log.flush.start.offset.checkpoint.interval.ms"]), self._checkpoint)))
         self.tasks.append(asyncio.create_task(self._idle_reaper()))
+        from broker.log_dirs import LogDirMoves
+        self.log_dir_moves = LogDirMoves(self)
+        self.log_dir_moves.resume()   # moves a crash or shutdown interrupted
         # Log compaction (storage/cleaner): cleaning rounds every log.cleaner.backoff.ms when idle.
         from storage.cleaner import LogCleaner
         self.cleaner = LogCleaner.from_broker_config(self.logs, self.cfg)

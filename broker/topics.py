@@ -15,13 +15,19 @@ from typing import TYPE_CHECKING
 from broker.cluster import ClusterMeta, TopicInfo, new_uuid, validate_topic_name
 from protocol.errors import ErrorCode
 from storage.errors import InvalidConfigError
-from storage.log_config import LogConfig, parse_value
+from storage.log_config import DEPRECATED_TOPIC_CONFIGS, LogConfig, deprecation_warning, parse_value
 
 if TYPE_CHECKING:
     from storage.log import PartitionLog
     from storage.manager import LogManager
 
 log = logging.getLogger(__name__)
+
+
+def warn_deprecated(topic: str, configs: dict[str, str]) -> None:
+    """A topic given a config Kafka 4 removed but Hourglass honours: the deprecation warning."""
+    for k in DEPRECATED_TOPIC_CONFIGS.keys() & configs.keys():
+        log.warning("topic %s: %s", topic, deprecation_warning(k))
 
 
 class TopicError(Exception):
@@ -133,6 +139,7 @@ class TopicManager:
                              f"Creating the partitions of {name} failed: {exc.strerror or exc}") from None
         log.info("created topic %s with %d partition(s)%s", name, partitions,
                  f" and configs {clean}" if clean else "")
+        warn_deprecated(name, t.configs)
         self._topics_changed(created=(name,))
         return t
 
@@ -184,6 +191,7 @@ class TopicManager:
                     self.on_partition_created(name, lg.partition, lg)
             log.info("created topic %s with %d partition(s)%s", name, partitions,
                      f" and configs {clean}" if clean else "")
+            warn_deprecated(name, t.configs)
             self._topics_changed(created=(name,))
             done.set_result(t)
             return t
@@ -261,3 +269,4 @@ class TopicManager:
         t.configs = clean
         self.meta.save_topic(t)
         self.logs.update_topic_config(name, clean)  # applies to every open partition at once
+        warn_deprecated(name, clean)

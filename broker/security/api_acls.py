@@ -162,6 +162,9 @@ API_CHECKS: dict[int, tuple[Check, ...]] = {
         C("broker", Op.ALTER_CONFIGS, RT.CLUSTER, CLUSTER_AUTH, ITEM, None, when="BROKER and BROKER_LOGGER resources"),
         C("group", Op.ALTER_CONFIGS, RT.GROUP, GROUP_AUTH, ITEM, "resources.resource_name", when="GROUP resources"),
     ),
+    34: (C("cluster", Op.ALTER, RT.CLUSTER, CLUSTER_AUTH, ITEM, None),),  # AlterReplicaLogDirs
+    35: (C("cluster", Op.DESCRIBE, RT.CLUSTER, CLUSTER_AUTH, REQ, None,
+           when="v3+: the top-level error, no results; v1-2: no results"),),  # DescribeLogDirs
     37: (C("alter", Op.ALTER, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.name"),),  # CreatePartitions
     42: (C("group", Op.DELETE, RT.GROUP, GROUP_AUTH, ITEM, "groups_names"),),  # DeleteGroups
     44: (  # IncrementalAlterConfigs
@@ -169,6 +172,10 @@ API_CHECKS: dict[int, tuple[Check, ...]] = {
         C("broker", Op.ALTER_CONFIGS, RT.CLUSTER, CLUSTER_AUTH, ITEM, None, when="BROKER and BROKER_LOGGER resources"),
         C("group", Op.ALTER_CONFIGS, RT.GROUP, GROUP_AUTH, ITEM, "resources.resource_name", when="GROUP resources"),
     ),
+    43: (C("cluster", Op.ALTER, RT.CLUSTER, CLUSTER_AUTH, REQ, None,
+           when="every listed partition and the top-level error"),),  # ElectLeaders
+    45: (C("cluster", Op.ALTER, RT.CLUSTER, CLUSTER_AUTH, REQ, None),),  # AlterPartitionReassignments
+    46: (C("cluster", Op.DESCRIBE, RT.CLUSTER, CLUSTER_AUTH, REQ, None),),  # ListPartitionReassignments
     47: (  # OffsetDelete
         C("group", Op.DELETE, RT.GROUP, GROUP_AUTH, REQ, "group_id"),
         C("topic", Op.READ, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.name"),
@@ -177,6 +184,7 @@ API_CHECKS: dict[int, tuple[Check, ...]] = {
     49: (C("cluster", Op.ALTER_CONFIGS, RT.CLUSTER, CLUSTER_AUTH, ITEM, None),),    # AlterClientQuotas
     50: (C("cluster", Op.DESCRIBE, RT.CLUSTER, CLUSTER_AUTH, REQ, None),),  # DescribeUserScramCredentials
     51: (C("cluster", Op.ALTER, RT.CLUSTER, CLUSTER_AUTH, REQ, None),),     # AlterUserScramCredentials
+    55: (C("cluster", Op.DESCRIBE, RT.CLUSTER, CLUSTER_AUTH, REQ, None),),  # DescribeQuorum
     61: (C("topic", Op.READ, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.name"),),  # DescribeProducers
     65: (  # DescribeTransactions
         C("transactional_id", Op.DESCRIBE, RT.TRANSACTIONAL_ID, TXN_AUTH, ITEM, "transactional_ids"),
@@ -237,6 +245,7 @@ API_CHECKS: dict[int, tuple[Check, ...]] = {
         C("group", Op.READ, RT.GROUP, GROUP_AUTH, REQ, "group_id", when="every partition carries the error"),
         C("topic", Op.READ, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.topic_name"),
     ),
+    93: (C("group", Op.READ, RT.GROUP, GROUP_AUTH, REQ, "group_id"),),  # StreamsGroupTopologyDescriptionUpdate
     92: (  # DeleteShareGroupOffsets
         C("group", Op.DELETE, RT.GROUP, GROUP_AUTH, REQ, "group_id"),
         C("topic", Op.READ, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.topic_name"),

@@ -136,14 +136,15 @@ def test_strict_config_refuses_the_misspelled_key_with_exit_2(tmp_path):
     assert "'log.retention.hourz'" in text and "did you mean `log.retention.hours`?" in text
 
 
-KAFKA_3_REMOVED = ("log.message.format.version=2.8\nlog.message.timestamp.difference.max.ms=soon\n"
-                   "log.message.downconversion.enable=false\n")
+KAFKA_3_REMOVED = "log.message.format.version=2.8\nlog.message.downconversion.enable=false\n"
 
 
 def test_keys_kafka_4_removed_start_with_a_warning_each_even_under_strict_config(tmp_path):
-    """A Kafka 3.x server.properties with the log keys Kafka 4.0 removed (KIP-724, KIP-937)
-    starts, as Kafka 4 starts with them: each is ignored (its value not even read) with a
-    warning saying why; --strict-config does not refuse them (they are no typo)."""
+    """A Kafka 3.x server.properties with the log keys Kafka 4.0 removed (KIP-724) starts, as
+    Kafka 4 starts with them: each is ignored (its value not even read) with a warning saying
+    why; --strict-config does not refuse them (they are no typo). (KIP-937's
+    log.message.timestamp.difference.max.ms is honoured instead, with a deprecation warning:
+    tests/integration/test_timestamp_difference.py.)"""
     assert key_status("log.message.format.version") == REMOVED
     f = tmp_path / "server.properties"
     f.write_text(KAFKA_3_REMOVED + "log.retention.hours=1\n")
@@ -151,8 +152,7 @@ def test_keys_kafka_4_removed_start_with_a_warning_each_even_under_strict_config
     proc.terminate()
     assert proc.wait(20) == 0
     text = Path(log).read_text()
-    for key in ("log.message.format.version", "log.message.timestamp.difference.max.ms",
-                "log.message.downconversion.enable"):
+    for key in ("log.message.format.version", "log.message.downconversion.enable"):
         warn = [l for l in text.splitlines() if "WARNING" in l and f"'{key}'" in l]
         assert len(warn) == 1 and "removed in Kafka 4.0" in warn[0] and "It is ignored." in warn[0], text
     r = hg("config", "check", f)
