@@ -533,7 +533,7 @@ def create_routes(store: SchemaStore, associations: bool = True) -> web.RouteTab
             raise HttpError(404, 404, "HTTP 404 Not Found")
 
         for method in ("GET", "POST", "PUT", "DELETE"):
-            routes.route(method, "/associations{tail:(/.*)?}")(_not_served)
+            routes.route(method, "/associations{tail:(/.*|:.*)?}")(_not_served)
 
     return routes
 
@@ -605,6 +605,32 @@ def _association_routes(routes: web.RouteTableDef, store: SchemaStore) -> None:
     @responds({200: "AssociationResponse"}, errors=(*BODY_ERRORS, 409))
     async def upsert_association(request):
         return await write(request, False, request.match_info["resourceId"])
+
+    async def batch(request, parse, apply, failed) -> web.Response:
+        """A batch: the body parsed whole (a shape error fails it), then each item applied and
+        answered on its own, its error in its place (207)."""
+        items = [parse(item) for item in A.batch_items(await _body(request))]
+        results = []
+        for item in items:
+            try:
+                results.append(apply(item))
+            except HttpError as err:
+                results.append(failed(err))
+        return _ok({"results": results}, A.BATCH_STATUS)
+
+    @routes.post("/associations:batchGet")
+    @responds({A.BATCH_STATUS: "AssociationBatchResponse"}, errors=BODY_ERRORS)
+    async def batch_get_associations(request):
+        may_read, include = request.get(MAY_READ), _flag(request, "includeSchemas")
+        return await batch(request, A.parse_get_query, lambda q: store.batch_get_association(
+            q, include_schemas=include, may_read=may_read), A.get_error)
+
+    @routes.post("/associations:batchMutate")
+    @responds({A.BATCH_STATUS: "AssociationBatchResponse"}, errors=BODY_ERRORS)
+    async def batch_mutate_associations(request):
+        may_write, dry_run = request.get(MAY_WRITE), _flag(request, "dryRun")
+        return await batch(request, A.parse_op_request, lambda item: store.mutate_association(
+            item, dry_run=dry_run, may_write=may_write), A.mutate_error)
 
     @routes.delete("/associations/resources/{resourceId}")
     @responds({204: None}, errors=(404, 409, 422))

@@ -19,13 +19,28 @@ The rules are those of Confluent's ``AssociationCreateOrUpdateRequest.validate``
   no-op; any other create of an existing type is 40903.
 
 Errors are Confluent's: 42212 (invalid property, with its detail), 40903, 40904, 40905, 40907,
-40908 (frozen), 40410 (nothing to delete). Not served (Confluent 8.3 serves them): the batch
-operations (``/associations:batchGet``, ``/associations:batchMutate``) and contexts (the
-default subject is kept as a plain subject name in the one default context).
+40908 (frozen), 40410 (nothing to delete).
+
+The batch operations (``POST /associations:batchGet`` and ``/associations:batchMutate``, 207
+Multi-Status) are those of Confluent 8.3.1's ``AbstractSchemaRegistry.batchGetAssociations`` /
+``mutateAssociations``: each item is validated and applied on its own, its failure is that
+item's ``error`` (``{"error_code", "message"}``), never the whole answer's. A mutation item's
+ops are validated together first (``AssociationOpRequest.validate``), then applied one by one
+(CREATE as ``POST /associations``, UPSERT as ``PUT``, DELETE as ``DELETE`` without the 40410),
+with no undo of the ops before a failing one, as Confluent.
+
+A subject with any association is not deleted (40904; soft and permanent alike), nor is its
+last live version soft-deleted (40907) or any version permanently (40904): only deleting the
+association with ``cascadeLifecycle`` removes a STRONG association's subject (8.3.1's
+``KafkaSchemaRegistry.deleteSubject``/``deleteSchemaVersion``).
+
+Contexts are not served (``GET /contexts`` answers the default one): the default subject
+``:.<namespace>:<name>-<type>`` is kept as a plain subject name in the default context.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import unicodedata
+from dataclasses import dataclass, field, replace
 
 from schema_registry.errors import RegistryError
 
@@ -87,9 +102,17 @@ class Request:
     infos: list[Info]
 
 
-def invalid(prop: str, detail: str) -> RegistryError:
-    return RegistryError(422, 42212, f"The association specified an invalid value for property: '{prop}', "
+class InvalidProperty(RegistryError):
+    """Confluent's IllegalPropertyException as its REST layer answers it (42212)."""
+
+    def __init__(self, prop: str, detail: str):
+        super().__init__(422, 42212, f"The association specified an invalid value for property: '{prop}', "
                                      f"detail: {detail}")
+        self.prop, self.detail = prop, detail
+
+
+def invalid(prop: str, detail: str) -> RegistryError:
+    return InvalidProperty(prop, detail)
 
 
 def for_resource_exists(assoc_type: str, resource: str) -> RegistryError:
@@ -114,6 +137,29 @@ def frozen_error(assoc_type: str, subject: str) -> RegistryError:
 
 def not_found(resource: str) -> RegistryError:
     return RegistryError(404, 40410, f"Association for '{resource}' not found.")
+
+
+NAME_MAX_LENGTH = 256  # Confluent's RestValidation.NAME_MAX_LENGTH (UTF-16 code units)
+_LETTER_OR_DIGIT = {"Lu", "Ll", "Lt", "Lm", "Lo", "Nd"}  # Java's Character.isLetterOrDigit(char)
+
+
+def check_name(value: str | None, prop: str) -> None:
+    """Confluent's RestValidation.checkName: a resource name or namespace is non-empty, at most
+    256 UTF-16 units, of letters, digits, ``_`` and ``-`` only (a character outside the BMP is
+    two surrogates in Java, neither a letter)."""
+    if not value:
+        raise invalid(prop, "cannot be null or empty")
+    if len(value.encode("utf-16-le", "surrogatepass")) // 2 > NAME_MAX_LENGTH:
+        raise invalid(prop, f"exceeds max length of {NAME_MAX_LENGTH}")
+    for c in value:
+        if not (c in "_-" or (ord(c) <= 0xFFFF and unicodedata.category(c) in _LETTER_OR_DIGIT)):
+            raise invalid(prop, f"illegal character '{c}'")
+
+
+def check_subject(subject: str) -> None:
+    """Confluent's RestValidation.checkSubject: non-empty, no ISO control character."""
+    if not subject or any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in subject):
+        raise invalid("subject", "must not be empty")
 
 
 def _str_or_none(body: dict, name: str) -> str | None:
@@ -176,11 +222,11 @@ def _apply_defaults(info: Info, create: bool) -> None:
         raise invalid("frozen", "association with lifecycle of WEAK cannot be frozen")
 
 
-def validate(req: Request, create: bool, dry_run: bool) -> None:
-    """Confluent's request validation (before anything stored is looked at); fills defaults."""
-    for value, prop in ((req.resource_name, "resourceName"), (req.resource_namespace, "resourceNamespace")):
-        if not value:
-            raise invalid(prop, "cannot be null or empty")
+def _validate_resource(req, entries: list, dry_run: bool) -> None:
+    """The resource part of a request (a single one or a batch item): names, id (but on a dry
+    run), type (default ``topic``), and at least one association."""
+    check_name(req.resource_name, "resourceName")
+    check_name(req.resource_namespace, "resourceNamespace")
     if not dry_run and not req.resource_id:
         raise invalid("resourceId", "cannot be null or empty")
     if req.resource_type:
@@ -188,19 +234,27 @@ def validate(req: Request, create: bool, dry_run: bool) -> None:
             raise invalid("resourceType", f"must be '{TOPIC}'")
     else:
         req.resource_type = TOPIC
-    if not req.infos:
+    if not entries:
         raise invalid("associations", "cannot be null or empty")
+
+
+def _association_type(value: str | None) -> str:
+    """``key`` or ``value`` (the default)."""
+    if value and value not in (KEY, VALUE):
+        raise invalid("associationType", f"must be either '{KEY}' or '{VALUE}'")
+    return value or VALUE
+
+
+def validate(req: Request, create: bool, dry_run: bool) -> None:
+    """Confluent's request validation (before anything stored is looked at); fills defaults."""
+    _validate_resource(req, req.infos, dry_run)
     seen = set()
     for info in req.infos:
-        if info.subject is not None and (not info.subject or any(ord(c) < 32 for c in info.subject)):
-            raise invalid("subject", "must be a valid subject")
+        if info.subject is not None:
+            check_subject(info.subject)
         if create:
             _apply_defaults(info, True)
-        if info.association_type:
-            if info.association_type not in (KEY, VALUE):
-                raise invalid("associationType", f"must be either '{KEY}' or '{VALUE}'")
-        else:
-            info.association_type = VALUE
+        info.association_type = _association_type(info.association_type)
         if info.lifecycle == WEAK:
             if info.schema is not None:
                 raise invalid("lifecycle", "cannot be WEAK when schema is provided")
@@ -315,10 +369,8 @@ def sort_key(a: Association) -> tuple:
 
 def response(req: Request, written: list[Association], schemas: dict[str, dict]) -> dict:
     """Confluent's AssociationResponse (NON_EMPTY: an empty list is left out)."""
-    d = {"resourceName": req.resource_name, "resourceNamespace": req.resource_namespace}
-    if req.resource_id:
-        d["resourceId"] = req.resource_id
-    d["resourceType"] = req.resource_type
+    d = {k: v for k, v in (("resourceName", req.resource_name), ("resourceNamespace", req.resource_namespace),
+                           ("resourceId", req.resource_id), ("resourceType", req.resource_type)) if v}
     infos = []
     for a in written:
         info = {"subject": a.subject, "associationType": a.association_type, "lifecycle": a.lifecycle,
@@ -329,3 +381,170 @@ def response(req: Request, written: list[Association], schemas: dict[str, dict])
     if infos:
         d["associations"] = infos
     return d
+
+
+def check_delete(subject: str, associated: bool, permanent: bool, others_live: bool | None = None) -> None:
+    """Whether a subject (``others_live`` None) or one of its versions (``others_live``: does a
+    live version other than this one remain) may be deleted, given whether the subject has any
+    association (Confluent 8.3.1's deleteSubject/deleteSchemaVersion): a subject with one is
+    never deleted (40904), a version only softly and not its last live one (40907)."""
+    if not associated:
+        return
+    if others_live is None or permanent:
+        raise for_subject_exists(subject)
+    if not others_live:
+        raise no_active_version(subject)
+
+
+# ---- batches (Confluent 8.3.1's /associations:batchGet and /associations:batchMutate) ----------
+CREATE, UPSERT, DELETE = "CREATE", "UPSERT", "DELETE"  # AssociationOp's opType
+BATCH_STATUS = 207  # Multi-Status: each item carries its own result or error
+SERVER_ERROR = 500  # RestServerErrorException.DEFAULT_ERROR_CODE
+# what a batch item's error keeps of a single operation's error (mutateAssociations' catches);
+# 40301 is ours: the item's subject denied under ACLs, as its single-item route decides
+_KEPT_CODES = {42212, 40901, 40903, 40904, 40905, 40907, 40908, 42209, 40301}
+
+
+def unprocessable(message: str) -> RegistryError:
+    """A body Jackson cannot map (Confluent's REST layer: 422 with code 422), whole request."""
+    return RegistryError(422, 422, message)
+
+
+@dataclass
+class Op:
+    """One op of a batch mutation (AssociationCreateOp / UpsertOp / DeleteOp)."""
+    op_type: str
+    info: Info | None = None  # CREATE, UPSERT
+    association_type: str | None = None  # DELETE
+    cascade: bool = False  # DELETE's cascadeLifecycle
+
+
+@dataclass
+class OpRequest:
+    """One item of a batch mutation (AssociationOpRequest): a resource and its ops."""
+    resource_name: str | None
+    resource_namespace: str | None
+    resource_id: str | None
+    resource_type: str | None
+    ops: list[Op] = field(default_factory=list)
+
+
+@dataclass
+class GetQuery:
+    """One item of a batch get (AssociationGetRequest)."""
+    resource_name: str | None
+    resource_namespace: str | None
+    resource_id: str | None
+    resource_type: str | None
+    types: list[str]
+    lifecycle: str | None
+
+
+def batch_items(body: dict) -> list:
+    """The ``requests`` of a batch body; absent or empty is Confluent's 42212 (whole request)."""
+    raw = body.get("requests")
+    if raw is not None and not isinstance(raw, list):
+        raise unprocessable("requests must be a list")
+    if not raw:
+        raise invalid("requests", "cannot be null or empty")
+    if not all(isinstance(item, dict) for item in raw):
+        raise unprocessable("each of requests must be an object")
+    return raw
+
+
+def _lifecycle_or_none(body: dict) -> str | None:
+    v = _str_or_none(body, "lifecycle")
+    if v is not None and v.upper() not in (STRONG, WEAK):
+        raise invalid("lifecycle", f"must be {STRONG} or {WEAK}")
+    return v.upper() if v is not None else None
+
+
+def parse_op_request(item: dict) -> OpRequest:
+    """One mutation item as Jackson maps it: ``opType`` selects the op's class (a missing or
+    unknown one fails the whole body, as Jackson's type id does); unknown properties ignored."""
+    ops = []
+    raw = item.get("associations")
+    if raw is not None and not isinstance(raw, list):
+        raise invalid("associations", "must be a list")
+    for op in raw or []:
+        if not isinstance(op, dict):
+            raise invalid("associations", "each must be an object")
+        op_type = op.get("opType")
+        if op_type not in (CREATE, UPSERT, DELETE):
+            raise unprocessable(f"Could not resolve type id {op_type!r} as a subtype of AssociationOp: "
+                                f"known type ids = [{CREATE}, {DELETE}, {UPSERT}]" if op_type is not None
+                                else "Missing type id when trying to resolve subtype of AssociationOp: "
+                                     "missing type id property 'opType'")
+        if op_type == DELETE:
+            ops.append(Op(DELETE, association_type=_str_or_none(op, "associationType"),
+                          cascade=bool(_bool_or_none(op, "cascadeLifecycle"))))
+        else:
+            ops.append(Op(op_type, info=parse_request({"associations": [op]}).infos[0]))
+    return OpRequest(_str_or_none(item, "resourceName"), _str_or_none(item, "resourceNamespace"),
+                     _str_or_none(item, "resourceId"), _str_or_none(item, "resourceType"), ops)
+
+
+def plan_ops(req: OpRequest, dry_run: bool) -> list[tuple[Op, Request | None]]:
+    """Confluent's AssociationOpRequest.validate: the resource, then every op (each CREATE or
+    UPSERT as the single request it is applied as, validated as POST/PUT validate it), before
+    any op is applied. Each op with its request (None for a DELETE); fills defaults."""
+    _validate_resource(req, req.ops, dry_run)
+    out: list[tuple[Op, Request | None]] = []
+    for op in req.ops:
+        if op.op_type == DELETE:
+            op.association_type = _association_type(op.association_type)
+            out.append((op, None))
+            continue
+        single = Request(req.resource_name, req.resource_namespace, req.resource_id, req.resource_type, [op.info])
+        validate(single, op.op_type == CREATE, dry_run)
+        out.append((op, single))
+    return out
+
+
+def parse_get_query(item: dict) -> GetQuery:
+    types = item.get("associationTypes")
+    if types is not None and not (isinstance(types, list) and all(isinstance(t, str) for t in types)):
+        raise unprocessable("associationTypes must be a list of strings")
+    return GetQuery(_str_or_none(item, "resourceName"), _str_or_none(item, "resourceNamespace"),
+                    _str_or_none(item, "resourceId"), _str_or_none(item, "resourceType"), types or [],
+                    _lifecycle_or_none(item))
+
+
+def validate_get_query(q: GetQuery) -> None:
+    """Confluent's AssociationGetRequest.validate; the resource type defaults to ``topic``."""
+    if not q.resource_id and not q.resource_name:
+        raise invalid("resourceId", "either resourceId or resourceName must be specified")
+    if q.resource_name and not q.resource_namespace:
+        raise invalid("resourceNamespace", "resourceNamespace is required when resourceName is specified")
+    q.resource_type = q.resource_type or TOPIC
+
+
+def resource_response(name, namespace, resource_id, resource_type, found: list[Association],
+                      schemas: dict[str, dict]) -> dict:
+    """Confluent's Association.toAssociationResponse: every association must be of the named
+    resource (else the item fails, 500)."""
+    for a in found:
+        if (a.resource_name, a.resource_namespace, a.resource_id, a.resource_type) \
+                != (name, namespace, resource_id, resource_type):
+            raise RegistryError(SERVER_ERROR, SERVER_ERROR, "All associations must have the same resourceName, "
+                                "resourceNamespace, resourceId, and resourceType.")
+    return response(Request(name, namespace, resource_id, resource_type, []), found, schemas)
+
+
+def mutate_error(err: RegistryError) -> dict:
+    """A failed mutation item: ``{"error": {"error_code", "message"}}`` as mutateAssociations'
+    catches map a single operation's error (an invalid schema is 42212; what they do not
+    name is 500, "Error while creating association: ...")."""
+    code, message = err.error_code, err.message
+    if code == 42201:
+        code = 42212
+    elif code not in _KEPT_CODES:
+        code, message = SERVER_ERROR, "Error while creating association: " + message
+    return {"error": {"error_code": code, "message": message}}
+
+
+def get_error(err: RegistryError) -> dict:
+    """A failed get item: batchGetAssociations catches everything as 500 with the exception's
+    own message (IllegalPropertyException's is ``property: P; detail: D``)."""
+    detail = f"property: {err.prop}; detail: {err.detail}" if isinstance(err, InvalidProperty) else err.message
+    return {"error": {"error_code": SERVER_ERROR, "message": "Error while getting associations: " + detail}}

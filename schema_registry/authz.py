@@ -15,7 +15,7 @@ is taken as the topic name itself):
 
 Listings (``GET /subjects``, ``GET /schemas``) answer only the subjects the caller may read, as
 the broker leaves out topics a client may not describe (Confluent's plugin asks a super user
-there). ``/``, ``/schemas/types``, ``/contexts`` and ``/v1/metadata/id`` need only
+there). ``/``, ``/schemas/types``, ``/contexts`` and ``/v1/metadata/{id,version,deployment}`` need only
 authentication. A denial is 403 with error code 40301.
 
 Routes Confluent's operation table does not list are decided by the operation they are (a
@@ -31,6 +31,14 @@ route the serializers use on it:
     SUBJECT_WRITE / _DELETE      POST /associations, PUT|DELETE /associations/resources/{id}: on every
                                  subject the request names or the delete touches (the handler checks,
                                  as the subjects are in the body or the store)
+    (per item)                   POST /associations:batchGet answers each item's associations of subjects
+                                 the caller may read; POST /associations:batchMutate checks each item's
+                                 ops as their single routes (SUBJECT_WRITE per create/upsert subject,
+                                 SUBJECT_DELETE per subject a delete removes): a denied item is that
+                                 item's 40301 error in the 207 answer, the other items are applied
+    (authentication)             /v1/metadata/version, /v1/metadata/deployment: server metadata, like
+                                 /v1/metadata/id; Confluent's operation table maps none of the three
+                                 to an operation, so its authorizer asks for none
 
 With ``associations.enable=false`` the association routes do not exist: 404, as without ACLs.
 """
@@ -73,9 +81,10 @@ _SUBJECT_RULES = {
 # checked per subject by the handler (the subjects are in the body or the store)
 _PER_SUBJECT = {("POST", "/associations"), ("PUT", "/associations/resources/{resourceId}"),
                 ("DELETE", "/associations/resources/{resourceId}")}
+_PER_SUBJECT |= {("POST", "/associations:batchMutate")}
 _ASSOCIATION_LISTINGS = {"/associations/resources/{resourceNamespace}/{resourceName}",
                          "/associations/resources/{resourceId}"}
-_PUBLIC = {"/", "/schemas/types", "/contexts", "/v1/metadata/id"}
+_PUBLIC = {"/", "/schemas/types", "/contexts", "/v1/metadata/id", "/v1/metadata/version", "/v1/metadata/deployment"}
 _LISTINGS = {"/subjects", "/schemas"}
 
 
@@ -89,7 +98,7 @@ def need(method: str, route: str) -> Need:
         return Need(PUBLIC)  # (the second: associations.enable=false, no such resource)
     if method == "GET" and route in _LISTINGS:
         return Need(LISTING, Op.READ, "GLOBAL_SUBJECTS_READ")
-    if method == "GET" and route in _ASSOCIATION_LISTINGS:
+    if (method == "GET" and route in _ASSOCIATION_LISTINGS) or (method, route) == ("POST", "/associations:batchGet"):
         return Need(LISTING, Op.READ, "SUBJECT_READ")
     if (method, route) in _PER_SUBJECT:
         return Need(PER_SUBJECT, Op.WRITE, "SUBJECT_WRITE")

@@ -81,6 +81,12 @@ COMPONENTS: dict[str, dict] = {
                            {"schema": "Schema"}),
     "AssociationResponse": obj({"resourceName": STRING, "resourceNamespace": STRING, "resourceType": STRING},
                                {"resourceId": STRING, "associations": array("AssociationInfo")}),
+    # a batch item's result: a batchGet by id that finds nothing names no resource (NON_EMPTY)
+    "AssociationBatchItem": obj({"resourceType": STRING},
+                                {"resourceName": STRING, "resourceNamespace": STRING, "resourceId": STRING,
+                                 "associations": array("AssociationInfo")}),
+    "AssociationResult": obj({}, {"error": ERROR, "result": "AssociationBatchItem"}),
+    "AssociationBatchResponse": obj({"results": array("AssociationResult")}),
 }
 
 # GET .../schema: the schema text itself as the body (an Avro or JSON schema is JSON of any

@@ -629,6 +629,8 @@ class SchemaStore:
                 raise version_not_found(version)
         if not permanent and e.deleted:
             raise version_soft_deleted(subject, e.version)
+        A.check_delete(subject, bool(self.associations_where(subject=subject)), permanent,
+                       any(not x.deleted and x.version != e.version for x in versions.values()))
         if permanent and not e.deleted:
             raise version_not_soft_deleted(subject, e.version)
         if self.referenced_by(subject, e.version, deleted=permanent):
@@ -654,6 +656,7 @@ class SchemaStore:
         live = [e for _, e in sorted(versions.items()) if not e.deleted]
         if not permanent and not live:
             raise subject_soft_deleted(subject)
+        A.check_delete(subject, bool(self.associations_where(subject=subject)), permanent)
         targets = [e for _, e in sorted(versions.items())] if permanent else live
         for e in targets:
             refs = [i for i in self.referenced_by(subject, e.version, deleted=permanent)
@@ -797,12 +800,13 @@ class SchemaStore:
         return A.response(req, written, schemas)
 
     def delete_associations(self, resource_id: str, resource_type: str, types: list[str], *,
-                            cascade: bool, dry_run: bool) -> None:
+                            cascade: bool, dry_run: bool, missing_ok: bool = False) -> None:
         """DELETE /associations/resources/{id}: a frozen one only with ``cascadeLifecycle``,
-        which also deletes a STRONG association's subject (soft, then permanently)."""
+        which also deletes a STRONG association's subject (soft, then permanently). Nothing
+        to delete is 40410, but in a batch (``missing_ok``)."""
         self.catch_up()
         found = self.associations_where(resource_id=resource_id, resource_type=resource_type, types=types)
-        if not found:
+        if not found and not missing_ok:
             raise A.not_found(resource_id)
         for a in found:
             self._check_writable(a.subject)
@@ -818,6 +822,68 @@ class SchemaStore:
                 if any(not e.deleted for e in self.state.subjects[a.subject].values()):
                     self.delete_subject(a.subject)
                 self.delete_subject(a.subject, permanent=True)
+
+    def batch_get_association(self, q: A.GetQuery, *, include_schemas: bool, may_read=None) -> dict:
+        """One item of ``POST /associations:batchGet`` (Confluent's batchGetAssociations): the
+        resource's associations (those of subjects ``may_read`` allows), each STRONG or WEAK
+        subject's latest live version with ``include_schemas``."""
+        self.catch_up()
+        A.validate_get_query(q)
+        where = dict(resource_type=q.resource_type, types=q.types, lifecycle=q.lifecycle)
+        if q.resource_id:
+            found = self.associations_where(resource_id=q.resource_id, **where)
+        else:
+            found = self.associations_where(resource_name=q.resource_name,
+                                            resource_namespace=q.resource_namespace, **where)
+        found = [a for a in found if may_read is None or may_read(a.subject)]
+        name, namespace, resource_id = q.resource_name, q.resource_namespace, q.resource_id
+        if found:  # what the query left out, from the first found
+            first = found[0]
+            name = first.resource_name if name is None else name
+            namespace = first.resource_namespace if namespace is None else namespace
+            resource_id = first.resource_id if resource_id is None else resource_id
+        schemas = {}
+        if include_schemas:
+            for a in found:
+                live = [e for _, e in sorted(self.state.subjects.get(a.subject, {}).items()) if not e.deleted]
+                if live:
+                    schemas[a.association_type] = live[-1].as_json()
+        return {"result": A.resource_response(name, namespace, resource_id, q.resource_type, found, schemas)}
+
+    def mutate_association(self, req: A.OpRequest, *, dry_run: bool, may_write=None) -> dict:
+        """One item of ``POST /associations:batchMutate`` (Confluent 8.3.1's mutateAssociations):
+        every op validated first, then each applied as its single route applies it; the answer
+        is the resource's associations after them all (none on a dry run) with the schemas the
+        ops registered. ``may_write(subject, operation)`` raises for a subject the caller may
+        not write (SUBJECT_WRITE for a create/upsert, SUBJECT_DELETE for what a delete removes)."""
+        self.catch_up()
+        steps = A.plan_ops(req, dry_run)
+        if may_write is not None:
+            for op, single in steps:
+                if single is None:
+                    for a in self.associations_where(resource_id=req.resource_id, resource_type=req.resource_type,
+                                                     types=[op.association_type]):
+                        may_write(a.subject, "SUBJECT_DELETE")
+                    continue
+                info = single.infos[0]
+                old = self.associations_where(resource_id=req.resource_id, resource_type=req.resource_type,
+                                              types=[info.association_type]) if req.resource_id else []
+                may_write(info.subject if info.subject is not None
+                          else old[0].subject if old else A.default_subject(single, info.association_type))
+        schemas: dict[str, dict] = {}
+        for op, single in steps:
+            if single is None:
+                self.delete_associations(req.resource_id, req.resource_type, [op.association_type],
+                                         cascade=op.cascade, dry_run=dry_run, missing_ok=True)
+                continue
+            answer = self.write_associations(single, create=op.op_type == A.CREATE, dry_run=dry_run)
+            for info in answer.get("associations", []):
+                if "schema" in info:
+                    schemas[info["associationType"]] = info["schema"]
+        found = [] if dry_run else self.associations_where(resource_id=req.resource_id,
+                                                           resource_type=req.resource_type)
+        return {"result": A.resource_response(req.resource_name, req.resource_namespace, req.resource_id,
+                                              req.resource_type, found, schemas)}
 
     # ---- metrics ------------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:

@@ -193,6 +193,11 @@ def registry_bodies() -> dict[str, list]:
         f"PUT /config/{{subject}}": [{"compatibility": "FULL", "normalize": True}],
         "PUT /mode": [{"mode": "READWRITE"}],
         f"PUT /mode/{{subject}}": [{"mode": "READWRITE"}],
+        "POST /associations:batchGet": [{"requests": [{"resourceId": "gen-id"},
+                                                      {"resourceName": "gen", "resourceNamespace": "-"}]}],
+        "POST /associations:batchMutate": [{"requests": [{"resourceName": "gen", "resourceNamespace": "ns",
+                                                          "resourceId": "gen-id",
+                                                          "associations": [{"opType": "DELETE"}]}]}],
     }
 
 

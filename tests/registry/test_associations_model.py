@@ -173,5 +173,155 @@ def test_every_served_route_that_a_serializer_uses_needs_no_super_user():
         need = authz.need(route.method, route.resource.canonical)
         if need.kind == authz.GLOBAL:
             global_only.add((route.method, route.resource.canonical))
-    assert {r for _, r in global_only} <= {"/config", "/mode", "/contexts/{context}", "/v1/metadata/version",
-                                            "/v1/metadata/deployment"}, global_only
+    assert {r for _, r in global_only} <= {"/config", "/mode", "/contexts/{context}"}, global_only
+
+
+# ---- names, deletes, batches (Confluent 8.3.1) ------------------------------------------------------
+import unicodedata  # noqa: E402
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+
+def _name_ok_model(value: str) -> bool:
+    """RestValidation.checkName brute force: every UTF-16 unit a letter, digit, _ or -."""
+    units = value.encode("utf-16-le", "surrogatepass")
+    chars = [int.from_bytes(units[i:i + 2], "little") for i in range(0, len(units), 2)]
+    return 0 < len(chars) <= 256 and all(
+        c in (ord("_"), ord("-")) or (not 0xD800 <= c <= 0xDFFF and unicodedata.category(chr(c)) in
+                                     ("Lu", "Ll", "Lt", "Lm", "Lo", "Nd")) for c in chars)
+
+
+@given(st.text(alphabet=st.one_of(st.sampled_from("ab_-9.:/ "), st.characters()), max_size=260)
+       | st.text(alphabet="a", min_size=250, max_size=260))
+def test_check_name_accepts_exactly_what_confluent_accepts(value):
+    try:
+        A.check_name(value, "resourceName")
+        ok = True
+    except RegistryError as e:
+        assert (e.status, e.error_code) == (422, 42212) and "'resourceName'" in e.message
+        ok = False
+    assert ok == _name_ok_model(value)
+
+
+@pytest.mark.parametrize("subject, ok", [("s", True), (":.lkc:t-value", True), ("", False), ("a\tb", False),
+                                         ("a\x7fb", False), ("a\x9fb", False), ("a\xa0b", True)])
+def test_check_subject_refuses_empty_and_iso_controls(subject, ok):
+    if ok:
+        A.check_subject(subject)
+    else:
+        assert code(A.check_subject, subject)[:2] == (422, 42212)
+
+
+@given(associated=st.booleans(), permanent=st.booleans(), others_live=st.one_of(st.none(), st.booleans()))
+def test_check_delete_against_confluents_rules(associated, permanent, others_live):
+    """A subject with an association is never deleted (40904); one of its versions only softly,
+    and not its last live one (40907); nothing stops either without an association."""
+    try:
+        A.check_delete("s", associated, permanent, others_live)
+        got = None
+    except RegistryError as e:
+        got = e.error_code
+    if not associated:
+        want = None
+    elif others_live is None or permanent:
+        want = 40904
+    else:
+        want = None if others_live else 40907
+    assert got == want
+
+
+def op_item(*ops, name="orders", ns="lkc-1", rid="r1", rtype=None):
+    return A.parse_op_request({"resourceName": name, "resourceNamespace": ns, "resourceId": rid,
+                               "resourceType": rtype, "associations": list(ops)})
+
+
+def test_plan_ops_validates_every_op_as_its_single_route_and_fills_defaults():
+    steps = A.plan_ops(op_item({"opType": "CREATE", "schema": {"schema": '"string"'}},
+                               {"opType": "DELETE", "associationType": "key", "cascadeLifecycle": True},
+                               {"opType": "UPSERT", "associationType": "key", "lifecycle": "strong"}), False)
+    (create, single), (delete, none), (upsert, single2) = steps
+    assert (single.infos[0].subject, single.infos[0].lifecycle, single.infos[0].frozen) == (
+        ":.lkc-1:orders-value", "STRONG", True)
+    assert none is None and (delete.association_type, delete.cascade) == ("key", True)
+    assert (single2.infos[0].subject, single2.infos[0].lifecycle) == (None, "STRONG")  # the stored one's
+    assert A.plan_ops(op_item({"opType": "DELETE"}), False)[0][0].association_type == "value"
+    assert A.plan_ops(op_item({"opType": "CREATE", "subject": "s", "lifecycle": "WEAK"}, rid=None), True)
+
+
+@pytest.mark.parametrize("item, prop", [
+    (dict(name=""), "resourceName"),
+    (dict(ns="a.b"), "resourceNamespace"),
+    (dict(rid=None), "resourceId"),
+    (dict(rtype="table"), "resourceType"),
+])
+def test_plan_ops_refuses_a_bad_resource(item, prop):
+    status, error_code, message = code(A.plan_ops, op_item({"opType": "DELETE"}, **item), False)
+    assert (status, error_code) == (422, 42212) and f"property: '{prop}'" in message
+
+
+@pytest.mark.parametrize("op, prop", [
+    ({"opType": "DELETE", "associationType": "header"}, "associationType"),
+    ({"opType": "CREATE", "lifecycle": "WEAK"}, "subject"),  # a WEAK create names its subject
+    ({"opType": "CREATE", "subject": ":.lkc-1:orders-value", "lifecycle": "WEAK"}, "subject"),
+    ({"opType": "CREATE", "subject": "s", "schema": {"schema": "1"}}, "subject"),  # frozen: the default
+    ({"opType": "UPSERT", "subject": "s", "lifecycle": "WEAK", "frozen": True}, "frozen"),
+    ({"opType": "UPSERT", "subject": ""}, "subject"),
+])
+def test_plan_ops_refuses_a_bad_op(op, prop):
+    status, error_code, message = code(A.plan_ops, op_item({"opType": "DELETE"}, op), False)
+    assert (status, error_code) == (422, 42212) and f"property: '{prop}'" in message
+
+
+@pytest.mark.parametrize("op", [{"subject": "s"}, {"opType": "RENAME"}])
+def test_an_op_without_a_known_op_type_fails_the_whole_body(op):
+    assert code(A.parse_op_request, {"associations": [op]})[:2] == (422, 422)
+
+
+def test_batch_items_need_a_non_empty_list():
+    assert code(A.batch_items, {})[:2] == (422, 42212)
+    assert code(A.batch_items, {"requests": []})[:2] == (422, 42212)
+    assert code(A.batch_items, {"requests": {}})[:2] == (422, 422)
+    assert A.batch_items({"requests": [{}]}) == [{}]
+
+
+@pytest.mark.parametrize("item, message", [
+    ({}, "property: resourceId; detail: either resourceId or resourceName must be specified"),
+    ({"resourceName": "t"}, "property: resourceNamespace; detail: resourceNamespace is required when "
+                            "resourceName is specified"),
+])
+def test_a_bad_get_query_is_its_items_500(item, message):
+    q = A.parse_get_query(item)
+    with pytest.raises(RegistryError) as e:
+        A.validate_get_query(q)
+    assert A.get_error(e.value) == {"error": {"error_code": 500,
+                                              "message": "Error while getting associations: " + message}}
+
+
+@given(st.sampled_from([42212, 42201, 40901, 40903, 40904, 40905, 40907, 40908, 42209, 40301,
+                        42205, 42206, 40401, 40404, 50001, 500]))
+def test_mutate_error_keeps_the_codes_confluent_names_and_makes_the_rest_500(error_code):
+    got = A.mutate_error(RegistryError(409, error_code, "m"))["error"]
+    if error_code in (42212, 40901, 40903, 40904, 40905, 40907, 40908, 42209, 40301):
+        assert got == {"error_code": error_code, "message": "m"}
+    elif error_code == 42201:  # an invalid schema in an op
+        assert got == {"error_code": 42212, "message": "m"}
+    else:
+        assert got == {"error_code": 500, "message": "Error while creating association: m"}
+
+
+def test_resource_response_needs_every_association_of_the_resource():
+    a = stored("s-value")
+    assert A.resource_response("orders", "lkc-1", "r1", "topic", [a], {})["associations"][0]["subject"] == "s-value"
+    assert A.resource_response(None, None, "r9", "topic", [], {}) == {"resourceId": "r9", "resourceType": "topic"}
+    assert code(A.resource_response, "orders", "-", "r1", "topic", [a], {})[:2] == (500, 500)
+
+
+@pytest.mark.parametrize("method, route, kind", [
+    ("POST", "/associations:batchGet", authz.LISTING),
+    ("POST", "/associations:batchMutate", authz.PER_SUBJECT),
+    ("GET", "/v1/metadata/version", authz.PUBLIC),
+    ("GET", "/v1/metadata/deployment", authz.PUBLIC),
+    ("DELETE", "/contexts/{context}", authz.GLOBAL),
+])
+def test_batches_and_server_metadata_need(method, route, kind):
+    assert authz.need(method, route).kind == kind

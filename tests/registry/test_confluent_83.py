@@ -282,12 +282,122 @@ def test_the_serializers_use_an_association_and_survive_a_restart():
             assert [(a["subject"], a["resourceId"], a["lifecycle"]) for a in found] == [(shared, "r-1", "WEAK")]
 
 
+def test_association_batches_answer_each_item_on_its_own(broker):
+    """Confluent 8.3.1's ``/associations:batchMutate`` and ``:batchGet`` (plain HTTP: the
+    Python client has no batch calls): 207 with one result or error per item; an item's ops
+    validated together, then applied one by one (no undo of those before a failing one)."""
+    url, ns = broker.schema_registry_url, broker.broker.cluster_id
+    shared = name("bshared") + "-value"
+    assert call(f"{url}/subjects/{shared}/versions", "POST", {"schema": AVRO})[0] == 200
+    topic, rid, other = name("btopic"), uuid.uuid4().hex, uuid.uuid4().hex
+    key_subject = f":.{ns}:{topic}-key"
+    status, body = call(f"{url}/associations:batchMutate", "POST", {"requests": [
+        {"resourceName": topic, "resourceNamespace": ns, "resourceId": rid, "associations": [
+            {"opType": "CREATE", "subject": shared, "lifecycle": "WEAK"},
+            {"opType": "CREATE", "associationType": "key", "schema": {"schema": '"string"'}}]},
+        {"resourceName": "bad.name", "resourceNamespace": ns, "resourceId": other,
+         "associations": [{"opType": "DELETE"}]},
+        {"resourceName": name("none"), "resourceNamespace": ns, "resourceId": other,
+         "associations": [{"opType": "DELETE", "associationType": "key"}]}]})
+    assert status == 207, body
+    first, bad, nothing = body["results"]
+    assert first["result"]["associations"] == [
+        {"subject": key_subject, "associationType": "key", "lifecycle": "STRONG", "frozen": True,
+         "schema": first["result"]["associations"][0]["schema"]},
+        {"subject": shared, "associationType": "value", "lifecycle": "WEAK", "frozen": False}]
+    assert first["result"]["associations"][0]["schema"]["subject"] == key_subject
+    assert (first["result"]["resourceId"], first["result"]["resourceType"]) == (rid, "topic")
+    assert bad == {"error": {"error_code": 42212, "message": "The association specified an invalid value for "
+                             "property: 'resourceName', detail: illegal character '.'"}}
+    assert "associations" not in nothing["result"] and "error" not in nothing  # nothing to delete: no 40410
+    # a later op failing leaves the earlier ones applied, as Confluent (no undo)
+    empty = name("bempty") + "-value"
+    status, body = call(f"{url}/associations:batchMutate", "POST", {"requests": [
+        {"resourceName": topic, "resourceNamespace": ns, "resourceId": rid, "associations": [
+            {"opType": "DELETE", "associationType": "key", "cascadeLifecycle": True},
+            {"opType": "CREATE", "associationType": "key", "subject": empty, "lifecycle": "WEAK"}]}]})
+    assert status == 207 and body["results"] == [{"error": {
+        "error_code": 40907, "message": f"No active (non-deleted) version exists for subject '{empty}'"}}], body
+    assert call(f"{url}/subjects/{key_subject}/versions")[1]["error_code"] == 40401  # cascaded
+    # a dry run writes nothing and answers no associations
+    status, body = call(f"{url}/associations:batchMutate?dryRun=true", "POST", {"requests": [
+        {"resourceName": topic, "resourceNamespace": ns, "resourceId": rid, "associations": [
+            {"opType": "UPSERT", "associationType": "value", "lifecycle": "STRONG"}]}]})
+    assert status == 207 and body["results"] == [{"result": {"resourceName": topic, "resourceNamespace": ns,
+                                                             "resourceId": rid, "resourceType": "topic"}}], body
+    assert call(f"{url}/associations/subjects/{shared}")[1][0]["lifecycle"] == "WEAK"
+    # batchGet: by id and by name, with schemas; a query naming nothing is its item's 500
+    status, body = call(f"{url}/associations:batchGet?includeSchemas=true", "POST", {"requests": [
+        {"resourceId": rid}, {"resourceName": topic, "resourceNamespace": ns, "associationTypes": ["key"]},
+        {"resourceName": topic}, {"resourceId": uuid.uuid4().hex, "lifecycle": "STRONG"}]})
+    assert status == 207, body
+    by_id, by_name, bad, missing = body["results"]
+    info, = by_id["result"]["associations"]
+    assert (by_id["result"]["resourceName"], info["subject"], info["lifecycle"]) == (topic, shared, "WEAK")
+    assert info["schema"]["subject"] == shared and info["schema"]["version"] == 1
+    assert by_name["result"] == {"resourceName": topic, "resourceNamespace": ns, "resourceType": "topic"}
+    assert bad["error"] == {"error_code": 500, "message": "Error while getting associations: property: "
+                            "resourceNamespace; detail: resourceNamespace is required when resourceName is specified"}
+    assert set(missing["result"]) == {"resourceId", "resourceType"}
+    # what fails a whole body: no requests, an op without its opType
+    status, body = call(f"{url}/associations:batchGet", "POST", {"requests": []})
+    assert (status, body["error_code"]) == (422, 42212)
+    status, body = call(f"{url}/associations:batchMutate", "POST", {"requests": [
+        {"resourceName": topic, "resourceNamespace": ns, "resourceId": rid, "associations": [{"subject": "s"}]}]})
+    assert (status, body["error_code"]) == (422, 422)
+
+
+def test_a_subject_with_an_association_is_deleted_only_through_it(broker):
+    """Confluent 8.3.1: neither a soft nor a permanent subject delete while the subject has an
+    association (40904), nor soft-deleting its last live version (40907) or any version
+    permanently (40904); deleting the association (cascadeLifecycle for a STRONG one, which then
+    removes the subject) frees it. With confluent-kafka's SchemaRegistryClient."""
+    from confluent_kafka.schema_registry import AssociationCreateOrUpdateInfo, AssociationCreateOrUpdateRequest
+    url, ns = broker.schema_registry_url, broker.broker.cluster_id
+    sr = SchemaRegistryClient({"url": url})
+    subject = name("held") + "-value"
+    sr.register_schema(subject, Schema(AVRO, "AVRO"))
+    sr.register_schema(subject, Schema(AVRO.replace('"double"', '["double", "null"]'), "AVRO"))
+    rid = uuid.uuid4().hex
+    sr.create_association(AssociationCreateOrUpdateRequest(
+        resource_name=name("t"), resource_namespace=ns, resource_id=rid,
+        associations=[AssociationCreateOrUpdateInfo(subject=subject, lifecycle="WEAK")]))
+
+    def refused(fn, *args, **kwargs):
+        with pytest.raises(SchemaRegistryError) as e:
+            fn(*args, **kwargs)
+        return e.value.http_status_code, e.value.error_code
+
+    assert refused(sr.delete_subject, subject) == (409, 40904)
+    assert refused(sr.delete_subject, subject, permanent=True) == (409, 40904)
+    assert sr.delete_version(subject, 1) == 1  # another version stays live
+    assert refused(sr.delete_version, subject, 2) == (409, 40907)
+    assert refused(sr.delete_version, subject, 1, permanent=True) == (409, 40904)
+    sr.delete_associations(rid)
+    assert sr.delete_subject(subject) == [2]
+    assert sr.delete_subject(subject, permanent=True) == [1, 2]
+    # STRONG: the association owns the subject; cascading deletes both
+    topic, rid2 = name("owned"), uuid.uuid4().hex
+    answer = sr.create_association(AssociationCreateOrUpdateRequest(
+        resource_name=topic, resource_namespace=ns, resource_id=rid2,
+        associations=[AssociationCreateOrUpdateInfo(schema=Schema(AVRO, "AVRO"))]))
+    owned = answer.associations[0].subject
+    assert owned == f":.{ns}:{topic}-value"
+    assert refused(sr.delete_subject, owned) == (409, 40904)
+    assert refused(sr.delete_associations, rid2) == (409, 40908)  # frozen: only by cascading
+    sr.delete_associations(rid2, cascade_lifecycle=True)
+    assert owned not in sr.get_subjects() and sr.get_associations_by_resource_name(topic, ns) == []
+    assert call(f"{url}/subjects?deleted=true")[1].count(owned) == 0  # permanently
+
+
 def test_associations_enable_false_serves_no_association_route():
     with EmbeddedBroker(schema_registry=True, overrides={"associations.enable": "false"}) as b:
         url = b.schema_registry_url
         assert call(f"{url}/associations/resources/-/t")[0] == 404
         assert _assoc(url, {"resourceName": "t", "resourceNamespace": "n", "resourceId": "r",
                             "associations": [{"subject": "s", "lifecycle": "WEAK"}]})[0] == 404
+        for batch in ("batchGet", "batchMutate"):
+            assert call(f"{url}/associations:{batch}", "POST", {"requests": [{"resourceId": "r"}]})[0] == 404
         # the serializers then fall back to the topic's subject, as against Confluent with the switch off
         sr = SchemaRegistryClient({"url": url})
         raw, got = _round_trip(b.client_config, "plain", AvroSerializer(sr, AVRO), AvroDeserializer(sr), {"v": 2.0})
@@ -362,10 +472,36 @@ def test_an_ordinary_user_registers_produces_and_consumes_through_every_serializ
             "resourceName": "bob-avro", "resourceNamespace": ns, "resourceId": "bob-avro-id2",
             "associations": [{"subject": "secret-value", "lifecycle": "WEAK"}]}, auth=("bob", "bob-secret"))
         assert (status, body["error_code"]) == (403, 40301) and "SUBJECT_WRITE" in body["message"]
+        # a batch decides each item as its single route: bob's own is applied, the other denied
+        status, body = call(f"{url}/associations:batchMutate", "POST", {"requests": [
+            {"resourceName": "bob-pb", "resourceNamespace": ns, "resourceId": "bob-pb-id",
+             "associations": [{"opType": "CREATE", "subject": "bob-pb-value", "lifecycle": "WEAK"}]},
+            {"resourceName": "bob-avro", "resourceNamespace": ns, "resourceId": "bob-avro-id3",
+             "associations": [{"opType": "CREATE", "subject": "secret-value", "lifecycle": "WEAK"}]}]},
+            auth=("bob", "bob-secret"))
+        assert status == 207, body
+        mine, denied_item = body["results"]
+        assert mine["result"]["associations"][0]["subject"] == "bob-pb-value"
+        assert denied_item == {"error": {"error_code": 40301,
+                                         "message": "User is denied operation SUBJECT_WRITE on Subject: secret-value"}}
+        query = {"requests": [{"resourceId": "bob-pb-id"}]}
+        status, body = call(f"{url}/associations:batchGet", "POST", query, auth=("bob", "bob-secret"))
+        assert status == 207 and body["results"][0]["result"]["associations"][0]["subject"] == "bob-pb-value"
+        # server metadata needs only authentication; the global config a super user
+        assert call(f"{url}/v1/metadata/version", auth=("bob", "bob-secret"))[0] == 200
+        assert call(f"{url}/v1/metadata/deployment", auth=("bob", "bob-secret")) == (200, {"attributes": []})
+        assert call(f"{url}/config", auth=("bob", "bob-secret"))[1]["error_code"] == 40301
         # eve has no ACLs: the lookup answers (nothing of hers), the registration is refused
         eve_conf, eve_sr = client("eve")
         status, found = call(f"{url}/associations/resources/-/bob-avro", auth=("eve", "eve-secret"))
         assert (status, found) == (200, [])  # bob's association is not eve's to see
+        status, body = call(f"{url}/associations:batchGet", "POST", query, auth=("eve", "eve-secret"))
+        assert (status, body) == (207, {"results": [{"result": {"resourceId": "bob-pb-id", "resourceType": "topic"}}]})
+        status, body = call(f"{url}/associations:batchMutate", "POST", {"requests": [
+            {"resourceName": "bob-pb", "resourceNamespace": ns, "resourceId": "bob-pb-id",
+             "associations": [{"opType": "DELETE"}]}]}, auth=("eve", "eve-secret"))
+        assert body["results"][0]["error"] == {
+            "error_code": 40301, "message": "User is denied operation SUBJECT_DELETE on Subject: bob-pb-value"}
         with pytest.raises(SchemaRegistryError) as denied:
             AvroSerializer(eve_sr, '"string"')("x", SerializationContext("bob-avro", MessageField.VALUE))
         assert (denied.value.http_status_code, denied.value.error_code) == (403, 40301)
