@@ -345,6 +345,8 @@ def test_association_batches_answer_each_item_on_its_own(broker):
     status, body = call(f"{url}/associations:batchMutate", "POST", {"requests": [
         {"resourceName": topic, "resourceNamespace": ns, "resourceId": rid, "associations": [{"subject": "s"}]}]})
     assert (status, body["error_code"]) == (422, 422)
+    # the server's paths, not the 8.3 document's stale /associations:batch
+    assert call(f"{url}/associations:batch", "POST", {"requests": [{"resourceId": rid}]})[0] == 404
 
 
 def test_a_subject_with_an_association_is_deleted_only_through_it(broker):
