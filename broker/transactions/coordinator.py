@@ -480,11 +480,15 @@ class TransactionCoordinator:
         is_retry = retry_on_bump or retry_on_overflow
 
         def completion(next_state, no_partition_added):
+            # Kafka 4.4's TV2 generateTxnTransitMetadataForTxnCompletion: an exhausted epoch
+            # takes a new producer id (a fence too); a fence's prepared bump is dropped, not
+            # applied, so the abort's own TV2 bump is the only one (epoch + 1 in all, where the
+            # TV1 abort applies the fence's bump and bumps no more)
             next_pid = NO_PRODUCER_ID
-            if not is_fence and m.is_producer_epoch_exhausted:
+            if m.is_producer_epoch_exhausted:
                 next_pid = self.producer_ids.allocate()
             if next_state is S.PREPARE_ABORT and is_fence:
-                self._fence_into_abort(m, producer_epoch)
+                m.pending_state = None
             return 0, m.prepare_abort_or_commit(next_state, client_tv, next_pid, self.now(), no_partition_added), is_fence
 
         if m.producer_id != producer_id and not retry_on_overflow:

@@ -15,6 +15,7 @@ from tests.differential.conftest import start_pair, stop_pair
 from tests.differential.framework import req
 from tests.differential.test_groups_txn import _cgh
 from tests.differential.test_streams_groups import _hb
+from tests.differential.wire import batch, group_coordinator, init_producer, list_offsets, now_ms, produce, wait_ok
 
 pytestmark = pytest.mark.xdist_group("differential")
 
@@ -23,7 +24,10 @@ UPGRADE, SAFE, UNSAFE = 1, 2, 3
 
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory):
-    p = start_pair(tmp_path_factory, name="features-pair")
+    # the oracle's one-partition internal topics (tests/helpers/kafka_oracle.DEFAULTS) on both, so
+    # the partitions a transaction lists are the same
+    one = {"offsets.topic.num.partitions": 1, "transaction.state.log.num.partitions": 1}
+    p = start_pair(tmp_path_factory, hourglass_overrides=one, name="features-pair")
     yield p
     stop_pair(p)
 
@@ -145,3 +149,76 @@ def test_kraft_version_upgrade(ex):
     ex.send(57, 2, _uf(2, [("kraft.version", 1, UPGRADE)]), scenario="kraft.version 1")
     _api_versions(ex, "kraft.version 1")
     ex.send(57, 2, _uf(2, [("kraft.version", 0, SAFE)]), scenario="kraft.version back to 0")
+
+
+def _txn_batch(s, seq, n=2):
+    return batch([now_ms()] * n, producer_id=s.state["pid"], producer_epoch=s.state["epoch"], base_sequence=seq,
+                 is_transactional=True)
+
+
+def _describe_txn(ex, txn, scenario):
+    ex.send(65, 0, req(65, 0, transactional_ids=[txn]), scenario=scenario)
+
+
+def _completed(ex, txn):
+    """Setup: wait until each side's markers are written (Kafka writes them after answering)."""
+    for s in ex.sides:
+        wait_ok(s, 65, 0, req(65, 0, transactional_ids=[txn]),
+                ok=lambda r: r.transaction_states[0].transaction_state.startswith("Complete"))
+
+
+def _end(ex, txn, v, commit, scenario):
+    k, h = ex.send(26, v, lambda s: req(26, v, transactional_id=txn, producer_id=s.state["pid"],
+                                        producer_epoch=s.state["epoch"], committed=commit), scenario=scenario)
+    for s, r in zip(ex.sides, (k, h)):
+        if r.error_code == 0 and v >= 5:  # TV2: the answer carries the producer's new id and epoch
+            s.state["pid"], s.state["epoch"] = r.producer_id, r.producer_epoch
+    _completed(ex, txn)
+
+
+@pytest.mark.parametrize("level", [2, 1])
+def test_transaction_flows_at_each_level(ex, level):
+    """Raw-wire transactions with transaction.version finalized at ``level``: the KIP-890 part 2
+    flow (Produce v12 adding its partition, TxnOffsetCommit v5 adding the group, EndTxn v5
+    bumping the epoch), the TV1 flow (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn v4), and a
+    new incarnation fencing an open transaction: the coordinator's own abort follows the
+    finalized level."""
+    _set(ex, [("transaction.version", level, UPGRADE if level == 2 else SAFE)])
+    topic = ex.topic_name(f"tv{level}")
+    ex.create_topic(topic, partitions=2)
+    group = f"g-{topic}"
+    group_coordinator(ex, group)
+    txn = f"txn-{topic}"
+    init_producer(ex, txn)
+    # TV2 requests: partitions and offsets added by the writes themselves
+    ex.send(0, 12, lambda s: produce(topic, {0: _txn_batch(s, 0)}, 12, transactional_id=txn),
+            scenario="Produce v12 adds its partition")
+    ex.send(28, 5, lambda s: req(28, 5, transactional_id=txn, group_id=group, producer_id=s.state["pid"],
+                                 producer_epoch=s.state["epoch"], generation_id=-1, member_id="",
+                                 group_instance_id=None, topics=[{"name": topic, "partitions": [
+                                     {"partition_index": 0, "committed_offset": 2, "committed_leader_epoch": -1,
+                                      "committed_metadata": ""}]}]), scenario="TxnOffsetCommit v5 adds the group")
+    _describe_txn(ex, txn, "ongoing after the implicit additions")
+    _end(ex, txn, 5, True, "EndTxn v5 commit")
+    _describe_txn(ex, txn, "after EndTxn v5")
+    _end(ex, txn, 5, True, "EndTxn v5 commit again (nothing ongoing)")
+    # TV1 requests on the same transactional id
+    ex.send(24, 3, lambda s: req(24, 3, v3_and_below_transactional_id=txn, v3_and_below_producer_id=s.state["pid"],
+                                 v3_and_below_producer_epoch=s.state["epoch"],
+                                 v3_and_below_topics=[{"name": topic, "partitions": [1]}]), scenario="AddPartitionsToTxn v3")
+    ex.send(0, 11, lambda s: produce(topic, {1: _txn_batch(s, 0)}, 11, transactional_id=txn), scenario="Produce v11")
+    _end(ex, txn, 4, False, "EndTxn v4 abort")
+    _describe_txn(ex, txn, "after EndTxn v4")
+    # an open transaction fenced by a new incarnation: the coordinator aborts it at the finalized level
+    ex.send(24, 3, lambda s: req(24, 3, v3_and_below_transactional_id=txn, v3_and_below_producer_id=s.state["pid"],
+                                 v3_and_below_producer_epoch=s.state["epoch"],
+                                 v3_and_below_topics=[{"name": topic, "partitions": [0]}]), scenario="open again")
+    ex.send(22, 5, req(22, 5, transactional_id=txn, transaction_timeout_ms=60000, producer_id=-1, producer_epoch=-1),
+            scenario="a new incarnation: the open transaction is aborted first")
+    _completed(ex, txn)
+    _describe_txn(ex, txn, "after the fencing abort")
+    ex.send(22, 5, req(22, 5, transactional_id=txn, transaction_timeout_ms=60000, producer_id=-1, producer_epoch=-1),
+            scenario="the new incarnation's retry")
+    _describe_txn(ex, txn, "the new incarnation")
+    for p in (0, 1):
+        ex.send(2, 2, list_offsets(topic, [(p, -1)], 2, isolation_level=1), scenario=f"read_committed end of {p}")
