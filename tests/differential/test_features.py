@@ -124,6 +124,31 @@ def _group_answers(ex, tag):
     for v in ex.versions(77):
         ex.send(77, v, req(77, v, group_ids=[g + "s"], include_authorized_operations=False),
                 scenario=f"{tag}: ShareGroupDescribe")
+    topic = ex.topic_name(tag.replace(" ", "")[:6])
+    ex.create_topic(topic)
+    for v in ex.versions(78):
+        ex.send(78, v, lambda s: req(78, v, group_id=g + "s", member_id=mid, share_session_epoch=0, max_wait_ms=0,
+                                     min_bytes=1, max_bytes=1 << 20, max_records=100, batch_size=100,
+                                     share_acquire_mode=0, topics=[{"topic_id": s.state["topic_ids"][topic],
+                                                                    "partitions": [{"partition_index": 0,
+                                                                                    "acknowledgement_batches": []}]}],
+                                     forgotten_topics_data=[]), scenario=f"{tag}: ShareFetch")
+    for v in ex.versions(79):
+        ex.send(79, v, lambda s: req(79, v, group_id=g + "s", member_id=mid, share_session_epoch=1, is_renew_ack=False,
+                                     topics=[{"topic_id": s.state["topic_ids"][topic], "partitions": [
+                                         {"partition_index": 0, "acknowledgement_batches": [
+                                             {"first_offset": 0, "last_offset": 0, "acknowledge_types": [1]}]}]}]),
+                scenario=f"{tag}: ShareAcknowledge")
+    for v in ex.versions(90):
+        ex.send(90, v, req(90, v, groups=[{"group_id": g + "s", "topics": [{"topic_name": topic, "partitions": [0]}]}]),
+                scenario=f"{tag}: DescribeShareGroupOffsets")
+    for v in ex.versions(91):
+        ex.send(91, v, req(91, v, group_id=g + "s", topics=[
+            {"topic_name": topic, "partitions": [{"partition_index": 0, "start_offset": 0}]}]),
+            scenario=f"{tag}: AlterShareGroupOffsets")
+    for v in ex.versions(92):
+        ex.send(92, v, req(92, v, group_id=g + "s", topics=[{"topic_name": topic}]),
+                scenario=f"{tag}: DeleteShareGroupOffsets")
     for v in ex.versions(88):
         ex.send(88, v, _hb(g + "st", v, mid, 0, topology={"epoch": 0, "subtopologies": []}, tasks=[]),
                 scenario=f"{tag}: StreamsGroupHeartbeat join")
