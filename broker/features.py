@@ -31,9 +31,10 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Iterable, Mapping, NamedTuple
+from typing import Mapping, NamedTuple
 
 from broker.cluster import atomic_write
+from broker.java_hash import java_hash_order
 
 log = logging.getLogger(__name__)
 
@@ -104,27 +105,6 @@ def metadata_changed(a: int, b: int) -> bool:
     return any(v in METADATA_CHANGED for v in range(lo + 1, hi + 1))
 
 
-def _java_string_hash(s: str) -> int:
-    h = 0
-    for unit in s.encode("utf-16-be").hex(" ", 2).split():  # UTF-16 code units, as Java's String
-        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
-    return h
-
-
-def java_hashmap_order(names: Iterable[str]) -> list[str]:
-    """The order ``new HashMap<String, ?>`` filled with ``names`` (in order) iterates them:
-    by bucket ``(h ^ h >>> 16) & (n - 1)``, then insertion order (resizes keep it)."""
-    unique = list(dict.fromkeys(names))
-    n = 16
-    while len(unique) > n * 3 // 4:
-        n *= 2
-
-    def bucket(s: str) -> int:
-        h = _java_string_hash(s)
-        return (h ^ (h >> 16)) & (n - 1)
-    return sorted(unique, key=lambda s: (bucket(s), unique.index(s)))
-
-
 def _range(lo: int, hi: int) -> str:
     return f"{lo}-{hi}"
 
@@ -182,7 +162,7 @@ def decide_update(finalized: Mapping[str, int], updates: list[Update], node_id: 
     """The whole request's verdict (see the module docstring); ``finalized`` is not changed."""
     by_name = {u.feature: u for u in updates}  # a later update of the same feature wins, as in Kafka's map
     proposed = {**finalized, **{u.feature: u.level for u in by_name.values()}}
-    for name in java_hashmap_order(u.feature for u in updates):
+    for name in java_hash_order(u.feature for u in updates):
         reason = _check_one(by_name[name], finalized, proposed, node_id)
         if reason:
             return Decision(INVALID_UPDATE_VERSION, reason, dict(finalized))

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from broker.features import (DEFAULTS, INVALID_UPDATE_VERSION, METADATA_CHANGED, SUPPORTED, FeatureStore, Update,
-                             decide_update, java_hashmap_order, metadata_changed)
+                             decide_update, metadata_changed)
+from broker.java_hash import java_hash_order
 
 NAMES = sorted(SUPPORTED) + ["nope.version", "test.feature.version"]
 
@@ -25,7 +26,7 @@ NAMES = sorted(SUPPORTED) + ["nope.version", "test.feature.version"]
       "nope.version", "eligible.leader.replicas.version"]),
 ])
 def test_java_hashmap_order(names, java):
-    assert java_hashmap_order(names) == java
+    assert java_hash_order(names) == java
 
 
 def test_kafka_44_answers():
