@@ -18,7 +18,8 @@ REPLICATION = "one node is the only replica: nothing is replicated between broke
 CONTROLLER = "no KRaft quorum to join or reach: this one node is broker and controller at once"
 ZOOKEEPER = "no ZooKeeper: Hourglass is a KRaft-era node, and Kafka 4.0 dropped ZooKeeper mode"
 VERSIONS = "one protocol and storage version: nothing to negotiate between brokers"
-SHARE_GROUPS = "share groups (KIP-932) are always served, as Kafka 4.2 does once share.version is finalized"
+SHARE_GROUPS = ("share groups (KIP-932) follow the finalized share.version, as in Kafka 4.2+: served at 1 or more (2 on "
+                "a new data dir), off at 0 (kafka-features downgrade --feature share.version=0)")
 NEW_COORDINATOR = ("the group coordinator is always the new one, serving classic and KIP-848 consumer groups "
                    "(Kafka 4.0 removed this key)")
 METRICS = "Kafka's metrics reporters are Java plugins: Hourglass exports Prometheus metrics on metrics.port"

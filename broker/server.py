@@ -87,6 +87,7 @@ class Broker:
         self.producer_ids: ProducerIds | None = None
         self.quotas = None  # broker.quotas.manager.ClientQuotas
         self.dynamic_configs = None  # broker.dynamic_config.DynamicBrokerConfigs
+        self.features = None  # broker.features.FeatureStore: the finalized feature levels
 
     # ---- identity --------------------------------------------------------------------------
     @property
@@ -140,6 +141,8 @@ class Broker:
         for plog in self.logs.all_logs():
             self._wire_log(plog.topic, plog.partition, plog)
         self.producer_ids = ProducerIds(self.meta)
+        from broker.features import FeatureStore
+        self.features = FeatureStore(cfg.log_dirs[0] / ".hourglass" / "features.json")
         from broker.groups.group_configs import GroupConfigs
         self.group_configs = GroupConfigs(cfg, cfg.log_dirs[0])
         from broker.security.listener import ListenerSecurity, per_ip_limits

@@ -185,6 +185,7 @@ API_CHECKS: dict[int, tuple[Check, ...]] = {
     50: (C("cluster", Op.DESCRIBE, RT.CLUSTER, CLUSTER_AUTH, REQ, None),),  # DescribeUserScramCredentials
     51: (C("cluster", Op.ALTER, RT.CLUSTER, CLUSTER_AUTH, REQ, None),),     # AlterUserScramCredentials
     55: (C("cluster", Op.DESCRIBE, RT.CLUSTER, CLUSTER_AUTH, REQ, None),),  # DescribeQuorum
+    57: (C("cluster", Op.ALTER, RT.CLUSTER, CLUSTER_AUTH, REQ, None),),     # UpdateFeatures
     61: (C("topic", Op.READ, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.name"),),  # DescribeProducers
     65: (  # DescribeTransactions
         C("transactional_id", Op.DESCRIBE, RT.TRANSACTIONAL_ID, TXN_AUTH, ITEM, "transactional_ids"),

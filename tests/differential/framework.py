@@ -173,6 +173,11 @@ class Aligned:
 
 
 ALIGNED: tuple[Aligned, ...] = (
+    Aligned(18, "supported_features", "name", "features are keyed by name (mapKey); Kafka lists them in its map order"),
+    Aligned(18, "finalized_features", "name", "features are keyed by name (mapKey); Kafka lists them in its map order"),
+    Aligned(57, "results", "feature", "features are keyed by name (mapKey); Kafka lists them in its map order"),
+    Aligned(65, "transaction_states[*].topics", "topic",
+            "a transaction's partitions are a set: Kafka lists their topics in its HashSet's order"),
     Aligned(32, "results[*].configs", "name",
             "Kafka lists a resource's configs in its ConfigDef's order; the set and each entry matter"),
     Aligned(21, "topics[*].partitions", "partition_index",

@@ -8,10 +8,6 @@ from __future__ import annotations
 
 from tests.differential.framework import ANY, Kept  # noqa: F401
 
-NO_FEATURES = ("Hourglass finalizes no feature levels (no KRaft metadata.version); clients learn what it "
-               "serves from the API ranges, and a finalized transaction.version 2 would move them to the "
-               "transaction protocol Hourglass does not serve (README: What it serves)")
-
 CONFLUENT = ("Confluent Server's schema ID validation topic configs, which Hourglass serves "
              "(README: schema ID validation)")
 OUR_DOCS = "Hourglass writes its own documentation strings for its configs (it does not copy Kafka's text)"
@@ -85,9 +81,6 @@ KEPT: list[Kept] = [
          "Kafka's fetch is a slice of the segment file cut at the byte limit, so it may end in a "
          "partial batch the client drops; Hourglass stops at the last whole batch within the limit "
          "(the same records reach the client, fewer bytes are sent)", hourglass=0),
-    # ApiVersions (18)
-    Kept(18, (3, 5), "supported_features*", NO_FEATURES),
-    Kept(18, (3, 5), "finalized_features*", NO_FEATURES),
     # DescribeQuorum (55)
     Kept(55, (2, 2), "nodes[*].listeners[*].name",
          "the voter's endpoints: Kafka's controller listens on its own CONTROLLER listener; Hourglass, its own "
@@ -111,7 +104,6 @@ KEPT_RANGES: dict[int, str] = {
     39: "delegation tokens are not served (README)",
     40: "delegation tokens are not served (README)",
     41: "delegation tokens are not served (README)",
-    57: "no feature levels to update: Hourglass finalizes no features (UpdateFeatures)",
     64: KRAFT + " (UnregisterBroker)",
     74: "client metrics resources (KIP-714 subscriptions) are not served (ListConfigResources)",
     80: KRAFT + " (AddRaftVoter)",
