@@ -1,0 +1,27 @@
+"""ExpireDelegationToken (40) v1-2 (Kafka 4.0 removed v0): bring a token's expiry forward, or
+(a negative period) remove it at once.
+
+Refusals as RenewDelegationToken's (``broker.security.delegation.expiration``); the change is
+stored durably before the answer.
+"""
+from broker.registry import handles
+from broker.security.delegation import allow_token_requests, expiration
+from protocol.errors import ErrorCode as E
+from protocol.messages.expire_delegation_token import ExpireDelegationTokenResponse as R
+
+
+@handles(40, min_version=1)
+async def handle(ctx, req):
+    principal = ctx.authz.principal
+    if not allow_token_requests(ctx.security_protocol, principal, ctx.token_authenticated):
+        return R(error_code=E.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, expiry_timestamp_ms=-1, throttle_time_ms=0)
+    store = ctx.broker.security.tokens
+    if not store.settings.enabled:
+        return R(error_code=E.DELEGATION_TOKEN_AUTH_DISABLED, expiry_timestamp_ms=0, throttle_time_ms=0)
+    token = store.by_hmac(req.hmac)
+    error, expiry, remove = expiration(token, principal, req.expiry_time_period_ms, ctx.broker.clock.now_ms())
+    if remove:
+        store.remove([token.token_id])
+    elif error == 0:
+        store.put(token._replace(expiry_ms=expiry))
+    return R(error_code=error, expiry_timestamp_ms=expiry, throttle_time_ms=0)

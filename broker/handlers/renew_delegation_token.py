@@ -1,0 +1,26 @@
+"""RenewDelegationToken (39) v1-2 (Kafka 4.0 removed v0): move a token's expiry forward.
+
+Refused as Kafka 4.4 refuses: DELEGATION_TOKEN_REQUEST_NOT_ALLOWED with expiry -1 (its
+broker), then DELEGATION_TOKEN_AUTH_DISABLED, NOT_FOUND, EXPIRED or OWNER_MISMATCH with expiry
+0 (its controller; ``broker.security.delegation.renewal``). The new expiry is stored durably
+before the answer.
+"""
+from broker.registry import handles
+from broker.security.delegation import allow_token_requests, renewal
+from protocol.errors import ErrorCode as E
+from protocol.messages.renew_delegation_token import RenewDelegationTokenResponse as R
+
+
+@handles(39, min_version=1)
+async def handle(ctx, req):
+    principal = ctx.authz.principal
+    if not allow_token_requests(ctx.security_protocol, principal, ctx.token_authenticated):
+        return R(error_code=E.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, expiry_timestamp_ms=-1, throttle_time_ms=0)
+    store = ctx.broker.security.tokens
+    if not store.settings.enabled:
+        return R(error_code=E.DELEGATION_TOKEN_AUTH_DISABLED, expiry_timestamp_ms=0, throttle_time_ms=0)
+    token = store.by_hmac(req.hmac)
+    error, expiry = renewal(store.settings, token, principal, req.renew_period_ms, ctx.broker.clock.now_ms())
+    if error == 0:
+        store.put(token._replace(expiry_ms=expiry))
+    return R(error_code=error, expiry_timestamp_ms=expiry, throttle_time_ms=0)
