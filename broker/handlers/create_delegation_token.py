@@ -2,10 +2,10 @@
 for another owner.
 
 Kafka 4.4's order: a connection that may not ask for tokens (PLAINTEXT, one-way SSL, a token
-login) answers DELEGATION_TOKEN_REQUEST_NOT_ALLOWED and another owner without CREATE_TOKENS
-on that user DELEGATION_TOKEN_AUTHORIZATION_FAILED, both with times -1 (Kafka's broker);
-then tokens off answers DELEGATION_TOKEN_AUTH_DISABLED and a renewer that is not a User
-INVALID_PRINCIPAL_TYPE, both with times 0 (its controller). The token is stored durably
+login) answers DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, another owner without CREATE_TOKENS on
+that user DELEGATION_TOKEN_AUTHORIZATION_FAILED and a renewer that is not a User
+INVALID_PRINCIPAL_TYPE, each with times -1 (Kafka's broker); then tokens off answers
+DELEGATION_TOKEN_AUTH_DISABLED with times 0 (its controller). The token is stored durably
 before the answer.
 """
 from broker.registry import handles
@@ -35,11 +35,11 @@ async def handle(ctx, req):
         return _answer(ctx, E.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, owner, requester)
     if owner != requester and not ctx.authz.allowed("owner", owner):
         return _answer(ctx, E.DELEGATION_TOKEN_AUTHORIZATION_FAILED, owner, requester)
+    if any(r.principal_type != USER_TYPE for r in req.renewers):
+        return _answer(ctx, E.INVALID_PRINCIPAL_TYPE, owner, requester)
     store = ctx.broker.security.tokens
     if not store.settings.enabled:
         return _answer(ctx, E.DELEGATION_TOKEN_AUTH_DISABLED, owner, requester, 0)
-    if any(r.principal_type != USER_TYPE for r in req.renewers):
-        return _answer(ctx, E.INVALID_PRINCIPAL_TYPE, owner, requester, 0)
     token = new_token(store.settings, ctx.broker.clock.now_ms(), owner, requester,
                       [f"{r.principal_type}:{r.principal_name}" for r in req.renewers], req.max_lifetime_ms)
     store.put(token)

@@ -34,7 +34,6 @@ import hmac as _hmac
 import json
 import logging
 import os
-import uuid
 from pathlib import Path
 from typing import Callable, NamedTuple
 
@@ -81,6 +80,16 @@ def principal_parts(principal: str) -> tuple[str, str]:
     return typ, name
 
 
+def new_token_id() -> str:
+    """A random Kafka ``Uuid`` as Kafka prints it (URL-safe base64; never starting with '-',
+    which Kafka's ``Uuid.randomUuid`` avoids as it reads as a command-line option)."""
+    from broker.cluster import new_uuid, uuid_to_base64
+    while True:
+        s = uuid_to_base64(new_uuid())
+        if not s.startswith("-"):
+            return s
+
+
 def create_hmac(secret_key: str, token_id: str) -> bytes:
     return _hmac.new(secret_key.encode("utf-8"), token_id.encode("utf-8"), hashlib.sha512).digest()
 
@@ -105,7 +114,7 @@ def new_token(settings: TokenSettings, now_ms: int, owner: str, requester: str, 
         max_life = min(max_life, max_lifetime_ms)
     max_ms = _sum(now_ms, max_life)
     expiry = min(max_ms, _sum(now_ms, settings.expiry_time_ms))
-    return TokenInformation(token_id or str(uuid.uuid4()), owner, requester, tuple(renewers), now_ms, expiry, max_ms)
+    return TokenInformation(token_id or new_token_id(), owner, requester, tuple(renewers), now_ms, expiry, max_ms)
 
 
 def renewal(settings: TokenSettings, token: TokenInformation | None, principal: str, period_ms: int,

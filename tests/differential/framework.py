@@ -146,6 +146,12 @@ NORMALIZATIONS: tuple[Normalization, ...] = (
                   "each broker's listeners name its own ports (the oracle's also its controller listener)"),
     Normalization("finalized_epoch", 18, "finalized_features_epoch", _any,
                   "the metadata offset of the last feature change, per cluster"),
+    Normalization("token_id", None, "*token_id", _generated, "delegation token ids are random Uuids per cluster"),
+    Normalization("token_hmac", None, "*hmac", _generated,
+                  "a delegation token's HMAC signs its random id (the tests check it against the key)"),
+    Normalization("token_issue", None, "*issue_timestamp*", _broker_clock,
+                  "when the broker issued a delegation token (its clock); expiry and max times are "
+                  "compared as offsets from it"),
 )
 
 
