@@ -6,19 +6,16 @@ broker), then DELEGATION_TOKEN_AUTH_DISABLED, NOT_FOUND, EXPIRED or OWNER_MISMAT
 before the answer.
 """
 from broker.registry import handles
-from broker.security.delegation import allow_token_requests, renewal
-from protocol.errors import ErrorCode as E
+from broker.security.delegation import refusal, renewal
 from protocol.messages.renew_delegation_token import RenewDelegationTokenResponse as R
 
 
 @handles(39, min_version=1)
 async def handle(ctx, req):
-    principal = ctx.authz.principal
-    if not allow_token_requests(ctx.security_protocol, principal, ctx.token_authenticated):
-        return R(error_code=E.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, expiry_timestamp_ms=-1, throttle_time_ms=0)
-    store = ctx.broker.security.tokens
-    if not store.settings.enabled:
-        return R(error_code=E.DELEGATION_TOKEN_AUTH_DISABLED, expiry_timestamp_ms=0, throttle_time_ms=0)
+    principal, store = ctx.authz.principal, ctx.broker.security.tokens
+    refused = refusal(ctx.security_protocol, principal, ctx.token_authenticated, store.settings)
+    if refused is not None:
+        return R(error_code=refused[0], expiry_timestamp_ms=refused[1], throttle_time_ms=0)
     token = store.by_hmac(req.hmac)
     error, expiry = renewal(store.settings, token, principal, req.renew_period_ms, ctx.broker.clock.now_ms())
     if error == 0:

@@ -31,9 +31,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac as _hmac
-import json
 import logging
-import os
 from pathlib import Path
 from typing import Callable, NamedTuple
 
@@ -106,6 +104,18 @@ def allow_token_requests(security_protocol: str, principal: str, token_authentic
     return not (security_protocol == "SSL" and principal == "User:ANONYMOUS")
 
 
+def refusal(security_protocol: str, principal: str, token_authenticated: bool,
+            settings: TokenSettings) -> tuple[int, int] | None:
+    """(error code, expiry) when Kafka 4.4 refuses a renewal or an expiration before looking at
+    the token: -1 from its broker (a connection that may not ask), 0 from its controller
+    (tokens off); None when the token decides."""
+    if not allow_token_requests(security_protocol, principal, token_authenticated):
+        return E.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, -1
+    if not settings.enabled:
+        return E.DELEGATION_TOKEN_AUTH_DISABLED, 0
+    return None
+
+
 def new_token(settings: TokenSettings, now_ms: int, owner: str, requester: str, renewers: list[str],
               max_lifetime_ms: int, token_id: str | None = None) -> TokenInformation:
     """The token a valid CreateDelegationToken makes (the caller checked the refusals)."""
@@ -175,11 +185,8 @@ class DelegationTokenStore:
             self._load()
 
     def _load(self) -> None:
-        try:
-            doc = json.loads(self.path.read_text())
-        except FileNotFoundError:
-            return
-        for t in doc.get("tokens", []):
+        from broker.cluster import read_json
+        for t in (read_json(self.path) or {}).get("tokens", []):
             self._index(TokenInformation(t["token_id"], t["owner"], t["requester"], tuple(t["renewers"]),
                                          int(t["issue_ms"]), int(t["expiry_ms"]), int(t["max_ms"])))
 
@@ -230,14 +237,8 @@ class DelegationTokenStore:
     def save(self) -> None:
         if self.path is None:
             return
-        from broker.cluster import atomic_write
-        doc = {"version": 1, "tokens": [
+        from broker.cluster import write_private_json
+        write_private_json(self.path, {"version": 1, "tokens": [
             {"token_id": t.token_id, "owner": t.owner, "requester": t.requester, "renewers": list(t.renewers),
              "issue_ms": t.issue_ms, "expiry_ms": t.expiry_ms, "max_ms": t.max_ms}
-            for t in sorted(self.tokens.values(), key=lambda t: (t.issue_ms, t.token_id))]}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        old = os.umask(0o077)
-        try:
-            atomic_write(self.path, json.dumps(doc, indent=1).encode())
-        finally:
-            os.umask(old)
+            for t in sorted(self.tokens.values(), key=lambda t: (t.issue_ms, t.token_id))]})

@@ -18,10 +18,9 @@ import pytest
 
 from hourglass.cli.wire import WireClient, WireError
 from protocol.errors import ErrorCode as E
-from tests.differential.conftest import COMMON
-from tests.differential.framework import Pair, Side, advertised, req
-from tests.helpers.broker import BrokerProcess
-from tests.helpers.kafka_oracle import KafkaProcess, run_tool
+from tests.differential.conftest import start_pair, stop_pair
+from tests.differential.framework import Side, req
+from tests.helpers.kafka_oracle import run_tool
 
 pytestmark = pytest.mark.xdist_group("differential")
 
@@ -36,25 +35,14 @@ TOKEN_KEYS = {"delegation.token.secret.key": SECRET_KEY, "delegation.token.max.l
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory):
     """This module's pair (the ``ex`` fixture of conftest.py exchanges on it)."""
-    base = tmp_path_factory.mktemp("tokens-pair")
-    kafka = KafkaProcess(base / "kafka" / "data", {
-        **COMMON, **TOKEN_KEYS,
-        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "SCRAM-SHA-512",
-        "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": JAAS + ";"},
-        listeners={"SASL_PLAINTEXT": "SASL_PLAINTEXT"})
-    hourglass = BrokerProcess(base / "hourglass" / "data", {
-        **COMMON, **TOKEN_KEYS,
-        "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+    pair = start_pair(tmp_path_factory, {
+        **TOKEN_KEYS, "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "SCRAM-SHA-512",
+        "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": JAAS + ";"}, {
+        **TOKEN_KEYS, "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
-        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "SCRAM-SHA-512"})
-    try:
-        kafka.start()
-        hourglass.start()
-    except Exception:
-        kafka.kill()
-        hourglass.kill()
-        raise
-    pair = Pair(kafka, hourglass, advertised(kafka.bootstrap), advertised(hourglass.bootstrap))
+        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "SCRAM-SHA-512"},
+        name="tokens-pair", kafka_listeners={"SASL_PLAINTEXT": "SASL_PLAINTEXT"})
+    kafka, hourglass = pair.kafka, pair.hourglass
     from broker.security.scram import ScramMechanism, salted_password
     m = ScramMechanism.SCRAM_SHA_512
     for proc in (kafka, hourglass):
@@ -74,8 +62,7 @@ def pair(tmp_path_factory):
                 assert time.monotonic() < deadline, f"{proc}: alice cannot log in"
                 time.sleep(0.2)
     yield pair
-    hourglass.stop()
-    kafka.stop()
+    stop_pair(pair)
 
 
 def sasl(proc, user: str, password: str | None = None, token: bool = False) -> WireClient:

@@ -215,12 +215,13 @@ def test_acls_on_other_owners_and_describe(broker):
         assert mine.token_id in [t.token_id for t in describe(admin, owners=["bob"]).tokens]
 
 
-def test_tokens_survive_a_restart_and_expired_ones_are_swept(broker):
+@pytest.mark.parametrize("crash", [False, True], ids=["clean", "kill-9"])
+def test_tokens_survive_a_restart_and_expired_ones_are_swept(broker, crash):
     with client(broker, "alice") as alice:
         keep = create(alice)
         short = create(alice, max_lifetime_ms=300)
-        assert keep.error_code == short.error_code == 0
-    broker.restart()
+        assert keep.error_code == short.error_code == 0  # answered: stored durably
+    broker.restart(crash=crash)
     with client(broker, "alice") as alice:
         ids = {t.token_id: t for t in describe(alice).tokens}
         assert keep.token_id in ids and ids[keep.token_id].hmac == keep.hmac
