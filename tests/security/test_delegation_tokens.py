@@ -231,3 +231,19 @@ def test_tokens_survive_a_restart_and_expired_ones_are_swept(broker, crash):
             time.sleep(0.1)
     with client(broker, keep.token_id, password=base64.b64encode(keep.hmac).decode(), token=True) as t:
         assert t.request(3, 12, body(3, topics=[])).brokers
+
+
+def test_tokens_off_without_a_secret_key():
+    """No ``delegation.token.secret.key``: Kafka's controller answers DELEGATION_TOKEN_AUTH_DISABLED
+    (times 0) and its broker the describe; the connection checks still come first."""
+    from hourglass.embedded import EmbeddedBroker
+    with EmbeddedBroker(security={"protocol": "SASL_PLAINTEXT", "mechanism": "SCRAM-SHA-512"}) as b:
+        with WireClient(b.bootstrap_servers, props=b.java_properties) as c:
+            r = create(c)
+            assert r.error_code == E.DELEGATION_TOKEN_AUTH_DISABLED
+            assert (r.issue_timestamp_ms, r.expiry_timestamp_ms, r.max_timestamp_ms, r.token_id) == (0, 0, 0, "")
+            assert create(c, renewers=["Group:ops"]).error_code == E.INVALID_PRINCIPAL_TYPE  # the broker's check
+            assert describe(c).error_code == E.DELEGATION_TOKEN_AUTH_DISABLED
+            for api, f in ((39, "renew_period_ms"), (40, "expiry_time_period_ms")):
+                got = c.request(api, 2, body(api, hmac=b"x", **{f: 1}))
+                assert (got.error_code, got.expiry_timestamp_ms) == (E.DELEGATION_TOKEN_AUTH_DISABLED, 0)
