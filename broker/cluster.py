@@ -70,6 +70,25 @@ def new_uuid() -> bytes:
             return u
 
 
+def read_json(path: Path):
+    """The JSON document of a store file, or None when it does not exist yet."""
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+
+
+def write_private_json(path: Path, doc) -> None:
+    """``doc`` as JSON, written atomically (``atomic_write``) into a file only the broker's user
+    may read (mode 0600 from the temp file on): for files holding secrets or key material."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    old = os.umask(0o077)
+    try:
+        atomic_write(path, json.dumps(doc, indent=1).encode())
+    finally:
+        os.umask(old)
+
+
 def atomic_write(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as f:

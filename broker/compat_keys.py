@@ -35,7 +35,7 @@ JAVA_SECURITY = "a Java security plugin or JCA setting: Hourglass uses OpenSSL t
 BROKER_JAAS = ("a broker-wide sasl.jaas.config is ignored by Kafka brokers too: set "
                "listener.name.<listener>.<mechanism>.sasl.jaas.config")
 DYNAMIC = "dynamic keystore reconfiguration is not served: a new keystore takes a restart"
-DELEGATION = "delegation tokens are not served"
+DELEGATION = "Kafka 4.0 removed this alias: set delegation.token.secret.key"
 PER_LISTENER = "a per-listener value of a key with no effect here"
 
 _T = THREADS
@@ -172,11 +172,7 @@ NO_EFFECT: dict[str, tuple[str, str]] = {
     "ssl.allow.san.changes": ("boolean", DYNAMIC),
     "principal.builder.class": ("class", PLUGINS),
     "security.providers": ("string", JAVA_SECURITY),
-    "delegation.token.secret.key": ("password", DELEGATION),
     "delegation.token.master.key": ("password", DELEGATION),
-    "delegation.token.max.lifetime.ms": ("long", DELEGATION),
-    "delegation.token.expiry.time.ms": ("long", DELEGATION),
-    "delegation.token.expiry.check.interval.ms": ("long", DELEGATION),
 }
 
 # Per-mechanism SASL keys under a listener prefix: listener.name.<l>.<mechanism>.sasl.jaas.config

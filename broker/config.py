@@ -231,6 +231,10 @@ BROKER_KEYS: dict[str, BrokerKey] = {k.name: k for k in [
     _k("authorizer.class.name", _str, "", "org.apache.kafka.metadata.authorizer.StandardAuthorizer (or kafka.security.authorizer.AclAuthorizer) turns ACL authorization on; empty: off."),
     _k("super.users", _str, None, "Principals allowed everything, separated by ';' (User:admin;User:CN=ops,O=acme)."),
     _k("allow.everyone.if.no.acl.found", _bool, "false", "With ACLs on: allow a resource that has no ACL at all."),
+    _k("delegation.token.secret.key", _str, None, "Secret key that signs delegation tokens (HMAC-SHA512 of the token id); unset or empty: delegation tokens are off (their APIs answer DELEGATION_TOKEN_AUTH_DISABLED)."),
+    _k("delegation.token.max.lifetime.ms", _long, "604800000", "A delegation token's maximum lifetime, beyond which it cannot be renewed (a create request may ask for less).", *_pos),
+    _k("delegation.token.expiry.time.ms", _long, "86400000", "How long a delegation token is valid before it needs a renewal (a renewal may ask for less).", *_pos),
+    _k("delegation.token.expiry.check.interval.ms", _long, "3600000", "How often expired delegation tokens are removed.", *_pos),
     _k("hourglass.clean.shutdown.skip.recovery", _bool, "true", "Skip the log scan after a clean shutdown (Kafka's behaviour)."),
     _k("hourglass.log.max.open.files", _int, "0", "Hourglass: most segment and index files held open at once (a cache: idle ones are closed and reopened on use, so partitions are not bounded by the file-descriptor limit). 0: three quarters of the descriptor limit, which the broker raises to its hard limit at start; the rest is left for connections.", *_nonneg),
 ]}

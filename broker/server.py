@@ -148,7 +148,11 @@ class Broker:
         from broker.security.listener import ListenerSecurity, per_ip_limits
         from broker.security.state import BrokerSecurity, security_dir
         self.per_ip_limits = per_ip_limits(cfg["max.connections.per.ip.overrides"])
-        self.security = BrokerSecurity.from_config(cfg.raw.get, security_dir(cfg.log_dirs))
+        from broker.security.delegation import TokenSettings
+        self.security = BrokerSecurity.from_config(
+            cfg.raw.get, security_dir(cfg.log_dirs),
+            TokenSettings(cfg["delegation.token.secret.key"], cfg["delegation.token.max.lifetime.ms"],
+                          cfg["delegation.token.expiry.time.ms"]))
         from broker.quotas.manager import ClientQuotas
         from broker.quotas.store import QuotaStore
         self.quotas = ClientQuotas(QuotaStore(security_dir(cfg.log_dirs)), samples=cfg["quota.window.num"],
@@ -157,7 +161,7 @@ class Broker:
                                    controller_window_s=cfg["controller.quota.window.size.seconds"])
         for lst in cfg.listeners:  # a bad keystore or SASL setting refuses to start here
             self.listener_security[lst.name] = ListenerSecurity.build(
-                lst.name, lst.security_protocol, lst.overrides, cfg.raw, self.security.scram)
+                lst.name, lst.security_protocol, lst.overrides, cfg.raw, self.security.scram, self.security.tokens)
         from broker import dynamic_config
         self.dynamic_configs = dynamic_config.DynamicBrokerConfigs(security_dir(cfg.log_dirs))
         dynamic_config.apply(self)
@@ -245,6 +249,9 @@ class Broker:
         from broker.log_dirs import LogDirMoves
         self.log_dir_moves = LogDirMoves(self)
         self.log_dir_moves.resume()   # moves a crash or shutdown interrupted
+        if self.security.tokens.settings.enabled:
+            self.tasks.append(asyncio.create_task(self._every(
+                self.cfg["delegation.token.expiry.check.interval.ms"], self._sweep_tokens)))
         # Log compaction (storage/cleaner): cleaning rounds every log.cleaner.backoff.ms when idle.
         from storage.cleaner import LogCleaner
         self.cleaner = LogCleaner.from_broker_config(self.logs, self.cfg)
@@ -318,6 +325,9 @@ class Broker:
         n = self.logs.cleanup_expired(self.clock.now_ms())
         if n:
             log.info("retention deleted %d segment(s)", n)
+
+    def _sweep_tokens(self) -> None:
+        self.security.tokens.sweep(self.clock.now_ms())
 
     def _expire_producers(self) -> None:
         n = self.logs.remove_expired_producers(self.clock.now_ms(), self.cfg["producer.id.expiration.ms"])

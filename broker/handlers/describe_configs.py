@@ -142,7 +142,7 @@ def _broker_synonym_names(name: str) -> list[str]:
     return [name]
 
 
-_PARSE_TYPES = {"_int": "int", "_bool": "boolean", "_str": "string", "_list": "list", "_float": "double"}
+_PARSE_TYPES = {"_int": "int", "_long": "long", "_bool": "boolean", "_str": "string", "_list": "list", "_float": "double"}
 
 
 def _broker_key_table() -> dict[str, tuple[str, str | None, str]]:

@@ -158,6 +158,12 @@ NORMALIZATIONS: tuple[Normalization, ...] = (
                   "the quorum's epoch: each election (a restart of a single voter) adds one, per cluster"),
     Normalization("voter_times", 55, "*last_*_timestamp", _broker_clock,
                   "a voter's last fetch/caught-up time is the leader's clock now"),
+    Normalization("token_id", None, "*token_id", _generated, "delegation token ids are random Uuids per cluster"),
+    Normalization("token_hmac", None, "*hmac", _generated,
+                  "a delegation token's HMAC signs its random id (the tests check it against the key)"),
+    Normalization("token_issue", None, "*issue_timestamp*", _broker_clock,
+                  "when the broker issued a delegation token (its clock); expiry and max times are "
+                  "compared as offsets from it"),
 )
 
 
