@@ -343,6 +343,17 @@ _TOPIC_DEFS: list[ConfigDef] = [
               "io.confluent.kafka.serializers.subject.TopicNameStrategy", None,
               "How the value subject is named for schema ID validation: TopicNameStrategy "
               "(<topic>-value), RecordNameStrategy or TopicRecordNameStrategy, by Confluent's class names."),
+    # Hourglass's lakehouse tables (lakehouse/, not in Apache Kafka): the topic also written as an
+    # Apache Iceberg table, with Redpanda's mode names (its redpanda.iceberg.mode); the schema
+    # registry modes value_schema_id_prefix and value_schema_latest are not served yet
+    ConfigDef("iceberg.mode", "string", "disabled", OneOf(("disabled", "key_value")),
+              "Hourglass: write the topic also as an Apache Iceberg table (namespace redpanda, named as "
+              "the topic): disabled, or key_value (the record's key, value bytes, partition, offset, "
+              "timestamp, timestamp type and headers), as Redpanda's redpanda.iceberg.mode."),
+    ConfigDef("iceberg.target.lag.ms", "long", 60_000, Range(1),
+              "Hourglass: how far the topic's Iceberg table may trail the log: translation commits a "
+              "snapshot about this often (Redpanda's redpanda.iceberg.target.lag.ms).",
+              _syn("iceberg.target.lag.ms")),
 ]
 
 #: Confluent's subject name strategies, by class name (the topic configs above take these).
@@ -353,6 +364,8 @@ for _d in list(_TOPIC_DEFS):
         _TOPIC_DEFS[_TOPIC_DEFS.index(_d)] = _d._replace(validator=KnownClass(SUBJECT_NAME_STRATEGIES))
 #: The topic configs Confluent Server adds to Apache Kafka's.
 CONFLUENT_TOPIC_CONFIGS = frozenset(d.name for d in _TOPIC_DEFS if d.name.startswith("confluent."))
+#: Hourglass's own topic configs (lakehouse tables), with Redpanda's names less its prefix.
+ICEBERG_TOPIC_CONFIGS = frozenset(d.name for d in _TOPIC_DEFS if d.name.startswith("iceberg."))
 
 #: Every topic config of Kafka 4.4, by name (sorted as Kafka's ``LogConfig.configNames``).
 TOPIC_CONFIGS: dict[str, ConfigDef] = {d.name: d for d in sorted(_TOPIC_DEFS, key=lambda d: d.name)}
@@ -397,6 +410,8 @@ _BROKER_DEFS: list[BrokerConfigDef] = [
     _B("log.local.retention.bytes", "long", -2, Range(-2), "local.retention.bytes"),
     _B("min.insync.replicas", "int", 1, Range(1), "min.insync.replicas"),
     _B("unclean.leader.election.enable", "boolean", False, None, "unclean.leader.election.enable"),
+    _B("iceberg.target.lag.ms", "long", 60_000, Range(1), "iceberg.target.lag.ms",
+       "Hourglass: the default iceberg.target.lag.ms of topics (Redpanda's iceberg_target_lag_ms)."),
     # Broker-only log keys (no topic config) that the log manager / broker use.
     _B("log.dir", "string", "/tmp/kafka-logs"),
     _B("log.dirs", "string", None),
@@ -666,6 +681,8 @@ class LogConfig:
     confluent_key_subject_name_strategy: str = "io.confluent.kafka.serializers.subject.TopicNameStrategy"
     confluent_value_subject_name_strategy: str = "io.confluent.kafka.serializers.subject.TopicNameStrategy"
     schema_id_validation: bool = False          # either of the two above: one check per produce
+    iceberg_mode: str = "disabled"
+    iceberg_target_lag_ms: int = 60_000
     overrides: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
     values: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
