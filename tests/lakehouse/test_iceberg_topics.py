@@ -143,12 +143,19 @@ def test_random_topics_table_equals_read_committed_log(lake):
 
 
 def test_kill_9_during_translation_loses_and_doubles_no_row(lake):
+    """Rounds of: produce continuously, kill -9 the broker at a chosen moment, restart. Every
+    other round the kill lands inside a commit: once a Parquet file of the table exists that its
+    current snapshot does not hold (written, not yet committed); the other rounds right after a
+    commit. Then the table equals the read_committed log, each row once."""
     seed = random.randrange(2**32)
     rng = random.Random(seed)
     b, url, topic = lake.bootstrap, lake.catalog_url, "crashy"
+    files = lake.data_dir / ".hourglass" / "iceberg" / "redpanda" / topic / "data"
     create_topic(b, topic, 2, {"iceberg.mode": "key_value", "iceberg.target.lag.ms": "20"})
     now = int(dt.datetime.now(dt.timezone.utc).timestamp() * 1000)
-    for rnd in range(6):
+    orphans = 0  # files of commits a kill interrupted
+    mid_commit_kills = 0
+    for rnd in range(8):
         stop = threading.Event()
 
         def produce(bootstrap=lake.bootstrap):
@@ -160,24 +167,35 @@ def test_kill_9_during_translation_loses_and_doubles_no_row(lake):
             p.flush(6)
         t = threading.Thread(target=produce)
         t.start()
-        try:
-            snapshots = len(catalog(url).load_table(("redpanda", topic)).snapshots()) if rnd else 0
-        except Exception:  # noqa: BLE001 - no table yet
-            snapshots = 0
-        # kill while rows arrive and translation commits: once a commit of this round is seen,
-        # and again a varying number of commits later
-        wait_until(lambda: _snapshots(url, topic) > snapshots + rnd % 3, timeout=60, interval=0.02,
-                   what=f"round {rnd}: a new snapshot")
+        if rnd % 2 == 0:
+            def in_flight():
+                on_disk = len(list(files.rglob("*.parquet"))) if files.exists() else 0
+                return on_disk > _data_files(url, topic) + orphans
+            wait_until(in_flight, timeout=60, interval=0.005, what=f"round {rnd}: a commit under way")
+            mid_commit_kills += 1
+        else:
+            snapshots = _snapshots(url, topic)
+            wait_until(lambda: _snapshots(url, topic) > snapshots, timeout=60, interval=0.02,
+                       what=f"round {rnd}: a new snapshot")
         lake.kill()
         stop.set()
         t.join(30)
         lake.start()
+        orphans = len(list(files.rglob("*.parquet"))) - _data_files(url, topic)
     expected = log_rows(lake.bootstrap, topic, 2)
     wait_caught_up(url, topic, expected)
     got = rows_of(table(url, topic))
     assert len({(r[0], r[1]) for r in got}) == len(got), f"seed {seed}: a row doubled"
     assert got == expected, f"seed {seed}"
-    assert len(expected) > 100
+    assert len(expected) > 100 and mid_commit_kills == 4 and orphans > 0
+
+
+def _data_files(url: str, topic: str) -> int:
+    try:
+        snap = table(url, topic).current_snapshot()
+    except Exception:  # noqa: BLE001 - no table yet
+        return 0
+    return 0 if snap is None else int(snap.summary.additional_properties.get("total-data-files", 0))
 
 
 def _snapshots(url: str, topic: str) -> int:
