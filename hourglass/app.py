@@ -38,6 +38,11 @@ def registry_metrics(broker):
     return metric_families(broker)
 
 
+def iceberg_metrics(broker):
+    from lakehouse.metrics import metric_families
+    return metric_families(broker)
+
+
 def extensions() -> Extensions:
     return Extensions(services=(http_services, iceberg_topics), record_validator=check_schema_ids,
-                      metric_collectors=(registry_metrics,))
+                      metric_collectors=(registry_metrics, iceberg_metrics))

@@ -27,7 +27,8 @@ from lakehouse.translate import Aborted, Slice
 log = logging.getLogger(__name__)
 
 TICK_MS = 100
-READ_BYTES = 8 << 20  # per partition and round
+ENABLED_REFRESH_MS = 1000  # how often the topics' iceberg.mode is looked at (O(topics) on the loop)
+READ_BYTES = 4 << 20  # per partition and round: a read on the loop as short as a Fetch's
 
 
 @dataclass
@@ -38,6 +39,7 @@ class TopicState:
     rows: int = 0  # rows committed by this broker since start
     snapshots: int = 0
     last_commit_ms: int | None = None
+    behind_since_ms: int | None = None  # since when the table trails the log (None: caught up)
 
 
 @dataclass
@@ -59,6 +61,9 @@ class IcebergTopics:
         self.stats = Stats()
         self._task: asyncio.Task | None = None
         self._job = None  # the worker thread's current future
+        self._enabled: list[str] = []
+        self._enabled_at = -ENABLED_REFRESH_MS
+        self._more = False  # the last round left records to read: go on without waiting a tick
 
     # ---- BrokerService --------------------------------------------------------------------------
     def bind(self) -> None:
@@ -82,7 +87,7 @@ class IcebergTopics:
     # ---- the loop ---------------------------------------------------------------------------------
     async def _run(self) -> None:
         while True:
-            await asyncio.sleep(TICK_MS / 1000)
+            await asyncio.sleep(0 if self._more else TICK_MS / 1000)
             try:
                 await self.translate_due()
             except asyncio.CancelledError:
@@ -91,11 +96,19 @@ class IcebergTopics:
                 log.exception("Iceberg translation round failed; retried next round")
 
     def enabled_topics(self) -> list[str]:
-        logs = self.broker.logs
-        return sorted(t for t in logs.topics() if logs.config_for(t).iceberg_mode != "disabled")
+        """Topics whose ``iceberg.mode`` is on (looked up at most every ENABLED_REFRESH_MS)."""
+        now = self.broker.clock.now_ms()
+        if now - self._enabled_at >= ENABLED_REFRESH_MS:
+            logs = self.broker.logs
+            self._enabled = sorted(t for t in logs.topics() if logs.config_for(t).iceberg_mode != "disabled")
+            self._enabled_at = now
+            for gone in set(self.state) - set(self._enabled):
+                del self.state[gone]
+        return self._enabled
 
     async def translate_due(self) -> None:
         now = self.broker.clock.now_ms()
+        self._more = False
         for topic in self.enabled_topics():
             st = self.state.get(topic)
             if st is not None and st.due_ms > now:
@@ -152,10 +165,14 @@ class IcebergTopics:
                             for a in plog.collect_aborted_transactions(start, upper))
             slices.append(Slice(p, start, limit, data, aborted))
         now = self.broker.clock.now_ms()
-        # more to read: come back next tick; else after the lag target
+        # more to read: go on at once; else after the lag target
         st.due_ms = now if more else now + cfg.iceberg_target_lag_ms
+        self._more = self._more or more
         if not slices:
+            st.behind_since_ms = None
             return 0
+        if st.behind_since_ms is None:
+            st.behind_since_ms = now
         committed, advanced, rows = await self._in_thread(self.tables.commit, topic, slices, st.committed)
         st.committed = committed
         st.next.update(advanced)
@@ -166,3 +183,14 @@ class IcebergTopics:
             self.stats.rows += rows
             self.stats.commits += 1
         return rows
+
+    def lag(self, topic: str) -> int:
+        """Committed records' offsets the table does not cover yet (summed over partitions)."""
+        st = self.state.get(topic)
+        out = 0
+        for p in self.broker.logs.partitions_of(topic):
+            plog = self.broker.logs.get(topic, p)
+            if plog is not None:
+                nxt = max(st.next.get(p, 0) if st else 0, plog.log_start_offset)
+                out += max(plog.last_stable_offset - nxt, 0)
+        return out

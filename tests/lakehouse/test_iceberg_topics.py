@@ -29,7 +29,8 @@ def lake(tmp_path):
     """A broker serving its Iceberg REST catalog; the broker-wide lag target is 100 ms."""
     url = f"http://127.0.0.1:{free_port()}"
     proc = BrokerProcess(tmp_path / "data", {**TXN_BROKER_OVERRIDES, "iceberg.catalog.listeners": url,
-                                             "iceberg.target.lag.ms": 100, "log.retention.check.interval.ms": 200})
+                                             "iceberg.target.lag.ms": 100, "log.retention.check.interval.ms": 200,
+                                             "metrics.port": 0})
     proc.start()
     proc.catalog_url = url
     yield proc
@@ -229,6 +230,12 @@ def test_snapshot_as_of_earlier_time_and_rows_kept_after_retention(lake):
     wait_caught_up(url, topic, both)
     now_table = table(url, topic)
     assert rows_of(now_table) == both
+    # /metrics: what this broker committed, and no lag once caught up
+    m = scrape(lake)
+    assert m[("hourglass_iceberg_rows_total", (("topic", topic),))] == 120
+    assert m[("hourglass_iceberg_commits_total", (("topic", topic),))] == len(now_table.snapshots())
+    assert m[("hourglass_iceberg_lag_offsets", (("topic", topic),))] == 0
+    assert m[("hourglass_iceberg_lag_seconds", (("topic", topic),))] == 0
     # as the table was at that time
     earlier = now_table.snapshot_as_of_timestamp(as_of)
     assert rows_of(now_table, earlier.snapshot_id) == first
@@ -239,6 +246,16 @@ def test_snapshot_as_of_earlier_time_and_rows_kept_after_retention(lake):
     admin.incremental_alter_configs([res])[res].result(20)
     wait_until(lambda: log_start(b, topic) > 60, timeout=30, what="retention deleting the first segments")
     assert rows_of(table(url, topic)) == both
+
+
+def scrape(proc) -> dict:
+    import re
+    from prometheus_client.parser import text_string_to_metric_families
+    wait_until(lambda: "metrics on http://" in proc.log_text(), timeout=10, what="metrics endpoint log line")
+    url = re.search(r"metrics on (http://\S+)/metrics", proc.log_text()).group(1)
+    text = urllib.request.urlopen(url + "/metrics", timeout=5).read().decode()
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for fam in text_string_to_metric_families(text) for s in fam.samples}
 
 
 def log_start(bootstrap: str, topic: str) -> int:
