@@ -35,6 +35,7 @@ READ_BYTES = 4 << 20  # per partition and round: a read on the loop as short as 
 class TopicState:
     committed: dict[int, int]  # partition -> last offset the table holds
     next: dict[int, int]  # partition -> next offset to read (ahead of committed after a round of no rows)
+    topic_id: str = ""
     due_ms: int = 0
     rows: int = 0  # rows committed by this broker since start
     snapshots: int = 0
@@ -132,10 +133,14 @@ class IcebergTopics:
     async def translate(self, topic: str) -> int:
         """One round for ``topic``: read what is committed past the table and commit it."""
         cfg = self.broker.logs.config_for(topic)
+        info = self.broker.topics.get(topic)
+        topic_id = info.topic_id.hex() if info is not None else ""
         st = self.state.get(topic)
+        if st is not None and st.topic_id != topic_id:  # deleted and made again in between
+            st = None
         if st is None:
-            committed = await self._in_thread(self.tables.last_offsets, topic)
-            st = self.state[topic] = TopicState(committed, {p: o + 1 for p, o in committed.items()})
+            committed = await self._in_thread(self.tables.last_offsets, topic, topic_id)
+            st = self.state[topic] = TopicState(committed, {p: o + 1 for p, o in committed.items()}, topic_id)
         slices = []
         more = False
         for p in self.broker.logs.partitions_of(topic):
@@ -173,7 +178,7 @@ class IcebergTopics:
             return 0
         if st.behind_since_ms is None:
             st.behind_since_ms = now
-        committed, advanced, rows = await self._in_thread(self.tables.commit, topic, slices, st.committed)
+        committed, advanced, rows = await self._in_thread(self.tables.commit, topic, slices, st.committed, topic_id)
         st.committed = committed
         st.next.update(advanced)
         if rows:

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 from lakehouse.translate import (NAMESPACE, Slice, committed_records, covered_last_offset,
-                                 key_value_row, last_offsets, summary_for, table_name)
+                                 key_value_row, last_offsets, summary_for, table_name, table_of_other_topic)
 from protocol.records.batch import iter_batch_positions
 from protocol.records.record import decode_batch
 
@@ -99,11 +99,20 @@ class TopicTables:
             log.info("creating Iceberg table %s.%s for topic %s", NAMESPACE, table_name(topic), topic)
             return self.catalog.create_table_if_not_exists(ident, key_value_schema(), partition_spec=day_spec())
 
-    def last_offsets(self, topic: str) -> dict[int, int]:
-        """partition -> last offset the table holds (its current snapshot's summary)."""
-        return last_offsets(snapshot_summary(self.table(topic)))
+    def last_offsets(self, topic: str, topic_id: str = "") -> dict[int, int]:
+        """partition -> last offset the table holds (its current snapshot's summary). A table
+        left by a deleted topic of the same name is dropped first and made anew (Redpanda drops
+        a topic's table when the topic is deleted; here it stays readable until then)."""
+        summary = snapshot_summary(self.table(topic))
+        if table_of_other_topic(summary, topic_id):
+            log.warning("Iceberg table %s.%s was written from a deleted topic of that name; it is dropped "
+                        "and made anew for topic %s (id %s)", NAMESPACE, table_name(topic), topic, topic_id)
+            self.catalog.purge_table((NAMESPACE, table_name(topic)))
+            summary = snapshot_summary(self.table(topic))
+        return last_offsets(summary)
 
-    def commit(self, topic: str, slices: list[Slice], previous: dict[int, int]) -> tuple[dict[int, int], dict[int, int], int]:
+    def commit(self, topic: str, slices: list[Slice], previous: dict[int, int],
+               topic_id: str = "") -> tuple[dict[int, int], dict[int, int], int]:
         """Translate ``slices`` and commit their rows as one snapshot recording the new last
         offsets. Returns (last offsets the table now holds, partition -> next offset to read,
         rows committed). With no row to write nothing is committed: the reads covered only
@@ -123,7 +132,7 @@ class TopicTables:
         if not rows:
             return previous, advanced, 0
         table = self.table(topic)
-        summary = summary_for(previous, covered)
+        summary = summary_for(previous, covered, topic_id)
         table.append(pa.Table.from_pylist(rows, schema=table.schema().as_arrow()), snapshot_properties=summary)
         return last_offsets(summary), advanced, len(rows)
 

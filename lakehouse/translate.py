@@ -87,15 +87,29 @@ def key_value_row(partition: int, header, record) -> dict:
             "value": record.value}
 
 
-def summary_for(previous: Mapping[int, int], covered: Mapping[int, int]) -> dict[str, str]:
+TOPIC_ID = "hourglass.topic-id"
+
+
+def summary_for(previous: Mapping[int, int], covered: Mapping[int, int], topic_id: str = "") -> dict[str, str]:
     """The snapshot summary properties of a commit covering ``covered`` (partition -> last
-    offset) after ``previous`` (the last offsets the table's current snapshot records)."""
+    offset) after ``previous`` (the last offsets the table's current snapshot records), naming
+    the topic (by id) the offsets are of."""
     merged = dict(previous)
     for p, last in covered.items():
         if last < merged.get(p, -1):
             raise ValueError(f"partition {p}: a commit cannot go back from {merged[p]} to {last}")
         merged[p] = last
-    return {_LAST_OFFSET.format(p): str(last) for p, last in sorted(merged.items())}
+    out = {_LAST_OFFSET.format(p): str(last) for p, last in sorted(merged.items())}
+    if topic_id:
+        out[TOPIC_ID] = topic_id
+    return out
+
+
+def table_of_other_topic(summary: Mapping[str, str] | None, topic_id: str) -> bool:
+    """Whether the table's current snapshot was written from another topic of the same name
+    (one deleted since): its offsets say nothing of this topic's."""
+    recorded = (summary or {}).get(TOPIC_ID)
+    return bool(recorded) and bool(topic_id) and recorded != topic_id
 
 
 def last_offsets(summary: Mapping[str, str] | None) -> dict[int, int]:

@@ -336,3 +336,31 @@ def test_unserved_modes_are_refused(lake):
         fut = admin.create_topics([NewTopic(unique("refused"), 1, 1, config={"iceberg.mode": mode})])
         with pytest.raises(KafkaException, match="iceberg.mode"):
             next(iter(fut.values())).result(20)
+
+
+def test_a_topic_made_again_under_its_name_gets_a_new_table(lake):
+    """The table of a deleted topic stays readable; a new topic of that name (new topic id, its
+    offsets from 0 again) replaces it instead of being skipped up to the old offsets."""
+    b, url, topic = lake.bootstrap, lake.catalog_url, "reborn"
+    create_topic(b, topic, 1, {"iceberg.mode": "key_value"})
+    p = Producer({"bootstrap.servers": b})
+    for i in range(20):
+        p.produce(topic, value=b"old-%d" % i)
+    p.flush(30)
+    wait_caught_up(url, topic, log_rows(b, topic, 1))
+    admin = AdminClient({"bootstrap.servers": b})
+    admin.delete_topics([topic])[topic].result(20)
+    assert len(rows_of(table(url, topic))) == 20  # kept after the topic went
+    wait_until(lambda: topic not in admin.list_topics(timeout=10).topics, timeout=20, what="topic deleted")
+    create_topic(b, topic, 1, {"iceberg.mode": "key_value"})
+    for i in range(5):
+        p.produce(topic, value=b"new-%d" % i)
+    p.flush(30)
+    expected = log_rows(b, topic, 1)
+    assert [r[5] for r in expected] == [b"new-%d" % i for i in range(5)]
+    def replaced():
+        try:
+            return rows_of(table(url, topic)) == expected
+        except Exception:  # noqa: BLE001 - between the old table's drop and the new one's creation
+            return False
+    wait_until(replaced, timeout=60, interval=0.2, what="the new topic's table")

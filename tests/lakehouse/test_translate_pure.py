@@ -7,7 +7,8 @@ from __future__ import annotations
 from hypothesis import given, settings, strategies as st
 
 from lakehouse.translate import (Aborted, committed_records, covered_last_offset, dlq_table_name,
-                                 key_value_row, last_offsets, resume_offsets, summary_for, table_name)
+                                 key_value_row, last_offsets, resume_offsets, summary_for, table_name,
+                                 table_of_other_topic)
 from protocol.records.batch import iter_batch_positions
 from protocol.records.record import Record, build_batch, decode_batch, end_txn_marker
 
@@ -110,6 +111,14 @@ def test_key_value_row(partition, offset, ts, key, value, hs, log_append):
     expected_ts = max(ts, 0) if log_append else ts
     assert meta["timestamp"] == (expected_ts * 1000 if expected_ts >= 0 else None)
     assert [(x["key"], x["value"]) for x in meta["headers"]] == hs
+
+
+@given(st.sampled_from(["", "aa", "bb"]), st.sampled_from(["", "aa", "bb"]))
+def test_a_table_is_of_the_topic_id_it_records(written_by, now):
+    summary = summary_for({}, {0: 5}, written_by)
+    assert last_offsets(summary) == {0: 5}
+    assert table_of_other_topic(summary, now) == (written_by != "" and now != "" and written_by != now)
+    assert not table_of_other_topic({}, now)  # a table with no snapshot yet is anyone's
 
 
 def test_table_names_follow_redpanda():
