@@ -47,7 +47,7 @@ JVM_SRCS := $(shell find tests/jvm -path '*/src/*' -type f -not -path '*/target/
 JVM_STAMP = $(HOURGLASS_CACHE)/jvm-$(shell cat $(JVM_POMS) $(JVM_SRCS) | sha1sum | cut -c1-16).stamp
 MVN := mvn -q -B -Dmaven.repo.local=$(HOURGLASS_CACHE)/m2
 
-.PHONY: jvm flink venv venv-run deps jars java-harness confluent-kafka-versions run test crash-test fuzz bench soak load-limits
+.PHONY: jvm flink iceberg-spark venv venv-run deps jars java-harness confluent-kafka-versions run test crash-test fuzz bench soak load-limits
 
 venv: $(VENV_STAMP)
 venv-run: $(RUN_STAMP)
@@ -93,7 +93,12 @@ RUN_ARGS ?=
 run: $(RUN_STAMP)
 	$(VPY) -m broker serve --config config/server.properties $(RUN_ARGS)
 
-test: venv deps jars java-harness confluent-kafka-versions jvm flink
+# PySpark at tests/jvm/pom.xml's iceberg.spark.version in its own venv in ~/.cache/hourglass, with
+# Iceberg's Spark runtime (none is served for the pinned Spark 4.2): tests/helpers/spark_iceberg.py
+iceberg-spark: $(VENV_STAMP) jvm
+	@$(VPY) -m tests.helpers.spark_iceberg >/dev/null
+
+test: venv deps jars java-harness confluent-kafka-versions jvm flink iceberg-spark
 	$(VPY) -m pytest $(PYTEST_ARGS) tests
 
 # Reliability tools (short passes of both run inside `make test`, in tests/reliability).

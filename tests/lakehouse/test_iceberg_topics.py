@@ -364,3 +364,41 @@ def test_a_topic_made_again_under_its_name_gets_a_new_table(lake):
         except Exception:  # noqa: BLE001 - between the old table's drop and the new one's creation
             return False
     wait_until(replaced, timeout=60, interval=0.2, what="the new topic's table")
+
+
+def test_spark_reads_the_table_now_and_timestamp_as_of(lake):
+    """Spark SQL through the broker's REST catalog URL (Iceberg's Spark runtime): the table now
+    equals the read_committed log, and ``TIMESTAMP AS OF`` an earlier commit's time equals the
+    log as it was then."""
+    import base64
+    from tests.helpers import spark_iceberg
+    seed = random.randrange(2**32)
+    rng = random.Random(seed)
+    b, url, topic = lake.bootstrap, lake.catalog_url, "sparked"
+    create_topic(b, topic, 2, {"iceberg.mode": "key_value"})
+    plain = Producer({"bootstrap.servers": b, "linger.ms": 5})
+    txn = txn_producer(b, unique("iceberg-spark"))
+    now = int(dt.datetime.now(dt.timezone.utc).timestamp() * 1000)
+    marks = []  # (time the table was as the log then, the log then)
+    for step in range(2):
+        for _ in range(3):
+            produce_random(plain, rng, topic, 2, rng.randint(5, 30), now)
+            txn.begin_transaction()
+            produce_random(txn, rng, topic, 2, rng.randint(1, 10), now)
+            (txn.commit_transaction if rng.random() < 0.5 else txn.abort_transaction)(30)
+        plain.flush(30)
+        expected = log_rows(b, topic, 2)
+        wait_caught_up(url, topic, expected)
+        marks.append((table(url, topic).current_snapshot().timestamp_ms, expected))
+    answer = spark_iceberg.run({"catalog": url, "table": topic, "as_of": [marks[0][0]]})
+
+    def unb64(v):
+        return None if v is None else base64.b64decode(v)
+
+    def norm(rows):
+        return sorted((p, o, ts, tt, unb64(k), unb64(v), tuple((hk, unb64(hv)) for hk, hv in hs))
+                      for p, o, ts, tt, k, v, hs in rows)
+    assert topic in answer["tables"]
+    assert norm(answer["now"]) == marks[-1][1], f"seed {seed}"
+    assert norm(answer["as_of"][str(marks[0][0])]) == marks[0][1], f"seed {seed}"
+    assert len(marks[0][1]) < len(marks[-1][1])
