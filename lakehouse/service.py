@@ -19,10 +19,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from lakehouse.tables import TopicTables, close_quietly, warehouse_dir
 from lakehouse.translate import Aborted, Slice
+from protocol.records.batch import iter_batch_positions
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,6 @@ class Stats:
     rows: int = 0
     commits: int = 0
     failures: int = 0
-    topics: dict = field(default_factory=dict)
 
 
 class IcebergTopics:
@@ -161,7 +161,6 @@ class IcebergTopics:
             data = res.data
             if not data:
                 continue
-            from protocol.records.batch import iter_batch_positions
             upper = start
             for _, h in iter_batch_positions(data):
                 upper = h.next_offset
