@@ -139,7 +139,7 @@ class IcebergTopics:
         if st is not None and st.topic_id != topic_id:  # deleted and made again in between
             st = None
         if st is None:
-            committed = await self._in_thread(self.tables.last_offsets, topic, topic_id)
+            committed = await self._in_thread(self.tables.last_offsets, topic, topic_id, cfg.iceberg_partition_spec)
             st = self.state[topic] = TopicState(committed, {p: o + 1 for p, o in committed.items()}, topic_id)
         slices = []
         more = False
@@ -177,7 +177,8 @@ class IcebergTopics:
             return 0
         if st.behind_since_ms is None:
             st.behind_since_ms = now
-        committed, advanced, rows = await self._in_thread(self.tables.commit, topic, slices, st.committed, topic_id)
+        committed, advanced, rows = await self._in_thread(self.tables.commit, topic, slices, st.committed, topic_id,
+                                                      cfg.iceberg_partition_spec)
         st.committed = committed
         st.next.update(advanced)
         if rows:

@@ -13,6 +13,7 @@ import logging
 import threading
 from pathlib import Path
 
+from storage.log_config import parse_iceberg_partition_spec
 from lakehouse.translate import (NAMESPACE, Slice, committed_records, covered_last_offset,
                                  key_value_row, last_offsets, summary_for, table_name, table_of_other_topic)
 from protocol.records.batch import iter_batch_positions
@@ -21,8 +22,8 @@ from protocol.records.record import decode_batch
 log = logging.getLogger(__name__)
 
 CATALOG_NAME = "hourglass"
-#: the table partition spec's field (Redpanda's default is hour(redpanda.timestamp); ours: a day)
-PARTITION_FIELD = "redpanda_timestamp_day"
+#: iceberg.partition.spec's default (Redpanda's is hour(redpanda.timestamp); the issue asks a day)
+DEFAULT_SPEC = "(day(redpanda.timestamp))"
 
 
 def warehouse_dir(log_dirs) -> Path:
@@ -64,11 +65,46 @@ def key_value_schema():
         NestedField(2, "value", BinaryType(), required=False))
 
 
-def day_spec():
+def spec_field_name(transform: str, column: str) -> str:
+    """A partition field's name: ``redpanda_timestamp_day``, ``redpanda_partition``."""
+    base = column.replace(".", "_")
+    return base if transform == "identity" else f"{base}_{transform}"
+
+
+def wanted_fields(spec_text: str) -> list[tuple[str, str, str]]:
+    """(field name, transform, column) of ``iceberg.partition.spec``."""
+    return [(spec_field_name(t, c), t, c) for t, c in parse_iceberg_partition_spec(spec_text)]
+
+
+def partition_spec(schema, spec_text: str):
+    """``iceberg.partition.spec`` as a pyiceberg ``PartitionSpec`` over ``schema``."""
     from pyiceberg.partitioning import PartitionField, PartitionSpec
-    from pyiceberg.transforms import DayTransform
-    return PartitionSpec(PartitionField(source_id=5, field_id=1000, transform=DayTransform(),
-                                        name=PARTITION_FIELD))
+    from pyiceberg.transforms import parse_transform
+    fields = [PartitionField(source_id=schema.find_field(column).field_id, field_id=1000 + i,
+                             transform=parse_transform(transform), name=name)
+              for i, (name, transform, column) in enumerate(wanted_fields(spec_text))]
+    return PartitionSpec(*fields)
+
+
+def current_fields(table) -> list[tuple[str, str, str]]:
+    schema = table.schema()
+    return [(f.name, str(f.transform), schema.find_column_name(f.source_id)) for f in table.spec().fields]
+
+
+def evolve_spec(table, spec_text: str) -> bool:
+    """Make the table's partition spec ``iceberg.partition.spec`` (a spec evolution: files
+    written before keep their partitioning); False when it already is."""
+    want = wanted_fields(spec_text)
+    have = current_fields(table)
+    if have == want:
+        return False
+    log.info("Iceberg table %s: partition spec %s -> %s", table.name(), have, want)
+    with table.update_spec() as update:
+        for name, _, _ in have:
+            update.remove_field(name)
+        for name, transform, column in want:
+            update.add_field(column, transform, name)
+    return True
 
 
 def snapshot_summary(table) -> dict[str, str]:
@@ -89,30 +125,32 @@ class TopicTables:
             self._catalog = open_catalog(self.warehouse)
         return self._catalog
 
-    def table(self, topic: str):
-        """The topic's table, created (key_value layout, day partitions) when missing."""
+    def table(self, topic: str, spec_text: str = DEFAULT_SPEC):
+        """The topic's table, created (key_value layout, partitioned by ``spec_text``) when missing."""
         from pyiceberg.exceptions import NoSuchTableError
         ident = (NAMESPACE, table_name(topic))
         try:
             return self.catalog.load_table(ident)
         except NoSuchTableError:
             log.info("creating Iceberg table %s.%s for topic %s", NAMESPACE, table_name(topic), topic)
-            return self.catalog.create_table_if_not_exists(ident, key_value_schema(), partition_spec=day_spec())
+            schema = key_value_schema()
+            return self.catalog.create_table_if_not_exists(ident, schema,
+                                                           partition_spec=partition_spec(schema, spec_text))
 
-    def last_offsets(self, topic: str, topic_id: str = "") -> dict[int, int]:
+    def last_offsets(self, topic: str, topic_id: str = "", spec_text: str = DEFAULT_SPEC) -> dict[int, int]:
         """partition -> last offset the table holds (its current snapshot's summary). A table
         left by a deleted topic of the same name is dropped first and made anew (Redpanda drops
         a topic's table when the topic is deleted; here it stays readable until then)."""
-        summary = snapshot_summary(self.table(topic))
+        summary = snapshot_summary(self.table(topic, spec_text))
         if table_of_other_topic(summary, topic_id):
             log.warning("Iceberg table %s.%s was written from a deleted topic of that name; it is dropped "
                         "and made anew for topic %s (id %s)", NAMESPACE, table_name(topic), topic, topic_id)
             self.catalog.purge_table((NAMESPACE, table_name(topic)))
-            summary = snapshot_summary(self.table(topic))
+            summary = snapshot_summary(self.table(topic, spec_text))
         return last_offsets(summary)
 
     def commit(self, topic: str, slices: list[Slice], previous: dict[int, int],
-               topic_id: str = "") -> tuple[dict[int, int], dict[int, int], int]:
+               topic_id: str = "", spec_text: str = DEFAULT_SPEC) -> tuple[dict[int, int], dict[int, int], int]:
         """Translate ``slices`` and commit their rows as one snapshot recording the new last
         offsets. Returns (last offsets the table now holds, partition -> next offset to read,
         rows committed). With no row to write nothing is committed: the reads covered only
@@ -131,7 +169,9 @@ class TopicTables:
                 advanced[s.partition] = last + 1
         if not rows:
             return previous, advanced, 0
-        table = self.table(topic)
+        table = self.table(topic, spec_text)
+        if evolve_spec(table, spec_text):
+            table = self.table(topic, spec_text)
         summary = summary_for(previous, covered, topic_id)
         table.append(pa.Table.from_pylist(rows, schema=table.schema().as_arrow()), snapshot_properties=summary)
         return last_offsets(summary), advanced, len(rows)

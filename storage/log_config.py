@@ -160,6 +160,48 @@ class ThrottledReplicas(NamedTuple):
         return "[partitionId]:[brokerId],[partitionId]:[brokerId],..."
 
 
+_ICEBERG_SPEC_ITEM = re.compile(r"\s*(?:(identity|year|month|day|hour)\(\s*([\w.]+)\s*\)|([\w.]+))\s*")
+#: the columns of the key_value table a partition spec may name, and the transforms each takes
+ICEBERG_SPEC_COLUMNS = {"redpanda.timestamp": ("identity", "year", "month", "day", "hour"),
+                        "redpanda.partition": ("identity",)}
+
+
+def parse_iceberg_partition_spec(text: str) -> tuple[tuple[str, str], ...]:
+    """``iceberg.partition.spec`` (Redpanda's ``redpanda.iceberg.partition.spec`` syntax:
+    ``(hour(redpanda.timestamp), redpanda.partition)``; ``()`` unpartitioned) as
+    ``((transform, column), ...)``; raises ValueError naming what is wrong."""
+    t = text.strip()
+    if not (t.startswith("(") and t.endswith(")")):
+        raise ValueError("a partition spec is a parenthesized list, e.g. (day(redpanda.timestamp))")
+    body = t[1:-1].strip()
+    out: list[tuple[str, str]] = []
+    for item in (body.split(",") if body else []):
+        m = _ICEBERG_SPEC_ITEM.fullmatch(item)
+        if m is None:
+            raise ValueError(f"{item.strip()!r} is not a column or transform(column)")
+        transform, column = (m.group(1), m.group(2)) if m.group(1) else ("identity", m.group(3))
+        if transform not in ICEBERG_SPEC_COLUMNS.get(column, ()):
+            raise ValueError(f"{transform}({column}) is not served: columns and transforms are "
+                             + "; ".join(f"{c}: {', '.join(ts)}" for c, ts in ICEBERG_SPEC_COLUMNS.items()))
+        if any(c == column for _, c in out):  # Iceberg refuses redundant partitions of a column
+            raise ValueError(f"{column} is partitioned twice")
+        out.append((transform, column))
+    return tuple(out)
+
+
+class IcebergPartitionSpec(NamedTuple):
+    """``iceberg.partition.spec``: see :func:`parse_iceberg_partition_spec`."""
+
+    def check(self, name: str, value: Any, raw: str) -> None:
+        try:
+            parse_iceberg_partition_spec(value)
+        except ValueError as exc:
+            raise InvalidConfigError(name, _msg(name, raw, str(exc))) from None
+
+    def describe(self) -> str:
+        return "(transform(column), ...)"
+
+
 def _num(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else java_double_str(v)
 
@@ -350,6 +392,11 @@ _TOPIC_DEFS: list[ConfigDef] = [
               "Hourglass: write the topic also as an Apache Iceberg table (namespace redpanda, named as "
               "the topic): disabled, or key_value (the record's key, value bytes, partition, offset, "
               "timestamp, timestamp type and headers), as Redpanda's redpanda.iceberg.mode."),
+    ConfigDef("iceberg.partition.spec", "string", "(day(redpanda.timestamp))", IcebergPartitionSpec(),
+              "Hourglass: the partitioning of the topic's Iceberg table, in Redpanda's syntax "
+              "(its redpanda.iceberg.partition.spec): (day(redpanda.timestamp)) by default, "
+              "year/month/day/hour of redpanda.timestamp and redpanda.partition, () for none; a change "
+              "evolves the table's spec (files written before keep theirs)."),
     ConfigDef("iceberg.target.lag.ms", "long", 60_000, Range(1),
               "Hourglass: how far the topic's Iceberg table may trail the log: translation commits a "
               "snapshot about this often (Redpanda's redpanda.iceberg.target.lag.ms).",
@@ -682,6 +729,7 @@ class LogConfig:
     confluent_value_subject_name_strategy: str = "io.confluent.kafka.serializers.subject.TopicNameStrategy"
     schema_id_validation: bool = False          # either of the two above: one check per produce
     iceberg_mode: str = "disabled"
+    iceberg_partition_spec: str = "(day(redpanda.timestamp))"
     iceberg_target_lag_ms: int = 60_000
     overrides: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
     values: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)

@@ -332,10 +332,41 @@ def test_rest_catalog_serves_reads_and_refuses_writes(lake):
 def test_unserved_modes_are_refused(lake):
     from confluent_kafka import KafkaException
     admin = AdminClient({"bootstrap.servers": lake.bootstrap})
-    for mode in ("value_schema_latest", "value_schema_id_prefix", "bogus"):
-        fut = admin.create_topics([NewTopic(unique("refused"), 1, 1, config={"iceberg.mode": mode})])
-        with pytest.raises(KafkaException, match="iceberg.mode"):
+    for key, value in (("iceberg.mode", "value_schema_latest"), ("iceberg.mode", "value_schema_id_prefix"),
+                       ("iceberg.mode", "bogus"), ("iceberg.partition.spec", "day(redpanda.timestamp)"),
+                       ("iceberg.partition.spec", "(hour(redpanda.partition))"),
+                       ("iceberg.partition.spec", "(bucket[4](redpanda.partition))")):
+        fut = admin.create_topics([NewTopic(unique("refused"), 1, 1, config={key: value})])
+        with pytest.raises(KafkaException, match=key.replace(".", r"\.")):
             next(iter(fut.values())).result(20)
+
+
+def test_partition_spec_is_honoured_and_evolves(lake):
+    """``iceberg.partition.spec`` (Redpanda's syntax) partitions the table; a change evolves the
+    table's spec, and the rows stay those of the log."""
+    b, url, topic = lake.bootstrap, lake.catalog_url, "specced"
+    create_topic(b, topic, 2, {"iceberg.mode": "key_value", "iceberg.partition.spec": "(hour(redpanda.timestamp))"})
+    p = Producer({"bootstrap.servers": b})
+    rng = random.Random(7)
+    now = int(dt.datetime.now(dt.timezone.utc).timestamp() * 1000)
+    produce_random(p, rng, topic, 2, 40, now)
+    p.flush(30)
+    wait_caught_up(url, topic, log_rows(b, topic, 2))
+    assert [(f.name, str(f.transform)) for f in table(url, topic).spec().fields] == [("redpanda_timestamp_hour", "hour")]
+    admin = AdminClient({"bootstrap.servers": b})
+    res = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[ConfigEntry(
+        "iceberg.partition.spec", "(day(redpanda.timestamp), redpanda.partition)",
+        incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([res])[res].result(20)
+    produce_random(p, rng, topic, 2, 40, now)
+    p.flush(30)
+    expected = log_rows(b, topic, 2)
+    wait_caught_up(url, topic, expected)
+    t = table(url, topic)
+    assert [(f.name, str(f.transform)) for f in t.spec().fields] == \
+        [("redpanda_timestamp_day", "day"), ("redpanda_partition", "identity")]
+    assert len(t.specs()) == 2
+    assert rows_of(t) == expected
 
 
 def test_a_topic_made_again_under_its_name_gets_a_new_table(lake):

@@ -124,3 +124,18 @@ def test_a_table_is_of_the_topic_id_it_records(written_by, now):
 def test_table_names_follow_redpanda():
     assert table_name("orders.v1") == "orders.v1"
     assert dlq_table_name("orders.v1") == "orders.v1~dlq"
+
+
+def test_partition_spec_text():
+    from storage.log_config import parse_iceberg_partition_spec as parse
+    assert parse("(day(redpanda.timestamp))") == (("day", "redpanda.timestamp"),)
+    assert parse(" ( hour( redpanda.timestamp ) , redpanda.partition ) ") == \
+        (("hour", "redpanda.timestamp"), ("identity", "redpanda.partition"))
+    assert parse("()") == ()
+    for bad in ("day(redpanda.timestamp)", "(day(value))", "(hour(redpanda.partition))", "(bucket[4](redpanda.partition))",
+                "(day(redpanda.timestamp), hour(redpanda.timestamp))", "(redpanda.partition,)"):
+        try:
+            parse(bad)
+        except ValueError:
+            continue
+        raise AssertionError(f"{bad} was accepted")
