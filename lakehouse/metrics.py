@@ -11,7 +11,6 @@ def metric_families(broker):
     lake = getattr(broker, "lakehouse", None)  # lakehouse.service.IcebergTopics
     if lake is None:
         return
-    now = broker.clock.now_ms()
     rows = CounterMetricFamily("hourglass_iceberg_rows", "Rows committed to the topic's Iceberg table since start",
                                labels=["topic"])
     commits = CounterMetricFamily("hourglass_iceberg_commits", "Iceberg snapshots committed since start",
@@ -23,15 +22,13 @@ def metric_families(broker):
     last = GaugeMetricFamily("hourglass_iceberg_last_commit_timestamp_seconds",
                              "When this broker last committed a snapshot of the table", labels=["topic"])
     for topic in lake.enabled_topics():
-        st = lake.state.get(topic)
-        rows.add_metric([topic], st.rows if st else 0)
-        commits.add_metric([topic], st.snapshots if st else 0)
-        n = lake.lag(topic)
-        lag.add_metric([topic], n)
-        since = st.behind_since_ms if st else None
-        lag_s.add_metric([topic], 0 if n == 0 or since is None else max(now - since, 0) / 1000)
-        if st is not None and st.last_commit_ms is not None:
-            last.add_metric([topic], st.last_commit_ms / 1000)
+        v = lake.table_view(topic)
+        rows.add_metric([topic], v["rows_since_start"])
+        commits.add_metric([topic], v["commits_since_start"])
+        lag.add_metric([topic], v["lag_offsets"])
+        lag_s.add_metric([topic], v["lag_seconds"])
+        if v["last_commit_ms"] is not None:
+            last.add_metric([topic], v["last_commit_ms"] / 1000)
     yield from (rows, commits, lag, lag_s, last)
     yield CounterMetricFamily("hourglass_iceberg_translation_failures",
                               "Translation rounds that failed (retried, resuming from the table)",

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from lakehouse.tables import TopicTables, close_quietly, warehouse_dir
-from lakehouse.translate import Aborted, Slice
+from lakehouse.translate import NAMESPACE, Aborted, Slice, table_name
 from protocol.records.batch import iter_batch_positions
 
 log = logging.getLogger(__name__)
@@ -42,6 +42,7 @@ class TopicState:
     snapshots: int = 0
     last_commit_ms: int | None = None
     behind_since_ms: int | None = None  # since when the table trails the log (None: caught up)
+    head: tuple | None = None  # the table's current snapshot: (id, commit time ms, rows)
 
 
 @dataclass
@@ -139,8 +140,10 @@ class IcebergTopics:
         if st is not None and st.topic_id != topic_id:  # deleted and made again in between
             st = None
         if st is None:
-            committed = await self._in_thread(self.tables.last_offsets, topic, topic_id, cfg.iceberg_partition_spec)
+            committed, head = await self._in_thread(self.tables.last_offsets, topic, topic_id,
+                                                    cfg.iceberg_partition_spec)
             st = self.state[topic] = TopicState(committed, {p: o + 1 for p, o in committed.items()}, topic_id)
+            st.head = head
         slices = []
         more = False
         for p in self.broker.logs.partitions_of(topic):
@@ -177,17 +180,32 @@ class IcebergTopics:
             return 0
         if st.behind_since_ms is None:
             st.behind_since_ms = now
-        committed, advanced, rows = await self._in_thread(self.tables.commit, topic, slices, st.committed, topic_id,
-                                                      cfg.iceberg_partition_spec)
+        committed, advanced, rows, head = await self._in_thread(
+            self.tables.commit, topic, slices, st.committed, topic_id, cfg.iceberg_partition_spec)
         st.committed = committed
         st.next.update(advanced)
         if rows:
+            st.head = head
             st.rows += rows
             st.snapshots += 1
             st.last_commit_ms = now
             self.stats.rows += rows
             self.stats.commits += 1
         return rows
+
+    def table_view(self, topic: str) -> dict | None:
+        """What the console and ``/metrics`` show of a topic's table (None: iceberg.mode off)."""
+        if topic not in self.enabled_topics():
+            return None
+        st = self.state.get(topic)
+        n = self.lag(topic)
+        since = st.behind_since_ms if st else None
+        snap_id, snap_ms, total = (st.head if st and st.head else (None, None, 0))
+        return {"table": f"{NAMESPACE}.{table_name(topic)}", "snapshot_id": snap_id, "snapshot_ms": snap_ms,
+                "rows": total, "lag_offsets": n,
+                "lag_seconds": 0 if n == 0 or since is None else max(self.broker.clock.now_ms() - since, 0) / 1000,
+                "rows_since_start": st.rows if st else 0, "commits_since_start": st.snapshots if st else 0,
+                "last_commit_ms": st.last_commit_ms if st else None}
 
     def lag(self, topic: str) -> int:
         """Committed records' offsets the table does not cover yet (summed over partitions)."""

@@ -107,6 +107,14 @@ def evolve_spec(table, spec_text: str) -> bool:
     return True
 
 
+def head(table) -> tuple[int, int, int] | None:
+    """(snapshot id, commit time in ms, rows) of the table's current snapshot; None when empty."""
+    snap = table.current_snapshot()
+    if snap is None:
+        return None
+    return snap.snapshot_id, snap.timestamp_ms, int(snap.summary.additional_properties.get("total-records", 0))
+
+
 def snapshot_summary(table) -> dict[str, str]:
     snap = table.current_snapshot()
     return {} if snap is None else dict(snap.summary.additional_properties)
@@ -137,24 +145,27 @@ class TopicTables:
             return self.catalog.create_table_if_not_exists(ident, schema,
                                                            partition_spec=partition_spec(schema, spec_text))
 
-    def last_offsets(self, topic: str, topic_id: str = "", spec_text: str = DEFAULT_SPEC) -> dict[int, int]:
+    def last_offsets(self, topic: str, topic_id: str = "",
+                     spec_text: str = DEFAULT_SPEC) -> tuple[dict[int, int], tuple | None]:
         """partition -> last offset the table holds (its current snapshot's summary). A table
         left by a deleted topic of the same name is dropped first and made anew (Redpanda drops
         a topic's table when the topic is deleted; here it stays readable until then)."""
-        summary = snapshot_summary(self.table(topic, spec_text))
+        table = self.table(topic, spec_text)
+        summary = snapshot_summary(table)
         if table_of_other_topic(summary, topic_id):
             log.warning("Iceberg table %s.%s was written from a deleted topic of that name; it is dropped "
                         "and made anew for topic %s (id %s)", NAMESPACE, table_name(topic), topic, topic_id)
             self.catalog.purge_table((NAMESPACE, table_name(topic)))
-            summary = snapshot_summary(self.table(topic, spec_text))
-        return last_offsets(summary)
+            table = self.table(topic, spec_text)
+            summary = snapshot_summary(table)
+        return last_offsets(summary), head(table)
 
     def commit(self, topic: str, slices: list[Slice], previous: dict[int, int],
-               topic_id: str = "", spec_text: str = DEFAULT_SPEC) -> tuple[dict[int, int], dict[int, int], int]:
+               topic_id: str = "", spec_text: str = DEFAULT_SPEC) -> tuple[dict[int, int], dict[int, int], int, tuple | None]:
         """Translate ``slices`` and commit their rows as one snapshot recording the new last
         offsets. Returns (last offsets the table now holds, partition -> next offset to read,
-        rows committed). With no row to write nothing is committed: the reads covered only
-        aborted or control records, which a re-read after a restart skips again."""
+        rows committed, ``head`` of the table). With no row to write nothing is committed: the
+        reads covered only aborted or control records, which a re-read after a restart skips again."""
         import pyarrow as pa
         rows: list[dict] = []
         covered: dict[int, int] = {}
@@ -168,13 +179,13 @@ class TopicTables:
                 covered[s.partition] = last
                 advanced[s.partition] = last + 1
         if not rows:
-            return previous, advanced, 0
+            return previous, advanced, 0, None
         table = self.table(topic, spec_text)
         if evolve_spec(table, spec_text):
             table = self.table(topic, spec_text)
         summary = summary_for(previous, covered, topic_id)
         table.append(pa.Table.from_pylist(rows, schema=table.schema().as_arrow()), snapshot_properties=summary)
-        return last_offsets(summary), advanced, len(rows)
+        return last_offsets(summary), advanced, len(rows), head(table)
 
 
 def close_quietly(tables: TopicTables) -> None:

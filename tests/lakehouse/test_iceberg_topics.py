@@ -28,11 +28,13 @@ DAY_MS = 86_400_000
 def lake(tmp_path):
     """A broker serving its Iceberg REST catalog; the broker-wide lag target is 100 ms."""
     url = f"http://127.0.0.1:{free_port()}"
+    console = f"http://127.0.0.1:{free_port()}"
     proc = BrokerProcess(tmp_path / "data", {**TXN_BROKER_OVERRIDES, "iceberg.catalog.listeners": url,
+                                             "console.listeners": console,
                                              "iceberg.target.lag.ms": 100, "log.retention.check.interval.ms": 200,
                                              "metrics.port": 0})
     proc.start()
-    proc.catalog_url = url
+    proc.catalog_url, proc.console_url = url, console
     yield proc
     proc.stop()
 
@@ -251,6 +253,11 @@ def test_snapshot_as_of_earlier_time_and_rows_kept_after_retention(lake):
     assert m[("hourglass_iceberg_commits_total", (("topic", topic),))] == len(now_table.snapshots())
     assert m[("hourglass_iceberg_lag_offsets", (("topic", topic),))] == 0
     assert m[("hourglass_iceberg_lag_seconds", (("topic", topic),))] == 0
+    # the console's topic page shows the table
+    page = urllib.request.urlopen(f"{lake.console_url}/topics/{topic}?tab=partitions", timeout=20).read().decode()
+    assert f'<td class="table-name">redpanda.{topic}</td>' in page
+    assert f'<td class="snapshot">{now_table.current_snapshot().snapshot_id} at ' in page
+    assert '<td class="rows">120</td>' in page and '<td class="lag">0 offsets, 0 s</td>' in page
     # as the table was at that time
     earlier = now_table.snapshot_as_of_timestamp(as_of)
     assert rows_of(now_table, earlier.snapshot_id) == first
