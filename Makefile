@@ -54,7 +54,7 @@ GO_MODULES := $(patsubst %/go.mod,%,$(wildcard tests/go/*/go.mod))
 go-modules:
 	@for m in $(GO_MODULES); do (cd $$m && $(GO) mod download) || exit 1; done
 
-.PHONY: go-modules jvm flink venv venv-run deps jars java-harness confluent-kafka-versions run test crash-test fuzz bench soak load-limits
+.PHONY: go-modules jvm flink iceberg-spark venv venv-run deps jars java-harness confluent-kafka-versions run test crash-test fuzz bench soak load-limits
 
 venv: $(VENV_STAMP)
 venv-run: $(RUN_STAMP)
@@ -100,7 +100,12 @@ RUN_ARGS ?=
 run: $(RUN_STAMP)
 	$(VPY) -m broker serve --config config/server.properties $(RUN_ARGS)
 
-test: venv deps jars java-harness confluent-kafka-versions jvm flink go-modules
+# PySpark at tests/jvm/pom.xml's iceberg.spark.version in its own venv in ~/.cache/hourglass, with
+# Iceberg's Spark runtime (none is served for the pinned Spark 4.2): tests/helpers/spark_iceberg.py
+iceberg-spark: $(VENV_STAMP) jvm
+	@$(VPY) -m tests.helpers.spark_iceberg >/dev/null
+
+test: venv deps jars java-harness confluent-kafka-versions jvm flink iceberg-spark go-modules
 	$(VPY) -m pytest $(PYTEST_ARGS) tests
 
 # Reliability tools (short passes of both run inside `make test`, in tests/reliability).

@@ -1,6 +1,7 @@
 """The composition root: a Hourglass broker is the Kafka core (``broker/``) with the rooms
 beside it wired in here: the HTTP services (``web/``: the Schema Registry and the console),
-the registry's schema ID validation of produced records, and the registry's metrics.
+the registry's schema ID validation of produced records, the registry's metrics, and the
+translation of topics into Iceberg tables (``lakehouse/``).
 
 ``hourglass serve`` and ``EmbeddedBroker`` run ``run_broker(cfg, extensions=extensions())``; a
 ``Broker`` built without them (bench scripts, in-process unit tests) is a plain Kafka broker.
@@ -24,11 +25,24 @@ def check_schema_ids(broker, topic, config, records, version):
     return check(broker, topic, config, records, version)
 
 
+def iceberg_topics(broker):
+    # topics written as Iceberg tables (topic config iceberg.mode); pyiceberg is imported by
+    # its worker thread when a topic first turns it on
+    from lakehouse.service import IcebergTopics
+    broker.lakehouse = IcebergTopics(broker)
+    return broker.lakehouse
+
+
 def registry_metrics(broker):
     from schema_registry.metrics import metric_families
     return metric_families(broker)
 
 
+def iceberg_metrics(broker):
+    from lakehouse.metrics import metric_families
+    return metric_families(broker)
+
+
 def extensions() -> Extensions:
-    return Extensions(services=(http_services,), record_validator=check_schema_ids,
-                      metric_collectors=(registry_metrics,))
+    return Extensions(services=(http_services, iceberg_topics), record_validator=check_schema_ids,
+                      metric_collectors=(registry_metrics, iceberg_metrics))

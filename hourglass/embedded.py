@@ -47,6 +47,7 @@ _HTTP_SERVICE_MODULES = {
     "schema.registry.listeners": ("schema_registry.app", "schema_registry.formats.avro",
                                   "schema_registry.formats.jsonschema", "schema_registry.formats.protobuf"),
     "console.listeners": ("console.app", "console.ui"),
+    "iceberg.catalog.listeners": ("lakehouse.rest",),
 }
 
 

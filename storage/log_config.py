@@ -166,6 +166,48 @@ class ThrottledReplicas(NamedTuple):
         return "[partitionId]:[brokerId],[partitionId]:[brokerId],..."
 
 
+_ICEBERG_SPEC_ITEM = re.compile(r"\s*(?:(identity|year|month|day|hour)\(\s*([\w.]+)\s*\)|([\w.]+))\s*")
+#: the columns of the key_value table a partition spec may name, and the transforms each takes
+ICEBERG_SPEC_COLUMNS = {"redpanda.timestamp": ("identity", "year", "month", "day", "hour"),
+                        "redpanda.partition": ("identity",)}
+
+
+def parse_iceberg_partition_spec(text: str) -> tuple[tuple[str, str], ...]:
+    """``iceberg.partition.spec`` (Redpanda's ``redpanda.iceberg.partition.spec`` syntax:
+    ``(hour(redpanda.timestamp), redpanda.partition)``; ``()`` unpartitioned) as
+    ``((transform, column), ...)``; raises ValueError naming what is wrong."""
+    t = text.strip()
+    if not (t.startswith("(") and t.endswith(")")):
+        raise ValueError("a partition spec is a parenthesized list, e.g. (day(redpanda.timestamp))")
+    body = t[1:-1].strip()
+    out: list[tuple[str, str]] = []
+    for item in (body.split(",") if body else []):
+        m = _ICEBERG_SPEC_ITEM.fullmatch(item)
+        if m is None:
+            raise ValueError(f"{item.strip()!r} is not a column or transform(column)")
+        transform, column = (m.group(1), m.group(2)) if m.group(1) else ("identity", m.group(3))
+        if transform not in ICEBERG_SPEC_COLUMNS.get(column, ()):
+            raise ValueError(f"{transform}({column}) is not served: columns and transforms are "
+                             + "; ".join(f"{c}: {', '.join(ts)}" for c, ts in ICEBERG_SPEC_COLUMNS.items()))
+        if any(c == column for _, c in out):  # Iceberg refuses redundant partitions of a column
+            raise ValueError(f"{column} is partitioned twice")
+        out.append((transform, column))
+    return tuple(out)
+
+
+class IcebergPartitionSpec(NamedTuple):
+    """``iceberg.partition.spec``: see :func:`parse_iceberg_partition_spec`."""
+
+    def check(self, name: str, value: Any, raw: str) -> None:
+        try:
+            parse_iceberg_partition_spec(value)
+        except ValueError as exc:
+            raise InvalidConfigError(name, _msg(name, raw, str(exc))) from None
+
+    def describe(self) -> str:
+        return "(transform(column), ...)"
+
+
 def _num(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else java_double_str(v)
 
@@ -349,6 +391,22 @@ _TOPIC_DEFS: list[ConfigDef] = [
               "io.confluent.kafka.serializers.subject.TopicNameStrategy", None,
               "How the value subject is named for schema ID validation: TopicNameStrategy "
               "(<topic>-value), RecordNameStrategy or TopicRecordNameStrategy, by Confluent's class names."),
+    # Hourglass's lakehouse tables (lakehouse/, not in Apache Kafka): the topic also written as an
+    # Apache Iceberg table, with Redpanda's mode names (its redpanda.iceberg.mode); the schema
+    # registry modes value_schema_id_prefix and value_schema_latest are not served yet
+    ConfigDef("iceberg.mode", "string", "disabled", OneOf(("disabled", "key_value")),
+              "Hourglass: write the topic also as an Apache Iceberg table (namespace redpanda, named as "
+              "the topic): disabled, or key_value (the record's key, value bytes, partition, offset, "
+              "timestamp, timestamp type and headers), as Redpanda's redpanda.iceberg.mode."),
+    ConfigDef("iceberg.partition.spec", "string", "(day(redpanda.timestamp))", IcebergPartitionSpec(),
+              "Hourglass: the partitioning of the topic's Iceberg table, in Redpanda's syntax "
+              "(its redpanda.iceberg.partition.spec): (day(redpanda.timestamp)) by default, "
+              "year/month/day/hour of redpanda.timestamp and redpanda.partition, () for none; a change "
+              "evolves the table's spec (files written before keep theirs)."),
+    ConfigDef("iceberg.target.lag.ms", "long", 60_000, Range(1),
+              "Hourglass: how far the topic's Iceberg table may trail the log: translation commits a "
+              "snapshot about this often (Redpanda's redpanda.iceberg.target.lag.ms).",
+              _syn("iceberg.target.lag.ms")),
 ]
 
 #: Confluent's subject name strategies, by class name (the topic configs above take these).
@@ -359,6 +417,8 @@ for _d in list(_TOPIC_DEFS):
         _TOPIC_DEFS[_TOPIC_DEFS.index(_d)] = _d._replace(validator=KnownClass(SUBJECT_NAME_STRATEGIES))
 #: The topic configs Confluent Server adds to Apache Kafka's.
 CONFLUENT_TOPIC_CONFIGS = frozenset(d.name for d in _TOPIC_DEFS if d.name.startswith("confluent."))
+#: Hourglass's own topic configs (lakehouse tables), with Redpanda's names less its prefix.
+ICEBERG_TOPIC_CONFIGS = frozenset(d.name for d in _TOPIC_DEFS if d.name.startswith("iceberg."))
 
 #: Every topic config of Kafka 4.4, by name (sorted as Kafka's ``LogConfig.configNames``).
 TOPIC_CONFIGS: dict[str, ConfigDef] = {d.name: d for d in sorted(_TOPIC_DEFS, key=lambda d: d.name)}
@@ -408,6 +468,8 @@ _BROKER_DEFS: list[BrokerConfigDef] = [
     _B("log.local.retention.bytes", "long", -2, Range(-2), "local.retention.bytes"),
     _B("min.insync.replicas", "int", 1, Range(1), "min.insync.replicas"),
     _B("unclean.leader.election.enable", "boolean", False, None, "unclean.leader.election.enable"),
+    _B("iceberg.target.lag.ms", "long", 60_000, Range(1), "iceberg.target.lag.ms",
+       "Hourglass: the default iceberg.target.lag.ms of topics (Redpanda's iceberg_target_lag_ms)."),
     # Broker-only log keys (no topic config) that the log manager / broker use.
     _B("log.dir", "string", "/tmp/kafka-logs"),
     _B("log.dirs", "string", None),
@@ -717,6 +779,9 @@ class LogConfig:
     confluent_key_subject_name_strategy: str = "io.confluent.kafka.serializers.subject.TopicNameStrategy"
     confluent_value_subject_name_strategy: str = "io.confluent.kafka.serializers.subject.TopicNameStrategy"
     schema_id_validation: bool = False          # either of the two above: one check per produce
+    iceberg_mode: str = "disabled"
+    iceberg_partition_spec: str = "(day(redpanda.timestamp))"
+    iceberg_target_lag_ms: int = 60_000
     overrides: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
     values: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 

@@ -32,6 +32,7 @@ class ServiceSpec(NamedTuple):
 SERVICES = (
     ServiceSpec("schema-registry", "schema.registry.listeners", "schema_registry.app"),
     ServiceSpec("console", "console.listeners", "console.app"),
+    ServiceSpec("iceberg-catalog", "iceberg.catalog.listeners", "lakehouse.rest"),
 )
 
 

@@ -467,6 +467,9 @@ class Pages:
             if not 0 <= p < info.partitions:
                 raise BadInput(f"Partition {p} does not exist.")
             ctx["timeline_partition"] = p
+            # the topic's Iceberg table (iceberg.mode), when the broker translates it
+            lake = getattr(self.broker, "lakehouse", None)
+            ctx["iceberg"] = lake.table_view(name) if lake is not None else None
             ctx["timeline"] = timeline = self._timeline(await model.segments(k, name, p))
             # the chart draws the newest 200 segments: the page never carries a huge partition's all
             ctx["timeline_json"] = json.dumps(dict(timeline, segments=timeline["segments"][-200:])).replace(

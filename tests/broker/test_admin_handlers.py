@@ -32,7 +32,7 @@ from protocol.messages.incremental_alter_configs import IncrementalAlterConfigsR
 from protocol.records.record import build_batch
 from protocol.schema import ZERO_UUID
 from storage.clock import ManualClock
-from storage.log_config import CONFLUENT_TOPIC_CONFIGS, TOPIC_CONFIGS
+from storage.log_config import CONFLUENT_TOPIC_CONFIGS, ICEBERG_TOPIC_CONFIGS, TOPIC_CONFIGS
 
 KEY = {create_topics: 19, delete_topics: 20, delete_records: 21, describe_configs: 32, alter_configs: 33,
        create_partitions: 37, incremental_alter_configs: 44}
@@ -50,7 +50,7 @@ KAFKA_44_TOPIC_CONFIGS = {
     "segment.index.bytes", "segment.jitter.ms", "segment.ms", "unclean.leader.election.enable",
 }
 # ... and Confluent Server's schema ID validation configs, which Hourglass serves too
-TOPIC_CONFIG_NAMES = KAFKA_44_TOPIC_CONFIGS | CONFLUENT_TOPIC_CONFIGS
+TOPIC_CONFIG_NAMES = KAFKA_44_TOPIC_CONFIGS | CONFLUENT_TOPIC_CONFIGS | ICEBERG_TOPIC_CONFIGS
 
 
 @pytest.fixture

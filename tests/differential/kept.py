@@ -10,6 +10,8 @@ from tests.differential.framework import ANY, Kept  # noqa: F401
 
 CONFLUENT = ("Confluent Server's schema ID validation topic configs, which Hourglass serves "
              "(README: schema ID validation)")
+ICEBERG = ("Hourglass's lakehouse topic configs (iceberg.mode, iceberg.target.lag.ms: a topic also written as an "
+           "Iceberg table, with Redpanda's names), which Kafka does not have (README: Topics as Iceberg tables)")
 OUR_DOCS = "Hourglass writes its own documentation strings for its configs (it does not copy Kafka's text)"
 TIMESTAMP_DIFFERENCE = ("message.timestamp.difference.max.ms, which Kafka 4.0 removed (KIP-937) and refuses as an "
                         "unknown topic config, is accepted and honoured as Kafka 3.9 did (both timestamp bounds "
@@ -21,7 +23,7 @@ KEPT: list[Kept] = [
     Kept(32, ANY, "*.documentation", OUR_DOCS),
     *[Kept(api, ANY, f"*configs[{name}]", reason)
       for api in (19, 32)
-      for name, reason in (("confluent.*", CONFLUENT),)],
+      for name, reason in (("confluent.*", CONFLUENT), ("iceberg.*", ICEBERG))],
     Kept(32, ANY, "*configs[offsets.topic.replication.factor].synonyms[*].value",
          "Hourglass's default is 1 (one node, the only replica); Kafka's is 3", kafka="3", hourglass="1"),
     Kept(32, ANY, "*configs[sasl.jaas.config]",

@@ -42,7 +42,7 @@ def _under(name: str, *roots: str) -> bool:
 
 
 @pytest.mark.parametrize("package, forbidden, why", [
-    ("broker", lambda n: _under(n, "web", "schema_registry", "console", "hourglass", "pipeline"),
+    ("broker", lambda n: _under(n, "web", "schema_registry", "console", "hourglass", "pipeline", "lakehouse"),
      "the Kafka core names no room beside it; hourglass.app wires them in (broker.extensions)"),
     ("protocol", lambda n: _under(n, "asyncio", "socket", "broker", "storage", "web", "hourglass"),
      "the codec is sans-IO"),

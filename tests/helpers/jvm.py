@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from functools import lru_cache
 from pathlib import Path
@@ -45,6 +47,22 @@ def java() -> str:
     if found is None:
         raise RuntimeError("no `java` on PATH (run `make deps`)")
     return found
+
+
+def cached_venv(d: Path, requirement: str) -> Path:
+    """The interpreter of a venv of its own at ``d`` (in the cache) holding ``requirement``
+    (``name==version``), made first if missing; a half-made venv from an interrupted install
+    has no stamp and is made again. For Python packages that pin what the test venv must not
+    be bent to (PyFlink), or a second release of one it has (PySpark for Iceberg)."""
+    stamp = d / ".hourglass-installed"
+    if not stamp.exists():
+        shutil.rmtree(d, ignore_errors=True)
+        base = getattr(sys, "_base_executable", None) or sys.executable
+        subprocess.run([base, "-m", "venv", str(d)], check=True)
+        subprocess.run([str(d / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                        requirement], check=True)
+        stamp.write_text(requirement + "\n")
+    return d / "bin" / "python"
 
 
 def libs(module_dir: str) -> Path:

@@ -16,6 +16,7 @@ from storage.log_config import (
     LONG_MAX,
     CONFLUENT_TOPIC_CONFIGS,
     DEPRECATED_TOPIC_CONFIGS,
+    ICEBERG_TOPIC_CONFIGS,
     REMOVED_TOPIC_CONFIGS,
     SOURCE_TOPIC,
     TIMESTAMP_DIFFERENCE,
@@ -43,7 +44,7 @@ KAFKA_44_TOPIC_CONFIGS = {
     "segment.ms", "unclean.leader.election.enable",
 }
 # ... and Confluent Server's schema ID validation configs, which Hourglass serves too
-TOPIC_CONFIG_NAMES = KAFKA_44_TOPIC_CONFIGS | CONFLUENT_TOPIC_CONFIGS
+TOPIC_CONFIG_NAMES = KAFKA_44_TOPIC_CONFIGS | CONFLUENT_TOPIC_CONFIGS | ICEBERG_TOPIC_CONFIGS
 
 
 def test_removed_topic_configs_are_unknown_names():
