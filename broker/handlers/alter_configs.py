@@ -52,6 +52,7 @@ def alter_broker_configs(b, rtype: int, rname: str, new_layer, validate_only: bo
     try:
         dc.validate(new, per_broker)
         merged = dc.effective(b.cfg.raw, dyn.default if per_broker else new, new if per_broker else dyn.broker)
+        dc.validate_effective(dc.effective(b.cfg.raw, dyn.default, dyn.broker), merged, b.cfg.listeners)
         dc.check_listener_keystores(b, merged, {k: new[k] for k in changed if k in new})
     except dc.DynamicConfigError as exc:
         raise ResourceError(ErrorCode.INVALID_REQUEST, str(exc)) from None
