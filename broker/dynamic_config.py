@@ -60,7 +60,7 @@ LISTENER_KEYS = frozenset({
 }) | SECURITY_KEYS
 CLUSTER_LEVEL_LISTENER_KEYS = frozenset({"max.connections", "max.connection.creation.rate", "num.network.threads"})
 # Kafka's PerBrokerConfigs: set only for one broker, never at the cluster default
-PER_BROKER_KEYS = LISTENER_KEYS - CLUSTER_LEVEL_LISTENER_KEYS
+PER_BROKER_KEYS = (LISTENER_KEYS - CLUSTER_LEVEL_LISTENER_KEYS) | {"cordoned.log.dirs"}
 # Kafka's DynamicThreadPool / SocketServer thread counts: a change may at most double or halve them
 THREAD_COUNT_KEYS = ("num.io.threads", "num.replica.fetchers", "num.recovery.threads.per.data.dir",
                      "background.threads", "num.network.threads")

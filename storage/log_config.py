@@ -118,9 +118,9 @@ class OneOf(NamedTuple):
     def check(self, name: str, value: Any, raw: str) -> None:
         items = value if isinstance(value, (list, tuple)) else [value]
         for item in items:
-            if item not in self.values:
-                raise InvalidConfigError(
-                    name, _msg(name, raw, "String must be one of: " + ", ".join(self.values)))
+            if item not in self.values:  # a list names its first bad item, as Kafka's ValidList.in
+                raise InvalidConfigError(name, _msg(name, item if isinstance(value, (list, tuple)) else raw,
+                                                    "String must be one of: " + ", ".join(self.values)))
 
     def describe(self) -> str:
         return "[" + ", ".join(self.values) + "]"
@@ -177,14 +177,13 @@ class ThrottledReplicas(NamedTuple):
     """``*`` or a list of ``partition:broker`` pairs."""
 
     def check(self, name: str, value: Any, raw: str) -> None:
-        items = list(value)
-        if items == ["*"]:
+        # Kafka's ThrottledReplicaListValidator: every item "p:b" or empty, or the items joined "*"
+        items = [x.strip() for x in raw.split(",")] if isinstance(raw, str) else list(value)
+        if "".join(items) == "*" or all(re.fullmatch(r"(\d+:\d+)?", item) for item in items):
             return
-        for item in items:
-            if item == "*" or not re.fullmatch(r"\d+:\d+", item.strip()):
-                raise InvalidConfigError(name, _msg(
-                    name, raw, f"{name} must be the literal '*' or a list of replicas in the "
-                               "following format: [partitionId]:[brokerId],[partitionId]:[brokerId],..."))
+        raise InvalidConfigError(name, _msg(
+            name, "[" + ", ".join(items) + "]", f"{name} must be the literal '*' or a list of replicas in the "
+                                                "following format: [partitionId]:[brokerId],[partitionId]:[brokerId],..."))
 
     def describe(self) -> str:
         return "[partitionId]:[brokerId],[partitionId]:[brokerId],..."
