@@ -231,3 +231,16 @@ def test_reported_values_through_kafka_configs_tool(hg):
                      f"{key}={value}", check=False)
         assert p.returncode != 0 and message in p.stdout + p.stderr, (key, p.stdout, p.stderr)
     assert _dynamic(hg) == before
+
+
+def test_reported_values_through_hourglass_configs(hg):
+    """``hourglass configs`` (kafka-configs.sh's twin): the same refusal, exit 1, nothing stored."""
+    import subprocess
+    import sys
+    before = _dynamic(hg)
+    for key, value, message in REPORTED:
+        p = subprocess.run([sys.executable, "-m", "hourglass.cli.main", "configs", "-b", hg.bootstrap_servers,
+                            "--alter", "--entity-type", "brokers", "--entity-name", "1", "--add-config",
+                            f"{key}={value}"], capture_output=True, text=True, timeout=60)
+        assert p.returncode != 0 and message in p.stderr, (key, p.stdout, p.stderr)
+    assert _dynamic(hg) == before
