@@ -244,3 +244,37 @@ def test_reported_values_through_hourglass_configs(hg):
                             f"{key}={value}"], capture_output=True, text=True, timeout=60)
         assert p.returncode != 0 and message in p.stderr, (key, p.stdout, p.stderr)
     assert _dynamic(hg) == before
+
+
+GENERIC_BAD = ["gzip", "", "-1", "0", ",", "a,,b", "99999999999999999999", "1.5"]
+
+
+def test_rest_v3_never_answers_500_for_any_value_of_any_dynamic_config(hg):
+    """Every dynamic broker key (per broker and cluster default) and every topic config, with
+    values of every kind: a refusal is a 4xx and stores nothing; an accepted value is applied
+    (then deleted again); the broker keeps serving throughout."""
+    from storage.log_config import TOPIC_CONFIGS
+    from tests.helpers.rest_v3 import Rest
+    rest = Rest(hg.console_url, hg.broker.cluster_id)
+    rest.ok("POST", rest.c + "/topics", {"topic_name": "values", "partitions_count": 1}, 201)
+    keys = sorted(dc.DYNAMIC_KEYS - {"listeners", "listener.security.protocol.map"})
+    failures = []
+    start = _dynamic(hg)
+    for base in (f"{rest.c}/brokers/1/configs", f"{rest.c}/broker-configs"):
+        for key in keys:
+            for value in GENERIC_BAD:
+                before = _dynamic(hg)
+                status, body, _ = rest.call("PUT", f"{base}/{key}", {"value": value})
+                if status >= 500 or (status >= 400 and _dynamic(hg) != before):
+                    failures.append((base, key, value, status, body))
+                if status == 204:
+                    rest.ok("DELETE", f"{base}/{key}", status=204)
+    for key in sorted(TOPIC_CONFIGS):
+        for value in GENERIC_BAD:
+            status, body, _ = rest.call("PUT", f"{rest.c}/topics/values/configs/{key}", {"value": value})
+            if status >= 500:
+                failures.append(("topic", key, value, status, body))
+            if status == 204:
+                rest.ok("DELETE", f"{rest.c}/topics/values/configs/{key}", status=204)
+    assert not failures, failures[:20]
+    assert _dynamic(hg) == start
