@@ -97,7 +97,12 @@ def per_ip_limits(value: str | None, strict: bool = True) -> dict[str, int]:
         entries = parse_csv_map("max.connections.per.ip.overrides", value or "")
         counts = {host: java_int(count) for host, count in entries.items()}
     except ValueError as exc:
-        raise SecurityConfigError(f"max.connections.per.ip.overrides: {exc} (expected host:count,...)") from None
+        if strict:
+            raise SecurityConfigError(f"max.connections.per.ip.overrides: {exc} (expected host:count,...)") from None
+        # only a value stored before it was validated gets here
+        logging.getLogger(__name__).warning("max.connections.per.ip.overrides=%s: %s; no overrides apply "
+                                            "(set a valid value or delete it)", value, exc)
+        return out
     for host, n in counts.items():
         host = host.strip("[]")
         try:

@@ -278,3 +278,14 @@ def test_rest_v3_never_answers_500_for_any_value_of_any_dynamic_config(hg):
                 rest.ok("DELETE", f"{rest.c}/topics/values/configs/{key}", status=204)
     assert not failures, failures[:20]
     assert _dynamic(hg) == start
+
+
+def test_per_ip_overrides_parse_as_kafka_and_a_stored_bad_value_never_fails_to_apply():
+    from broker.security.listener import per_ip_limits
+    from broker.security.sasl import SecurityConfigError
+    assert per_ip_limits("127.0.0.1:5, [::1]:7,") == {"127.0.0.1": 5, "::1": 7}
+    with pytest.raises(SecurityConfigError, match="begin 0, end -1, length 4"):
+        per_ip_limits("gzip")  # at start: refuses to start, with the reason
+    # applied from the dynamic layer (a value stored before it was validated): warned, no override
+    assert per_ip_limits("gzip", strict=False) == {}
+    assert per_ip_limits("no-such-host.invalid:3,127.0.0.1:4", strict=False) == {"127.0.0.1": 4}
