@@ -188,7 +188,6 @@ NO_EFFECT: dict[str, tuple[str, str]] = {
     "follower.fetch.last.tiered.offset.enable": ("boolean", TIERED),
     "leader.replication.throttled.rate": ("long", _R),
     "follower.replication.throttled.rate": ("long", _R),
-    "replica.alter.log.dirs.io.max.bytes.per.second": ("long", _R),
     "cordoned.log.dirs": ("list", "one node's log dirs all take new partitions: no log dir is cordoned (KIP-1066)"),
     "group.consumer.assignment.interval.ms": ("int", "assignments are computed at once on every heartbeat that needs one"),
     "group.share.assignment.interval.ms": ("int", "assignments are computed at once on every heartbeat that needs one"),
@@ -225,7 +224,7 @@ def _validators() -> dict:
     out.update({k: at_least_0 for k in (
         "group.consumer.assignment.interval.ms", "group.share.assignment.interval.ms",
         "group.streams.assignment.interval.ms", "max.connection.creation.rate", "leader.replication.throttled.rate",
-        "follower.replication.throttled.rate", "replica.alter.log.dirs.io.max.bytes.per.second")})
+        "follower.replication.throttled.rate")})
     out["group.coordinator.cached.buffer.max.bytes"] = Range(524288)
     out["share.coordinator.cached.buffer.max.bytes"] = Range(524288)
     out["principal.builder.class"] = KnownClass(
