@@ -10,14 +10,21 @@ Which keys may change (Kafka's ``AllDynamicConfigs``): the broker synonym of eve
 buffers, I/O rate, backoff), the connection limits, the thread counts, ``producer.id.expiration.ms``,
 ``transaction.partition.verification.enable``, ``metric.reporters``, and per listener
 (``listener.name.<l>.ssl.*``, ``listener.name.<l>.sasl.*``, ``listener.name.<l>.max.connections``).
-Refusals are Kafka's (``ConfigAdminManager`` answers INVALID_REQUEST, KAFKA-13609):
+Refusals are Kafka 4.4's (``ConfigAdminManager`` answers INVALID_REQUEST, KAFKA-13609; key sets
+printed as Java prints them, in request order):
 
-- a known key that is not dynamic: ``Cannot update these configs dynamically: Set(num.partitions)``;
+- a known key that is not dynamic: ``Cannot update these configs dynamically: [num.partitions]``;
 - a security key without a listener prefix: ``These security configs can be dynamically
-  updated only per-listener using the listener prefix: Set(ssl.keystore.location)``;
+  updated only per-listener using the listener prefix: [ssl.keystore.location]``;
 - a per-broker key (listener security) at the cluster default: ``Cannot update these configs
-  at default cluster level, broker id must be specified: Set(...)``;
-- a bad value: ``Invalid value X for configuration K: <reason>``;
+  at default cluster level, broker id must be specified: [...]``;
+- a bad value: ``Invalid value X for configuration K: <reason>`` (type and validator, every key
+  Kafka marks dynamic: ``broker.config.check_value``), then ``KafkaConfig``'s parsing of
+  ``listeners``, ``listener.security.protocol.map`` and ``max.connections.per.ip.overrides`` and
+  its ``require`` rules (:func:`requirement_failures`), then the reconfigurables' checks against
+  the running values, wrapped as Kafka wraps them (:func:`reconfiguration_failures`): thread
+  counts at most doubled or halved, ``max.connections`` not 0, local retention within
+  retention, listeners bound at start kept as they are;
 - ``min.insync.replicas`` per broker (Kafka 4.1+, KIP-966: it is a cluster-level config).
 
 Applied at once: the log defaults, the connection limits (``max.connections``, per IP, per
