@@ -7,7 +7,9 @@ has nothing to apply them to. They are accepted, their values checked against Ka
 (so ``num.io.threads=eight`` still refuses to start, as in Kafka), listed in one INFO line at
 start and in ``docs/config-reference.md`` under "accepted, no effect here".
 
-``NO_EFFECT`` maps key -> (Kafka's type, reason). A key may also be in ``BROKER_KEYS`` (which
+``NO_EFFECT`` maps key -> (Kafka's type, reason); ``VALIDATORS`` holds Kafka's validator
+(range, valid strings, classes) of those that have one, so a value Kafka refuses is refused here
+too, with Kafka's message. A key may also be in ``BROKER_KEYS`` (which
 then parses it); the reason here is what ``hourglass config check`` and the docs say about it.
 Keys Hourglass honours never appear here.
 """
@@ -173,7 +175,70 @@ NO_EFFECT: dict[str, tuple[str, str]] = {
     "principal.builder.class": ("class", PLUGINS),
     "security.providers": ("string", JAVA_SECURITY),
     "delegation.token.master.key": ("password", DELEGATION),
+    # Kafka 4.4's other dynamic broker keys (DescribeConfigs marks them not read-only)
+    "remote.fetch.max.wait.ms": ("int", TIERED),
+    "remote.list.offsets.request.timeout.ms": ("long", TIERED),
+    "remote.log.index.file.cache.total.size.bytes": ("long", TIERED),
+    "remote.log.manager.copier.thread.pool.size": ("int", TIERED),
+    "remote.log.manager.copy.max.bytes.per.second": ("long", TIERED),
+    "remote.log.manager.expiration.thread.pool.size": ("int", TIERED),
+    "remote.log.manager.fetch.max.bytes.per.second": ("long", TIERED),
+    "remote.log.manager.follower.thread.pool.size": ("int", TIERED),
+    "remote.log.reader.threads": ("int", TIERED),
+    "follower.fetch.last.tiered.offset.enable": ("boolean", TIERED),
+    "leader.replication.throttled.rate": ("long", _R),
+    "follower.replication.throttled.rate": ("long", _R),
+    "cordoned.log.dirs": ("list", "one node's log dirs all take new partitions: no log dir is cordoned (KIP-1066)"),
+    "group.consumer.assignment.interval.ms": ("int", "assignments are computed at once on every heartbeat that needs one"),
+    "group.share.assignment.interval.ms": ("int", "assignments are computed at once on every heartbeat that needs one"),
+    "group.streams.assignment.interval.ms": ("int", "assignments are computed at once on every heartbeat that needs one"),
+    "group.coordinator.cached.buffer.max.bytes": ("int", OFFSETS_LOG),
+    "share.coordinator.cached.buffer.max.bytes": ("int", OFFSETS_LOG),
+    "log.cleaner.io.buffer.load.factor": ("double", "the cleaner's offset map is a Python dict, not a sized hash table"),
+    "sasl.login.refresh.window.factor": ("double", _S),
+    "sasl.login.refresh.window.jitter": ("double", _S),
+    "sasl.login.refresh.min.period.seconds": ("short", _S),
+    "sasl.login.refresh.buffer.seconds": ("short", _S),
+    "config.providers": ("list", PLUGINS),
+    "errors.deadletterqueue.auto.create.topics.enable": ("boolean", "the group coordinator creates no dead letter "
+                                                                    "queue topics (KIP-1034)"),
+    "errors.deadletterqueue.topic.name.prefix": ("string", "the group coordinator creates no dead letter queue "
+                                                          "topics (KIP-1034)"),
 }
+
+
+def _validators() -> dict:
+    """Kafka's ``ConfigDef`` validator of each ``NO_EFFECT`` key that has one (range, valid
+    strings, known classes): a value Kafka refuses is refused here with its message, at start
+    and through every dynamic path, even where the key has no effect."""
+    from storage.log_config import DistinctList, KnownClass, Range
+    at_least_1 = Range(1)
+    at_least_0 = Range(0)
+    out = {k: at_least_1 for k in (
+        "num.network.threads", "num.io.threads", "background.threads", "num.recovery.threads.per.data.dir",
+        "num.replica.fetchers", "remote.fetch.max.wait.ms", "remote.list.offsets.request.timeout.ms",
+        "remote.log.index.file.cache.total.size.bytes", "remote.log.manager.copier.thread.pool.size",
+        "remote.log.manager.copy.max.bytes.per.second", "remote.log.manager.expiration.thread.pool.size",
+        "remote.log.manager.fetch.max.bytes.per.second", "remote.log.manager.follower.thread.pool.size",
+        "remote.log.reader.threads")}
+    out.update({k: at_least_0 for k in (
+        "group.consumer.assignment.interval.ms", "group.share.assignment.interval.ms",
+        "group.streams.assignment.interval.ms", "max.connection.creation.rate", "leader.replication.throttled.rate",
+        "follower.replication.throttled.rate")})
+    out["group.coordinator.cached.buffer.max.bytes"] = Range(524288)
+    out["share.coordinator.cached.buffer.max.bytes"] = Range(524288)
+    out["principal.builder.class"] = KnownClass(
+        ("org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder",))
+    out["ssl.engine.factory.class"] = KnownClass(
+        ("org.apache.kafka.common.security.ssl.DefaultSslEngineFactory",))
+    # Kafka 4.x's list configs without empty or repeated items (ValidList)
+    out["listeners"] = DistinctList(allow_empty=False)
+    for k in ("sasl.enabled.mechanisms", "sasl.kerberos.principal.to.local.rules", "cordoned.log.dirs"):
+        out[k] = DistinctList()
+    return out
+
+
+VALIDATORS = _validators()
 
 # Per-mechanism SASL keys under a listener prefix: listener.name.<l>.<mechanism>.sasl.jaas.config
 SASL_PER_MECHANISM = ("sasl.jaas.config", "sasl.server.callback.handler.class",

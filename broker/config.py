@@ -116,7 +116,7 @@ BROKER_KEYS: dict[str, BrokerKey] = {k.name: k for k in [
     _k("socket.send.buffer.bytes", _int, "102400", "SO_SNDBUF for client sockets (-1: OS default)."),
     _k("socket.receive.buffer.bytes", _int, "102400", "SO_RCVBUF for client sockets (-1: OS default)."),
     _k("connections.max.idle.ms", _long, "600000", "Close connections idle for this long.", *_pos),
-    _k("max.connections", _int, "2147483647", "Most connections accepted at once (per listener too: listener.name.<l>.max.connections); past it a new connection is closed at once.", *_pos),
+    _k("max.connections", _int, "2147483647", "Most connections accepted at once (per listener too: listener.name.<l>.max.connections); past it a new connection is closed at once.", *_nonneg),
     _k("max.connections.per.ip", _int, "2147483647", "Most connections from one IP address.", *_nonneg),
     _k("max.connections.per.ip.overrides", _str, "", "Per-IP or host name exceptions to max.connections.per.ip: host:count,... (a host name is resolved at start)."),
     _k("request.read.timeout.ms", _int, "30000", "Hourglass: a started request frame must arrive whole within this time.", *_pos),
@@ -384,6 +384,9 @@ def _invalid(key: str, value: str, reason: str) -> ConfigError:
 def check_value(key: str, value: str) -> Any:
     """Parse one key's value by its Kafka type and checks; raises :class:`ConfigError` with
     Kafka's wording. Unknown and per-listener keys are not checked (returns the text)."""
+    from broker.compat_keys import VALIDATORS
+    from storage.errors import InvalidConfigError
+    from storage import log_config
     spec = BROKER_KEYS.get(key)
     if spec is not None:
         try:
@@ -392,15 +395,21 @@ def check_value(key: str, value: str) -> Any:
             raise _invalid(key, value, str(exc)) from None
         if spec.check is not None and not spec.check(val):
             raise _invalid(key, value, spec.check_doc)
+        if key in VALIDATORS and val is not None:  # Kafka's bound on a key kept for compatibility
+            try:
+                VALIDATORS[key].check(key, val, value)
+            except InvalidConfigError as exc:
+                raise ConfigError(str(exc)) from None
         return val
-    from storage.errors import InvalidConfigError
-    from storage import log_config
     try:
         if key in log_config.BROKER_LOG_DEFAULTS:
             return log_config.parse_broker_value(key, value)
         typ = _no_effect().get(key, (None,))[0]
-        if typ is not None:  # Kafka still parses keys it would use; a short is an int here
-            return log_config._parse_typed(key, "int" if typ == "short" else typ, value)
+        if typ is not None:  # Kafka still parses keys it would use
+            val = log_config._parse_typed(key, typ, value)
+            if key in VALIDATORS and val is not None:
+                VALIDATORS[key].check(key, val, value)
+            return val
     except InvalidConfigError as exc:  # the message is Kafka's and names the key
         raise ConfigError(str(exc)) from None
     return value

@@ -84,6 +84,70 @@ def _invalid(key: str, value: str, reason: str) -> ListenerError:
     return ListenerError(f"Invalid value {value} for configuration {key}: {reason}")
 
 
+def parse_csv_map(key: str, value: str) -> dict[str, str]:
+    """Kafka's ``CoreUtils.parseCsvMap`` (``listener.security.protocol.map``,
+    ``max.connections.per.ip.overrides``): comma-separated ``key:value`` entries, each split at
+    its last colon; trailing empty entries dropped (Java's ``split``). An entry without a colon
+    raises ValueError with Kafka's message (``KafkaConfig.getMap`` around Java's
+    ``substring`` exception). Pure."""
+    out: dict[str, str] = {}
+    if value == "":
+        return out
+    entries = re.split(r"\s*,\s*", value)
+    while entries and entries[-1] == "":
+        entries.pop()
+    for entry in entries:
+        i = entry.rfind(":")
+        if i < 0:
+            raise ValueError(f"Error parsing configuration property '{key}': begin 0, end -1, length {len(entry)}")
+        out[entry[:i].strip()] = entry[i + 1:].strip()
+    return out
+
+
+def java_int(text: str) -> int:
+    """Java's ``Integer.parseInt``: an optional sign and decimal digits within 32 bits; else
+    ValueError with Java's message."""
+    if not re.fullmatch(r"[+-]?\d+", text) or not -(2**31) <= int(text) < 2**31:
+        raise ValueError(f'For input string: "{text}"')
+    return int(text)
+
+
+def kafka_listener_failures(listeners: str | None, protocol_map: str | None, controller_names: list[str]):
+    """What ``new KafkaConfig(...)`` says about ``listeners`` and
+    ``listener.security.protocol.map`` values, in Kafka's words (the dynamic config path
+    answers with them): yields each reason. Pure."""
+    protocols: dict[str, str] = {}
+    if protocol_map is not None:
+        try:
+            raw = parse_csv_map("listener.security.protocol.map", protocol_map)
+        except ValueError as exc:
+            yield str(exc)
+            return
+        for name, proto in raw.items():
+            if proto.upper() not in SECURITY_PROTOCOLS:
+                yield f"Invalid security protocol `{proto}` defined in listener.security.protocol.map"
+                return
+            protocols[name.upper()] = proto.upper()
+    if listeners is None:
+        return
+    entries = [e.strip() for e in listeners.split(",") if e.strip()]
+    if not entries:
+        yield "Configuration 'listeners' must not be empty. Valid values include: any non-empty value"
+        return
+    if protocol_map is None:
+        protocols = effective_protocol_map(None, [n.upper() for n in controller_names], entries)
+    shown = "[" + ", ".join(entries) + "]"
+    for uri in entries:
+        m = _URI.match(uri)
+        if not m:
+            yield f"Error creating broker listeners from '{shown}': Unable to parse {uri} to a broker endpoint"
+            return
+        if m.group(1).upper() not in protocols:
+            yield (f"Error creating broker listeners from '{shown}': No security protocol defined for "
+                   f"listener {m.group(1).upper()}")
+            return
+
+
 def parse_protocol_map(value: str, key: str = "listener.security.protocol.map") -> dict[str, str]:
     out: dict[str, str] = {}
     for entry in (e.strip() for e in value.split(",")):

@@ -94,10 +94,12 @@ class Range(NamedTuple):
     max: float | None = None
 
     def check(self, name: str, value: Any, raw: str) -> None:
+        # Kafka names the parsed value: a DOUBLE's -1 is shown as -1.0
+        shown = java_double_str(value) if isinstance(value, float) else raw
         if self.min is not None and value < self.min:
-            raise InvalidConfigError(name, _msg(name, raw, f"Value must be at least {_num(self.min)}"))
+            raise InvalidConfigError(name, _msg(name, shown, f"Value must be at least {_num(self.min)}"))
         if self.max is not None and value > self.max:
-            raise InvalidConfigError(name, _msg(name, raw, f"Value must be no more than {_num(self.max)}"))
+            raise InvalidConfigError(name, _msg(name, shown, f"Value must be no more than {_num(self.max)}"))
 
     def describe(self) -> str:
         if self.min is not None and self.max is not None:
@@ -116,9 +118,9 @@ class OneOf(NamedTuple):
     def check(self, name: str, value: Any, raw: str) -> None:
         items = value if isinstance(value, (list, tuple)) else [value]
         for item in items:
-            if item not in self.values:
-                raise InvalidConfigError(
-                    name, _msg(name, raw, "String must be one of: " + ", ".join(self.values)))
+            if item not in self.values:  # a list names its first bad item, as Kafka's ValidList.in
+                raise InvalidConfigError(name, _msg(name, item if isinstance(value, (list, tuple)) else raw,
+                                                    "String must be one of: " + ", ".join(self.values)))
 
     def describe(self) -> str:
         return "[" + ", ".join(self.values) + "]"
@@ -138,12 +140,34 @@ class KnownClass(NamedTuple):
         return "[" + ", ".join(self.values) + "]"
 
 
+class DistinctList(NamedTuple):
+    """Kafka 4.x's ``ConfigDef.ValidList`` on a list config: no empty item, no item twice and,
+    unless ``allow_empty``, at least one item. Checks the raw text (the parsed list has
+    already dropped empty items)."""
+
+    allow_empty: bool = True
+
+    def check(self, name: str, value: Any, raw: str) -> None:
+        text = raw.strip() if isinstance(raw, str) else ",".join(value)
+        items = [] if text == "" else [x.strip() for x in text.split(",")]
+        if not items and not self.allow_empty:
+            raise InvalidConfigError(name, f"Configuration '{name}' must not be empty. Valid values include: "
+                                           "any non-empty value")
+        if len(set(items)) != len(items):
+            raise InvalidConfigError(name, f"Configuration '{name}' values must not be duplicated.")
+        if "" in items:
+            raise InvalidConfigError(name, f"Configuration '{name}' values must not be empty.")
+
+    def describe(self) -> str:
+        return "distinct, non-empty items"
+
+
 class GzipLevel(NamedTuple):
     """gzip level: 1..9 or -1 (the codec default)."""
 
     def check(self, name: str, value: Any, raw: str) -> None:
         if value != -1 and not 1 <= value <= 9:
-            raise InvalidConfigError(name, _msg(name, raw, "Value must be between 1 and 9, or -1"))
+            raise InvalidConfigError(name, _msg(name, raw, "Value must be between 1 and 9 or equal to -1"))
 
     def describe(self) -> str:
         return "[1,...,9] or -1"
@@ -153,14 +177,13 @@ class ThrottledReplicas(NamedTuple):
     """``*`` or a list of ``partition:broker`` pairs."""
 
     def check(self, name: str, value: Any, raw: str) -> None:
-        items = list(value)
-        if items == ["*"]:
+        # Kafka's ThrottledReplicaListValidator: every item "p:b" or empty, or the items joined "*"
+        items = [x.strip() for x in raw.split(",")] if isinstance(raw, str) else list(value)
+        if "".join(items) == "*" or all(re.fullmatch(r"(\d+:\d+)?", item) for item in items):
             return
-        for item in items:
-            if item == "*" or not re.fullmatch(r"\d+:\d+", item.strip()):
-                raise InvalidConfigError(name, _msg(
-                    name, raw, f"{name} must be the literal '*' or a list of replicas in the "
-                               "following format: [partitionId]:[brokerId],[partitionId]:[brokerId],..."))
+        raise InvalidConfigError(name, _msg(
+            name, "[" + ", ".join(items) + "]", f"{name} must be the literal '*' or a list of replicas in the "
+                                                "following format: [partitionId]:[brokerId],[partitionId]:[brokerId],..."))
 
     def describe(self) -> str:
         return "[partitionId]:[brokerId],[partitionId]:[brokerId],..."
@@ -555,7 +578,7 @@ def _parse_typed(name: str, typ: str, raw: Any) -> Any:
     if raw is None:
         return None
     try:
-        if typ in ("int", "long"):
+        if typ in ("int", "long", "short"):
             if isinstance(raw, bool):
                 raise ValueError
             if isinstance(raw, int):
@@ -565,7 +588,7 @@ def _parse_typed(name: str, typ: str, raw: Any) -> Any:
                 if not re.fullmatch(r"[+-]?\d+", s):
                     raise ValueError
                 v = int(s)
-            lo, hi = (INT_MIN, INT_MAX) if typ == "int" else (LONG_MIN, LONG_MAX)
+            lo, hi = {"int": (INT_MIN, INT_MAX), "short": (-32768, 32767)}.get(typ, (LONG_MIN, LONG_MAX))
             if not lo <= v <= hi:
                 raise ValueError
             return v
@@ -597,7 +620,7 @@ def _parse_typed(name: str, typ: str, raw: Any) -> Any:
         # string, class, password
         return str(raw).strip()
     except ValueError:
-        kind = {"int": "INT", "long": "LONG", "double": "DOUBLE"}[typ]
+        kind = {"int": "INT", "long": "LONG", "short": "SHORT", "double": "DOUBLE"}[typ]
         raise InvalidConfigError(name, _msg(name, raw, f"Not a number of type {kind}")) from None
 
 

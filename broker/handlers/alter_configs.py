@@ -50,8 +50,10 @@ def alter_broker_configs(b, rtype: int, rname: str, new_layer, validate_only: bo
     new = new_layer(dict(current))
     changed = {k for k in set(current) | set(new) if current.get(k) != new.get(k)}
     try:
-        dc.validate(new, per_broker)
+        # the keys this request changes (one stored before a rule existed blocks no other change)
+        dc.validate({k: new[k] for k in new if k in changed}, per_broker)
         merged = dc.effective(b.cfg.raw, dyn.default if per_broker else new, new if per_broker else dyn.broker)
+        dc.validate_effective(dc.effective(b.cfg.raw, dyn.default, dyn.broker), merged, b.cfg.listeners)
         dc.check_listener_keystores(b, merged, {k: new[k] for k in changed if k in new})
     except dc.DynamicConfigError as exc:
         raise ResourceError(ErrorCode.INVALID_REQUEST, str(exc)) from None

@@ -81,29 +81,42 @@ class ListenerSecurity:
         return "User:" + self.mapper.name(certificate_dn(der))
 
 
-def per_ip_limits(value: str | None) -> dict[str, int]:
-    """``max.connections.per.ip.overrides``: ``host:count,...``; host names resolved once, at
-    start (Kafka's ``InetAddress.getByName``)."""
+def per_ip_limits(value: str | None, strict: bool = True) -> dict[str, int]:
+    """``max.connections.per.ip.overrides``: ``host:count,...`` parsed as Kafka parses it
+    (``broker.listeners.parse_csv_map``, Java's int), host names resolved (Kafka's
+    ``InetAddress.getByName``). ``strict`` (at start): a bad entry or a host that does not
+    resolve refuses to start; else (a dynamic change, already validated) such a host is left
+    out with a warning, so a change that passed validation never fails to apply."""
     import ipaddress
+    import logging
     import socket
+
+    from broker.listeners import java_int, parse_csv_map
     out: dict[str, int] = {}
-    for item in (value or "").split(","):
-        item = item.strip()
-        if not item:
-            continue
-        host, sep, count = item.rpartition(":")
+    try:
+        entries = parse_csv_map("max.connections.per.ip.overrides", value or "")
+        counts = {host: java_int(count) for host, count in entries.items()}
+    except ValueError as exc:
+        if strict:
+            raise SecurityConfigError(f"max.connections.per.ip.overrides: {exc} (expected host:count,...)") from None
+        # only a value stored before it was validated gets here
+        logging.getLogger(__name__).warning("max.connections.per.ip.overrides=%s: %s; no overrides apply "
+                                            "(set a valid value or delete it)", value, exc)
+        return out
+    for host, n in counts.items():
+        host = host.strip("[]")
         try:
-            n = int(count)
-            if not sep or not host or n < 0:
-                raise ValueError
-            host = host.strip("[]")
+            addr = str(ipaddress.ip_address(host))
+        except ValueError:
             try:
-                addr = str(ipaddress.ip_address(host))
-            except ValueError:
                 addr = socket.gethostbyname(host)
-        except (ValueError, OSError):
-            raise SecurityConfigError(f"max.connections.per.ip.overrides: invalid entry {item!r} "
-                                      "(expected host:count, the host resolvable)") from None
+            except OSError as exc:
+                if strict:
+                    raise SecurityConfigError(f"max.connections.per.ip.overrides: host {host!r} does not "
+                                              f"resolve ({exc})") from None
+                logging.getLogger(__name__).warning(
+                    "max.connections.per.ip.overrides: host %r does not resolve (%s); no override for it", host, exc)
+                continue
         out[addr] = n
     return out
 

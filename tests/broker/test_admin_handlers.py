@@ -344,7 +344,7 @@ def test_alter_refusals_change_nothing(broker):
     assert (r.error_code, r.error_message) == (E.UNKNOWN_TOPIC_OR_PARTITION, "The topic 'nope' does not exist.")
     r = alter(broker, "1", {"log.retention.hours": "1"}, rtype=4)  # read-only in Kafka (log.retention.ms is not)
     assert (r.error_code, r.error_message) == (E.INVALID_REQUEST,
-                                               "Cannot update these configs dynamically: Set(log.retention.hours)")
+                                               "Cannot update these configs dynamically: [log.retention.hours]")
     assert alter(broker, "t", {}, rtype=99).error_code == E.UNSUPPORTED_VERSION
 
 

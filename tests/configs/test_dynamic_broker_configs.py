@@ -95,13 +95,13 @@ def test_refusals_with_kafkas_messages(broker):
     b = broker
     r = alter(b, "1", {"num.partitions": 3})
     assert (r["error"], r["message"]) == ("InvalidRequestException",
-                                          "Cannot update these configs dynamically: Set(num.partitions)")
+                                          "Cannot update these configs dynamically: [num.partitions]")
     r = alter(b, "", {"ssl.keystore.location": "/tmp/x.p12"})
     assert r["message"] == ("These security configs can be dynamically updated only per-listener using the "
-                            "listener prefix: Set(ssl.keystore.location)")
+                            "listener prefix: [ssl.keystore.location]")
     r = alter(b, "", {"listener.name.plaintext.ssl.keystore.type": "PEM"})
     assert r["message"] == ("Cannot update these configs at default cluster level, broker id must be specified: "
-                            "Set(listener.name.plaintext.ssl.keystore.type)")
+                            "[listener.name.plaintext.ssl.keystore.type]")
     r = alter(b, "", {"log.retention.ms": "soon"})
     assert r["error"] == "InvalidRequestException" and "Invalid value soon for configuration log.retention.ms" in \
         r["message"]

@@ -298,7 +298,7 @@ def test_incremental_append_subtract_and_delete(broker):
     with pytest.raises(KafkaException) as ei:
         admin(broker).incremental_alter_configs([res])[res].result(10)
     assert ei.value.args[0].name() == "INVALID_REQUEST"
-    assert ei.value.args[0].str() == "Cannot update these configs dynamically: Set(log.retention.hours)"
+    assert ei.value.args[0].str() == "Cannot update these configs dynamically: [log.retention.hours]"
 
 
 # ---- DeleteRecords ----------------------------------------------------------------------------

@@ -76,6 +76,6 @@ def test_configs_brokers_alter_describe_and_refusal(broker):
                                                                   "min.insync.replicas"]
     r = hg("configs", *b, "--alter", "--entity-type", "brokers", "--entity-name", "1", "--add-config", "num.partitions=4")
     assert r.returncode == 1
-    assert "INVALID_REQUEST: Cannot update these configs dynamically: Set(num.partitions)" in r.stderr
+    assert "INVALID_REQUEST: Cannot update these configs dynamically: [num.partitions]" in r.stderr
     r = hg("configs", *b, "--alter", "--entity-type", "brokers", "--entity-default", "--delete-config", "max.connections")
     assert r.returncode == 0, r.stderr
