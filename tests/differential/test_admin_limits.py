@@ -9,13 +9,16 @@ excessively large batch operation."), validate_only or not (``broker.controller_
 Internal topics: ``__consumer_offsets`` and ``__transaction_state`` may be grown (only
 validate_only here: growing them for real would move the shared pair's group and transaction
 coordinators' partitions), ``__share_group_state`` and ``__remote_log_metadata`` are ordinary
-names to the controller, ``__cluster_metadata`` may not be created. The counts below
+names to the controller, ``__cluster_metadata`` may not be created. Deleting
+``__consumer_offsets`` or ``__transaction_state``: Kafka 4.4 does it, Hourglass refuses (a
+kept difference, kept.py, on a pair of its own). The counts below
 10,000 are sent validate_only: the oracle would really create them otherwise.
 """
 from __future__ import annotations
 
 import pytest
 
+from tests.differential.conftest import make_exchange, start_pair, stop_pair
 from tests.differential.framework import req
 from tests.differential.wire import group_coordinator, init_producer
 
@@ -102,3 +105,31 @@ def test_create_partitions_bounds(ex):
                     scenario=f"{name} grown (validate_only)")
         for name in ("__share_group_state", "__remote_log_metadata", "__cluster_metadata"):
             ex.send(37, v, _grow(v, [(name, 2)], True), scenario=f"{name} (absent)")
+
+
+@pytest.fixture(scope="module")
+def own_pair(tmp_path_factory):
+    """A pair of its own: deleting the internal topics would break the shared pair's groups
+    and transactions on the Kafka side."""
+    p = start_pair(tmp_path_factory, name="internal-topics")
+    yield p
+    stop_pair(p)
+
+
+def test_delete_internal_topics(request, own_pair, differential_report):
+    """Kafka 4.4 deletes ``__consumer_offsets`` and ``__transaction_state`` when asked (its
+    controller has no rule against it); Hourglass refuses (kept difference: its coordinators
+    keep their state in those logs while they run). Absent internal names: unknown on both."""
+    ex = make_exchange(request, own_pair, differential_report)
+    try:
+        group_coordinator(ex, "limits-g")
+        init_producer(ex, "limits-tx")
+        for name in ("__share_group_state", "__remote_log_metadata", "__cluster_metadata"):
+            ex.send(20, 6, req(20, 6, topics=[{"name": name, "topic_id": bytes(16)}], timeout_ms=30000),
+                    scenario=f"delete {name} (absent)")
+        for name in INTERNAL:
+            ex.send(20, 6, req(20, 6, topics=[{"name": name, "topic_id": bytes(16)}], timeout_ms=30000),
+                    scenario=f"delete {name}")
+    finally:
+        ex.close()
+    assert not ex.unexpected, "\n".join(ex.unexpected)  # the kept difference only (kept.py)
