@@ -11,7 +11,9 @@ while the thread sat idle is the machine's doing, not ours).
 
 Thresholds hold on a busy 2-core machine shared with other test runs: a stall the issue saw
 lasted seconds (6.7 s for 5,000 partitions); the bounds here (``ANSWER_S``, ``OWN_LAG_S``) are
-ten times what a quiet machine shows and a tenth of such a stall.
+several times what a quiet run shows (answers within ~0.2 s, the loop's own hold-ups ~0.1-0.16
+s: a REST answer listing thousands of partitions, a schema compiled) and a tenth of such a
+stall.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from protocol.messages.api_versions import ApiVersionsRequest
 from tests.helpers.raw import RawClient
 
 ANSWER_S = 1.0    # the slowest answer a listener may give while the loop is healthy (busy machine)
-OWN_LAG_S = 0.25  # the longest the loop may be held up by the broker's own work
+OWN_LAG_S = 0.5   # the longest the loop may be held up by the broker's own work (a quiet run: ~0.1-0.16 s)
 
 
 @dataclass
