@@ -181,25 +181,8 @@ class TopicManager:
         done = self._creating[name] = loop.create_future()
         try:
             plan = self.logs.plan_new_logs(name, range(partitions), clean)
-
-            def files():
-                opened = self.logs.open_planned(name, plan)
-                try:
-                    for lg in opened:
-                        self.meta.write_partition_metadata(lg.dir, t.topic_id)
-                    self.meta.write_topic_record(t)
-                except BaseException:
-                    self.logs.discard_planned(opened)
-                    raise
-                return opened
-
             async with self._exclusive(name):
-                try:
-                    opened = await loop.run_in_executor(None, files)
-                except OSError as exc:
-                    log.error("creating topic %s failed at a partition: %s", name, exc)
-                    raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR,
-                                     f"Creating the partitions of {name} failed: {exc.strerror or exc}") from None
+                opened = await self._partition_files_off_loop(t, plan)
                 # the logs are served in slices (no request finds them: the topic is not in
                 # the metadata yet), then the topic appears whole at once
                 await self._adopt_in_slices(plan, opened)
@@ -216,6 +199,27 @@ class TopicManager:
             raise
         finally:
             self._creating.pop(name, None)
+
+    async def _partition_files_off_loop(self, record: TopicInfo, plan) -> list:
+        """In the default executor: the planned partitions' dirs, segment and index files and
+        ``partition.metadata``, then ``record`` as the topic's record; the logs opened (not
+        yet served). On an error nothing of it is left: KAFKA_STORAGE_ERROR."""
+        def files():
+            opened = self.logs.open_planned(record.name, plan)
+            try:
+                for lg in opened:
+                    self.meta.write_partition_metadata(lg.dir, record.topic_id)
+                self.meta.write_topic_record(record)
+            except BaseException:
+                self.logs.discard_planned(opened)
+                raise
+            return opened
+        try:
+            return await asyncio.get_running_loop().run_in_executor(None, files)
+        except OSError as exc:
+            log.error("making the partitions of topic %s failed: %s", record.name, exc)
+            raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR,
+                             f"Creating the partitions of {record.name} failed: {exc.strerror or exc}") from None
 
     ADOPT_SLICE = 256  # logs registered per turn of the event loop
 
@@ -295,25 +299,7 @@ class TopicManager:
             old = t.partitions
             grown = TopicInfo(t.name, t.topic_id, count, dict(t.configs))
             plan = self.logs.plan_new_logs(name, range(old, count), t.configs)
-
-            def files():
-                opened = self.logs.open_planned(name, plan)
-                try:
-                    for lg in opened:
-                        self.meta.write_partition_metadata(lg.dir, t.topic_id)
-                    self.meta.write_topic_record(grown)
-                except BaseException:
-                    self.logs.discard_planned(opened)
-                    raise
-                return opened
-
-            loop = asyncio.get_running_loop()
-            try:
-                opened = await loop.run_in_executor(None, files)
-            except OSError as exc:
-                log.error("growing topic %s to %d partitions failed: %s", name, count, exc)
-                raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR,
-                                 f"Creating the partitions of {name} failed: {exc.strerror or exc}") from None
+            opened = await self._partition_files_off_loop(grown, plan)
             await self._adopt_in_slices(plan, opened)
             t.partitions = count  # the new partitions appear at once
         self._topics_changed(changed=(name,))
