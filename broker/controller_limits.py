@@ -14,9 +14,11 @@ of the request POLICY_VIOLATION (the request's ``getErrorResponse``). Two checks
    request." / "Excessively large number of additional partitions per request.";
 2. after the per-entry checks, the records the valid entries would write (``BoundedList``):
    a topic is one TopicRecord, one ConfigRecord per config given and one PartitionRecord per
-   partition; an ACL one AccessControlEntryRecord. Above 10,000: "Unable to perform
-   excessively large batch operation." (``EventHandlerExceptionInfo``). So one topic of
-   10,000 partitions passes the first check and fails the second (10,001 records).
+   partition; a new distinct valid ACL one AccessControlEntryRecord. Above 10,000: "Unable to
+   perform excessively large batch operation." (``EventHandlerExceptionInfo``). So one topic
+   of 10,000 partitions passes the first check and fails the second (10,001 records).
+   DeleteAcls removing more than 10,000 ACLs answers INVALID_REQUEST "Cannot remove more than
+   10000 acls in a single delete operation." on every filter instead.
 
 Both hold for ``validate_only`` too (the controller builds the records before it looks at
 the flag). Asked of the oracle with absurd counts (2^31-1, 1,000,000, 10,001): it answers
@@ -33,6 +35,8 @@ MAX_PARTITIONS_PER_BATCH = 10_000
 TOO_MANY_PARTITIONS = "Excessively large number of partitions per request."
 TOO_MANY_ADDITIONAL_PARTITIONS = "Excessively large number of additional partitions per request."
 BATCH_TOO_LARGE = "Unable to perform excessively large batch operation."
+# DeleteAcls checks its own count first, with INVALID_REQUEST (AclControlManager.deleteAcls)
+TOO_MANY_ACLS_REMOVED = f"Cannot remove more than {MAX_RECORDS_PER_USER_OP} acls in a single delete operation."
 
 
 def requested_partitions(num_partitions: int, assignments: int, default_partitions: int) -> int:

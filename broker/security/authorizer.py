@@ -214,6 +214,30 @@ class StandardAuthorizer:
     def acls(self, flt: AclBindingFilter) -> list[AclBinding]:
         return [b for b in self._bindings if flt.matches(b)]
 
+    def new_acls(self, bindings: list[AclBinding]) -> int:
+        """How many distinct valid bindings of ``bindings`` are not stored yet (the records a
+        CreateAcls would write: Kafka bounds them per request)."""
+        fresh = set()
+        for b in bindings:
+            try:
+                b.validate()
+            except AclError:
+                continue
+            if b not in self._bindings:
+                fresh.add(b)
+        return len(fresh)
+
+    def matching_acls(self, filters: list[AclBindingFilter]) -> int:
+        """How many distinct stored bindings ``filters`` (the valid ones) would delete."""
+        hit: set = set()
+        for f in filters:
+            try:
+                f.validate()
+            except AclError:
+                continue
+            hit.update(b for b in self._candidates(f) if f.matches(b))
+        return len(hit)
+
     def create_acls(self, bindings: list[AclBinding]) -> list[AclError | None]:
         """One result per binding (None: created or already present); one durable write."""
         results: list[AclError | None] = []
