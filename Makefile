@@ -47,7 +47,14 @@ JVM_SRCS := $(shell find tests/jvm -path '*/src/*' -type f -not -path '*/target/
 JVM_STAMP = $(HOURGLASS_CACHE)/jvm-$(shell cat $(JVM_POMS) $(JVM_SRCS) | sha1sum | cut -c1-16).stamp
 MVN := mvn -q -B -Dmaven.repo.local=$(HOURGLASS_CACHE)/m2
 
-.PHONY: jvm flink venv venv-run deps jars java-harness confluent-kafka-versions run test crash-test fuzz bench soak load-limits
+# The Go tests' modules (tests/go/*: testcontainers-go's Kafka module) into Go's module cache
+# (~/go/pkg/mod, outside the checkout); a warm cache makes this a no-op.
+GO ?= $(shell command -v go || echo /usr/local/go/bin/go)
+GO_MODULES := $(patsubst %/go.mod,%,$(wildcard tests/go/*/go.mod))
+go-modules:
+	@for m in $(GO_MODULES); do (cd $$m && $(GO) mod download) || exit 1; done
+
+.PHONY: go-modules jvm flink venv venv-run deps jars java-harness confluent-kafka-versions run test crash-test fuzz bench soak load-limits
 
 venv: $(VENV_STAMP)
 venv-run: $(RUN_STAMP)
@@ -93,7 +100,7 @@ RUN_ARGS ?=
 run: $(RUN_STAMP)
 	$(VPY) -m broker serve --config config/server.properties $(RUN_ARGS)
 
-test: venv deps jars java-harness confluent-kafka-versions jvm flink
+test: venv deps jars java-harness confluent-kafka-versions jvm flink go-modules
 	$(VPY) -m pytest $(PYTEST_ARGS) tests
 
 # Reliability tools (short passes of both run inside `make test`, in tests/reliability).

@@ -53,8 +53,10 @@ def probe(bootstrap: str) -> bool:
         return False
 
 
-def first_run(workdir: Path, timeout: float = 600.0) -> dict[str, float]:
-    """Clone into ``workdir``/hourglass, ``make run`` there; seconds to the first ApiVersions."""
+def first_run(workdir: Path, timeout: float = 600.0, serving=None) -> dict[str, float]:
+    """Clone into ``workdir``/hourglass, ``make run`` there; seconds to the first ApiVersions.
+    ``serving(ready_text)``, when given, runs while that broker serves (the ready file's text:
+    its listeners and ``service NAME URL`` lines), before it is stopped."""
     clone = workdir / "hourglass"
     clone.mkdir(parents=True)
     ready = workdir / "ready"
@@ -82,6 +84,8 @@ def first_run(workdir: Path, timeout: float = 600.0) -> dict[str, float]:
                 raise TimeoutError(f"no ApiVersions answer {timeout:.0f} s after the clone")
             time.sleep(0.05)
         t1 = time.monotonic()
+        if serving is not None:
+            serving(ready.read_text())
         return {"first_run_clone_to_apiversions": t1 - t0,
                 "first_run_install": (installed or t1) - t0}
     finally:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from protocol.deferred import dataclass
 from storage.log import parse_topic_partition
-from storage.log_config import REMOVED_TOPIC_CONFIGS, drop_removed
+from storage.log_config import DEPRECATED_TOPIC_CONFIGS, REMOVED_TOPIC_CONFIGS, deprecation_warning, drop_removed
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +70,25 @@ def new_uuid() -> bytes:
             return u
 
 
+def read_json(path: Path):
+    """The JSON document of a store file, or None when it does not exist yet."""
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+
+
+def write_private_json(path: Path, doc) -> None:
+    """``doc`` as JSON, written atomically (``atomic_write``) into a file only the broker's user
+    may read (mode 0600 from the temp file on): for files holding secrets or key material."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    old = os.umask(0o077)
+    try:
+        atomic_write(path, json.dumps(doc, indent=1).encode())
+    finally:
+        os.umask(old)
+
+
 def atomic_write(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as f:
@@ -82,6 +101,24 @@ def atomic_write(path: Path, data: bytes) -> None:
         os.fsync(dfd)
     finally:
         os.close(dfd)
+
+
+def read_meta_properties(log_dir: Path) -> dict[str, str] | None:
+    """The keys of ``log_dir/meta.properties``, or None when the dir is not formatted yet."""
+    p = log_dir / "meta.properties"
+    if not p.exists():
+        return None
+    return dict(line.split("=", 1) for line in p.read_text().splitlines()
+                if "=" in line and not line.startswith("#"))
+
+
+def write_meta_properties(log_dir: Path, node_id: int, cluster_id: str) -> None:
+    """Format ``log_dir`` as Kafka's ``kafka-storage format`` does (KRaft ``version=1``, a new
+    ``directory.id``), atomically: a crash leaves either no file or the whole one."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write(log_dir / "meta.properties",
+                 (f"#\n#Hourglass\nnode.id={node_id}\ndirectory.id={uuid_to_base64(new_uuid())}\n"
+                  f"version=1\ncluster.id={cluster_id}\n").encode())
 
 
 @dataclass
@@ -109,15 +146,17 @@ class ClusterMeta:
         self.cluster_id = self._load_or_create_meta(cluster_id)
         self.topics: dict[str, TopicInfo] = {}
         self.by_id: dict[bytes, TopicInfo] = {}
+        # Topic records applied since start-up (loaded ones included): what DescribeQuorum
+        # reports as the metadata partition's offsets, Hourglass having no metadata log
+        self.metadata_offset = 0
         self.next_producer_id_path = log_dirs[0] / ".hourglass" / "producer-id-block"
 
     def _load_or_create_meta(self, wanted: str | None) -> str:
         found = None
         for d in self.log_dirs:
             p = d / "meta.properties"
-            if p.exists():
-                props = dict(line.split("=", 1) for line in p.read_text().splitlines()
-                             if "=" in line and not line.startswith("#"))
+            props = read_meta_properties(d)
+            if props is not None:
                 cid = props.get("cluster.id")
                 if found and cid and cid != found:
                     raise RuntimeError(f"log dirs disagree on cluster.id: {found} vs {cid} ({p})")
@@ -127,11 +166,8 @@ class ClusterMeta:
                     raise RuntimeError(f"{p} belongs to node {nid}, but node.id is {self.node_id}")
         cid = found or wanted or uuid_to_base64(new_uuid())
         for d in self.log_dirs:
-            p = d / "meta.properties"
-            if not p.exists():
-                atomic_write(p, (f"#\n#{'Hourglass'}\nnode.id={self.node_id}\n"
-                                 f"directory.id={uuid_to_base64(new_uuid())}\nversion=1\n"
-                                 f"cluster.id={cid}\n").encode())
+            if read_meta_properties(d) is None:
+                write_meta_properties(d, self.node_id, cid)
         return cid
 
     # ---- topics -------------------------------------------------------------------------------
@@ -153,6 +189,8 @@ class ClusterMeta:
                 self.save_topic(t)
             else:
                 self._add(t)
+            for k in DEPRECATED_TOPIC_CONFIGS.keys() & t.configs.keys():   # honoured, see log_config
+                log.warning("topic %s: %s", t.name, deprecation_warning(k))
         self._adopt_orphan_partition_dirs()
         return list(self.topics.values())
 
@@ -183,6 +221,7 @@ class ClusterMeta:
     def _add(self, t: TopicInfo) -> None:
         self.topics[t.name] = t
         self.by_id[t.topic_id] = t
+        self.metadata_offset += 1
 
     def _topic_path(self, name: str) -> Path:
         if len(name) > 200:  # a legal 249-char name plus ".json" must still fit a file name
@@ -207,6 +246,7 @@ class ClusterMeta:
     def remove_topic(self, name: str) -> TopicInfo | None:
         t = self.topics.pop(name, None)
         if t is not None:
+            self.metadata_offset += 1
             self.by_id.pop(t.topic_id, None)
             try:
                 os.remove(self._topic_path(name))

@@ -18,7 +18,8 @@ REPLICATION = "one node is the only replica: nothing is replicated between broke
 CONTROLLER = "no KRaft quorum to join or reach: this one node is broker and controller at once"
 ZOOKEEPER = "no ZooKeeper: Hourglass is a KRaft-era node, and Kafka 4.0 dropped ZooKeeper mode"
 VERSIONS = "one protocol and storage version: nothing to negotiate between brokers"
-SHARE_GROUPS = "share groups (KIP-932) are always served, as Kafka 4.2 does once share.version is finalized"
+SHARE_GROUPS = ("share groups (KIP-932) follow the finalized share.version, as in Kafka 4.2+: served at 1 or more (2 on "
+                "a new data dir), off at 0 (kafka-features downgrade --feature share.version=0)")
 NEW_COORDINATOR = ("the group coordinator is always the new one, serving classic and KIP-848 consumer groups "
                    "(Kafka 4.0 removed this key)")
 METRICS = "Kafka's metrics reporters are Java plugins: Hourglass exports Prometheus metrics on metrics.port"
@@ -34,7 +35,7 @@ JAVA_SECURITY = "a Java security plugin or JCA setting: Hourglass uses OpenSSL t
 BROKER_JAAS = ("a broker-wide sasl.jaas.config is ignored by Kafka brokers too: set "
                "listener.name.<listener>.<mechanism>.sasl.jaas.config")
 DYNAMIC = "dynamic keystore reconfiguration is not served: a new keystore takes a restart"
-DELEGATION = "delegation tokens are not served"
+DELEGATION = "Kafka 4.0 removed this alias: set delegation.token.secret.key"
 PER_LISTENER = "a per-listener value of a key with no effect here"
 
 _T = THREADS
@@ -171,11 +172,7 @@ NO_EFFECT: dict[str, tuple[str, str]] = {
     "ssl.allow.san.changes": ("boolean", DYNAMIC),
     "principal.builder.class": ("class", PLUGINS),
     "security.providers": ("string", JAVA_SECURITY),
-    "delegation.token.secret.key": ("password", DELEGATION),
     "delegation.token.master.key": ("password", DELEGATION),
-    "delegation.token.max.lifetime.ms": ("long", DELEGATION),
-    "delegation.token.expiry.time.ms": ("long", DELEGATION),
-    "delegation.token.expiry.check.interval.ms": ("long", DELEGATION),
 }
 
 # Per-mechanism SASL keys under a listener prefix: listener.name.<l>.<mechanism>.sasl.jaas.config

@@ -125,6 +125,8 @@ BROKER_KEYS: dict[str, BrokerKey] = {k.name: k for k in [
     _k("log.flush.offset.checkpoint.interval.ms", _int, "60000", "How often the recovery-point checkpoint is written.", *_pos),
     _k("log.flush.start.offset.checkpoint.interval.ms", _int, "60000", "How often the log-start-offset checkpoint is written.", *_pos),
     _k("num.recovery.threads.per.data.dir", _int, "1", "Accepted for compatibility.", *_pos),
+    _k("replica.alter.log.dirs.io.max.bytes.per.second", _long, str(2**63 - 1),
+       "Bytes per second a log-dir move (AlterReplicaLogDirs) copies at most, over all moves.", *_pos),
     _k("num.network.threads", _int, "3", "Accepted for compatibility (one event loop)."),
     _k("num.io.threads", _int, "8", "Accepted for compatibility (one event loop)."),
     _k("offsets.topic.replication.factor", _int, "1", "Accepted for compatibility."),
@@ -197,6 +199,7 @@ BROKER_KEYS: dict[str, BrokerKey] = {k.name: k for k in [
     _k("authentication.method", _str, "", "Schema Registry: NONE (an open registry) or BASIC (HTTP basic auth against the broker's users: SASL/PLAIN users of the listeners' JAAS configs and the SCRAM credentials), as Confluent's key; unset: BASIC when a Kafka listener authenticates with PLAIN or SCRAM, else NONE.", lambda v: v.upper() in ("", "NONE", "BASIC"), "NONE or BASIC"),
     _k("kafkastore.topic", _str, "_schemas", "Schema Registry: the compacted topic holding schemas, configs, modes and deletes, in Confluent's record format (created on first start, 1 partition)."),
     _k("schema.compatibility.level", _str, "backward", "Schema Registry: the compatibility level of subjects without their own (none, backward, backward_transitive, forward, forward_transitive, full, full_transitive), until PUT /config sets one.", lambda v: v.upper() in ("NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE"), "one of none, backward, forward, full and their _transitive forms"),
+    _k("associations.enable", _bool, "true", "Schema Registry: serve Confluent's associations API (/associations: topics tied to their key and value subjects, which confluent-kafka's serializers look up first), as Confluent 8.3's key; false: those routes answer 404."),
     _k("console.listeners", _http_listeners, "", "Hourglass: the web console and Kafka REST v3 (/v3) on http://HOST:PORT or https://HOST:PORT, comma separated; empty: off."),
     # security (broker.security): per listener, listener.name.<name>.<key> overrides any of these
     _k("ssl.keystore.type", _str, "JKS", "PEM or PKCS12 (JKS: a PKCS12 file is read as the JVM reads it; a real JKS file is refused with the keytool line that converts it)."),
@@ -228,6 +231,10 @@ BROKER_KEYS: dict[str, BrokerKey] = {k.name: k for k in [
     _k("authorizer.class.name", _str, "", "org.apache.kafka.metadata.authorizer.StandardAuthorizer (or kafka.security.authorizer.AclAuthorizer) turns ACL authorization on; empty: off."),
     _k("super.users", _str, None, "Principals allowed everything, separated by ';' (User:admin;User:CN=ops,O=acme)."),
     _k("allow.everyone.if.no.acl.found", _bool, "false", "With ACLs on: allow a resource that has no ACL at all."),
+    _k("delegation.token.secret.key", _str, None, "Secret key that signs delegation tokens (HMAC-SHA512 of the token id); unset or empty: delegation tokens are off (their APIs answer DELEGATION_TOKEN_AUTH_DISABLED)."),
+    _k("delegation.token.max.lifetime.ms", _long, "604800000", "A delegation token's maximum lifetime, beyond which it cannot be renewed (a create request may ask for less).", *_pos),
+    _k("delegation.token.expiry.time.ms", _long, "86400000", "How long a delegation token is valid before it needs a renewal (a renewal may ask for less).", *_pos),
+    _k("delegation.token.expiry.check.interval.ms", _long, "3600000", "How often expired delegation tokens are removed.", *_pos),
     _k("hourglass.clean.shutdown.skip.recovery", _bool, "true", "Skip the log scan after a clean shutdown (Kafka's behaviour)."),
     _k("hourglass.log.max.open.files", _int, "0", "Hourglass: most segment and index files held open at once (a cache: idle ones are closed and reopened on use, so partitions are not bounded by the file-descriptor limit). 0: three quarters of the descriptor limit, which the broker raises to its hard limit at start; the rest is left for connections.", *_nonneg),
 ]}
@@ -531,6 +538,10 @@ class BrokerConfig:
         for key in self.removed:
             notes.append(("WARNING", f"The configuration '{key}' was removed in Kafka 4.0 "
                                      f"({REMOVED_BROKER_LOG_KEYS[key]}). It is ignored."))
+        from storage.log_config import DEPRECATED_BROKER_LOG_KEYS, deprecation_warning
+        for key in DEPRECATED_BROKER_LOG_KEYS:
+            if key in self.topic_defaults:
+                notes.append(("WARNING", deprecation_warning(key)))
         for key, hint in self.unknown:
             notes.append(("WARNING", f"The configuration '{key}' was supplied but isn't a known config"
                                      + (f"; did you mean `{hint}`?" if hint else ".") + " It is ignored."))

@@ -47,6 +47,16 @@ class RequestContext:
         """The listener the request came in on (None outside a connection, e.g. unit tests)."""
         return getattr(self.conn, "listener", None)
 
+    @property
+    def security_protocol(self) -> str:
+        return getattr(self.conn, "security_protocol", "PLAINTEXT")
+
+    @property
+    def token_authenticated(self) -> bool:
+        """The connection logged in with a delegation token (Kafka's ``tokenAuthenticated``)."""
+        auth = getattr(self.conn, "auth", None)
+        return auth is not None and auth.token_authenticated
+
     def __init__(self, broker, conn, api_key, api_version, correlation_id, client_id, header):
         self.broker = broker
         self.conn = conn
@@ -84,6 +94,7 @@ class Connection:
                  listener: str | None = None, security: "ListenerSecurity | None" = None):
         self.broker = broker
         self.listener = listener  # the listener name it came in on (Metadata advertises that one)
+        self.security_protocol = security.protocol if security is not None else "PLAINTEXT"
         self.reader = reader
         self.writer = writer
         peer = writer.get_extra_info("peername")

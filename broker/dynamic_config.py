@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 from pathlib import Path
 
@@ -196,14 +195,9 @@ class DynamicBrokerConfigs:
     def save(self) -> None:
         if self.path is None:
             return
-        from broker.cluster import atomic_write
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        old = os.umask(0o077)  # may hold keystore passwords
-        try:
-            atomic_write(self.path, json.dumps({"version": 1, "default": dict(sorted(self.default.items())),
-                                                "broker": dict(sorted(self.broker.items()))}, indent=1).encode())
-        finally:
-            os.umask(old)
+        from broker.cluster import write_private_json
+        write_private_json(self.path, {"version": 1, "default": dict(sorted(self.default.items())),
+                                       "broker": dict(sorted(self.broker.items()))})  # may hold keystore passwords
 
 
 def apply(b, changed: set[str] | None = None) -> None:

@@ -16,6 +16,7 @@ _TABLE: list[tuple[type, ErrorCode]] = [
     (se.TransactionCoordinatorFencedError, ErrorCode.TRANSACTION_COORDINATOR_FENCED),
     (se.UnknownProducerIdError, ErrorCode.UNKNOWN_PRODUCER_ID),
     (se.KafkaStorageError, ErrorCode.KAFKA_STORAGE_ERROR),
+    (se.LogDirNotFoundError, ErrorCode.LOG_DIR_NOT_FOUND),
     (se.InvalidConfigError, ErrorCode.INVALID_CONFIG),
     (se.UnsupportedForMessageFormatError, ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT),
     (UnsupportedCompressionError, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE),

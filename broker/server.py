@@ -87,6 +87,7 @@ class Broker:
         self.producer_ids: ProducerIds | None = None
         self.quotas = None  # broker.quotas.manager.ClientQuotas
         self.dynamic_configs = None  # broker.dynamic_config.DynamicBrokerConfigs
+        self.features = None  # broker.features.FeatureStore: the finalized feature levels
 
     # ---- identity --------------------------------------------------------------------------
     @property
@@ -140,12 +141,18 @@ class Broker:
         for plog in self.logs.all_logs():
             self._wire_log(plog.topic, plog.partition, plog)
         self.producer_ids = ProducerIds(self.meta)
+        from broker.features import FeatureStore
+        self.features = FeatureStore(cfg.log_dirs[0] / ".hourglass" / "features.json")
         from broker.groups.group_configs import GroupConfigs
         self.group_configs = GroupConfigs(cfg, cfg.log_dirs[0])
         from broker.security.listener import ListenerSecurity, per_ip_limits
         from broker.security.state import BrokerSecurity, security_dir
         self.per_ip_limits = per_ip_limits(cfg["max.connections.per.ip.overrides"])
-        self.security = BrokerSecurity.from_config(cfg.raw.get, security_dir(cfg.log_dirs))
+        from broker.security.delegation import TokenSettings
+        self.security = BrokerSecurity.from_config(
+            cfg.raw.get, security_dir(cfg.log_dirs),
+            TokenSettings(cfg["delegation.token.secret.key"], cfg["delegation.token.max.lifetime.ms"],
+                          cfg["delegation.token.expiry.time.ms"]))
         from broker.quotas.manager import ClientQuotas
         from broker.quotas.store import QuotaStore
         self.quotas = ClientQuotas(QuotaStore(security_dir(cfg.log_dirs)), samples=cfg["quota.window.num"],
@@ -154,7 +161,7 @@ class Broker:
                                    controller_window_s=cfg["controller.quota.window.size.seconds"])
         for lst in cfg.listeners:  # a bad keystore or SASL setting refuses to start here
             self.listener_security[lst.name] = ListenerSecurity.build(
-                lst.name, lst.security_protocol, lst.overrides, cfg.raw, self.security.scram)
+                lst.name, lst.security_protocol, lst.overrides, cfg.raw, self.security.scram, self.security.tokens)
         from broker import dynamic_config
         self.dynamic_configs = dynamic_config.DynamicBrokerConfigs(security_dir(cfg.log_dirs))
         dynamic_config.apply(self)
@@ -239,6 +246,12 @@ class Broker:
             min(self.cfg["log.flush.offset.checkpoint.interval.ms"],
                 self.cfg["log.flush.start.offset.checkpoint.interval.ms"]), self._checkpoint)))
         self.tasks.append(asyncio.create_task(self._idle_reaper()))
+        from broker.log_dirs import LogDirMoves
+        self.log_dir_moves = LogDirMoves(self)
+        self.log_dir_moves.resume()   # moves a crash or shutdown interrupted
+        if self.security.tokens.settings.enabled:
+            self.tasks.append(asyncio.create_task(self._every(
+                self.cfg["delegation.token.expiry.check.interval.ms"], self._sweep_tokens)))
         # Log compaction (storage/cleaner): cleaning rounds every log.cleaner.backoff.ms when idle.
         from storage.cleaner import LogCleaner
         self.cleaner = LogCleaner.from_broker_config(self.logs, self.cfg)
@@ -312,6 +325,9 @@ class Broker:
         n = self.logs.cleanup_expired(self.clock.now_ms())
         if n:
             log.info("retention deleted %d segment(s)", n)
+
+    def _sweep_tokens(self) -> None:
+        self.security.tokens.sweep(self.clock.now_ms())
 
     def _expire_producers(self) -> None:
         n = self.logs.remove_expired_producers(self.clock.now_ms(), self.cfg["producer.id.expiration.ms"])
@@ -400,6 +416,18 @@ def raise_nofile_limit() -> tuple[int, int]:
     return soft, target
 
 
+def announce_started(cfg: BrokerConfig) -> None:
+    """Kafka's own start-up lines, once every listener answers: scripts and Testcontainers' Kafka
+    modules wait for them in the log (Java's and Go's for "Transitioning from RECOVERY to
+    RUNNING", Python's for "Kafka Server started", or, given a ZooKeeper-era configuration as
+    a Confluent 7 image in ZooKeeper mode gets, for "[KafkaServer id=N] started")."""
+    node = cfg.node_id
+    log.info("[BrokerServer id=%d] Transitioning from RECOVERY to RUNNING", node)
+    if cfg.raw.get("zookeeper.connect"):
+        log.info("[KafkaServer id=%d] started (no ZooKeeper is used: this node is its own controller)", node)
+    log.info("[KafkaRaftServer nodeId=%d] Kafka Server started", node)
+
+
 async def run_broker(cfg: BrokerConfig, *, ready_file: str | None = None,
                      shutdown: asyncio.Event | None = None, on_ready=None,
                      extensions: Extensions = NO_EXTENSIONS) -> None:
@@ -429,6 +457,7 @@ async def run_broker(cfg: BrokerConfig, *, ready_file: str | None = None,
                     for line in service.ready_lines():  # `service <name> <url>`
                         f.write(line + "\n")
             os.replace(tmp, ready_file)
+        announce_started(cfg)
         if on_ready is not None:
             on_ready(broker)
         await shutdown.wait()

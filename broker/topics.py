@@ -16,13 +16,19 @@ from typing import TYPE_CHECKING
 from broker.cluster import ClusterMeta, TopicInfo, new_uuid, validate_topic_name
 from protocol.errors import ErrorCode
 from storage.errors import InvalidConfigError
-from storage.log_config import LogConfig, parse_value
+from storage.log_config import DEPRECATED_TOPIC_CONFIGS, LogConfig, deprecation_warning, parse_value
 
 if TYPE_CHECKING:
     from storage.log import PartitionLog
     from storage.manager import LogManager
 
 log = logging.getLogger(__name__)
+
+
+def warn_deprecated(topic: str, configs: dict[str, str]) -> None:
+    """A topic given a config Kafka 4 removed but Hourglass honours: the deprecation warning."""
+    for k in DEPRECATED_TOPIC_CONFIGS.keys() & configs.keys():
+        log.warning("topic %s: %s", topic, deprecation_warning(k))
 
 
 class TopicError(Exception):
@@ -139,6 +145,7 @@ class TopicManager:
                              f"Creating the partitions of {name} failed: {exc.strerror or exc}") from None
         log.info("created topic %s with %d partition(s)%s", name, partitions,
                  f" and configs {clean}" if clean else "")
+        warn_deprecated(name, t.configs)
         self._topics_changed(created=(name,))
         return t
 
@@ -189,6 +196,7 @@ class TopicManager:
                 self.meta.add_topic(t)
             log.info("created topic %s with %d partition(s)%s", name, partitions,
                      f" and configs {clean}" if clean else "")
+            warn_deprecated(name, t.configs)
             self._topics_changed(created=(name,))
             done.set_result(t)
             return t
@@ -350,3 +358,4 @@ class TopicManager:
         t.configs = clean
         self.meta.save_topic(t)
         self.logs.update_topic_config(name, clean)  # applies to every open partition at once
+        warn_deprecated(name, clean)

@@ -134,20 +134,22 @@ def command(config_file: str, argv: list[str], ready_file: str | None = None) ->
     return [sys.executable, "-m", "broker", "serve", config_file, *ready, *argv]
 
 
-def main(argv: list[str]) -> int:
-    env = dict(os.environ)
-    try:
-        text = render(env, env.get("HOURGLASS_MOUNTED_CONFIG_DIR", MOUNTED_CONFIG_DIR),
-                      env.get("HOURGLASS_DEFAULT_CONFIG", DEFAULT_CONFIG))
-    except EntrypointError as exc:
-        print(exc, file=sys.stderr)
-        return 1
+def write_config(env: dict[str, str]) -> Path:
+    """Render this environment's configuration and write it (readable by the broker's user only:
+    it may hold secrets); returns its path. Raises EntrypointError as the configure step would."""
+    text = render(env, env.get("HOURGLASS_MOUNTED_CONFIG_DIR", MOUNTED_CONFIG_DIR),
+                  env.get("HOURGLASS_DEFAULT_CONFIG", DEFAULT_CONFIG))
     final_dir = Path(env.get("HOURGLASS_FINAL_CONFIG_DIR", FINAL_CONFIG_DIR))
     final_dir.mkdir(parents=True, exist_ok=True)
     final = final_dir / "server.properties"
     fd = os.open(final, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write(text)
+    return final
+
+
+def launch(env: dict[str, str], final: Path, argv: list[str]) -> None:
+    """exec the broker on ``final`` (never returns)."""
     ready = env.get("HOURGLASS_READY_FILE", READY_FILE)
     cmd = command(str(final), argv, ready)
     if ready in cmd:  # ours, not one the arguments name
@@ -156,6 +158,31 @@ def main(argv: list[str]) -> int:
         except FileNotFoundError:
             pass
     os.execv(cmd[0], cmd)
+
+
+def main(argv: list[str]) -> int:
+    """No mode: configure, then launch (apache/kafka's ``/etc/kafka/docker/run``).
+    ``--configure``: only write the configuration (Confluent's ``/etc/confluent/docker/configure``,
+    which Testcontainers' modules extend with lines of their own before the launch);
+    ``--launch``: only start the broker on what the configure step wrote (Confluent's ``launch``)."""
+    env = dict(os.environ)
+    mode = argv[0] if argv[:1] and argv[0] in ("--configure", "--launch") else None
+    if mode:
+        argv = argv[1:]
+    if mode == "--launch":
+        final = Path(env.get("HOURGLASS_FINAL_CONFIG_DIR", FINAL_CONFIG_DIR)) / "server.properties"
+        if not final.exists():
+            print(f"{final} does not exist: run the configure step first", file=sys.stderr)
+            return 1
+    else:
+        try:
+            final = write_config(env)
+        except EntrypointError as exc:
+            print(exc, file=sys.stderr)
+            return 1
+        if mode == "--configure":
+            return 0
+    launch(env, final, argv)
     return 0  # not reached
 
 

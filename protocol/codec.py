@@ -23,7 +23,7 @@ from typing import Any
 
 from protocol import primitives as P
 from protocol.errors import DecodeError, EncodeError
-from protocol.schema import Api, Field, MessageSpec, ZERO_UUID
+from protocol.schema import EMPTY_STRUCT, Api, Field, MessageSpec, ZERO_UUID
 
 _FIXED = {
     "bool": "?", "int8": "b", "int16": "h", "uint16": "H",
@@ -280,6 +280,11 @@ def _compile_init(cls: type) -> None:
     args = ", ".join(f"{f.name}=_UNSET" for f in fields)
     body = []
     for f in fields:
+        if f.default is EMPTY_STRUCT:
+            name = f"_S{len(consts)}"
+            consts[name] = getattr(cls, f.elem)
+            body.append(f"    self.{f.name} = {name}() if {f.name} is _UNSET else {f.name}")
+            continue
         body.append(f"    self.{f.name} = {_default_src(f, consts)} if {f.name} is _UNSET else {f.name}")
     body.append("    self._unknown_tags = None")
     src = f"def __init__(self{', *, ' + args if args else ''}):\n" + ("\n".join(body) or "    pass")

@@ -26,6 +26,17 @@ PRIMITIVES = {
 _NO_DEFAULT = object()
 
 
+class _EmptyStruct:
+    """``default=EMPTY_STRUCT`` on a non-nullable struct field: a fresh struct of its defaults,
+    as Kafka's generated classes start such a field (instead of None, built lazily)."""
+
+    def __repr__(self) -> str:
+        return "EMPTY_STRUCT"
+
+
+EMPTY_STRUCT = _EmptyStruct()
+
+
 class Versions(NamedTuple):
     """An inclusive version range; ``hi`` is None for an open range ("3+")."""
     lo: int
@@ -91,7 +102,7 @@ class Field:
 
     def default_value(self):
         """The value a field decodes to in a version that lacks it (Kafka's defaults)."""
-        if self.default is not _NO_DEFAULT:
+        if self.default is not _NO_DEFAULT and self.default is not EMPTY_STRUCT:
             return self.default
         if self.is_array:
             return []

@@ -33,6 +33,9 @@ SCHEMA_TYPES = ["JSON", "PROTOBUF", "AVRO"]
 STORE_KEY = web.AppKey("store", SchemaStore)
 STATS_KEY = web.AppKey("stats", collections.Counter)
 MAY_READ = web.RequestKey("may_read", object)  # subject -> bool, set when the broker's ACLs are on
+# (subject, operation="SUBJECT_WRITE") -> None or 403, set when the broker's ACLs are on: for the
+# routes whose subjects are in the body or the store (associations), checked by the handler
+MAY_WRITE = web.RequestKey("may_write", object)
 _MAX_VERSION = 2**31 - 1
 # a subject in a path: any character Confluent allows, URL-encoded ({, }, spaces, ...), but "/"
 SUBJECT = "{subject:[^/]+}"
@@ -135,7 +138,7 @@ def negotiate(accept: str | None) -> str | None:
     return chosen
 
 
-def create_routes(store: SchemaStore) -> web.RouteTableDef:
+def create_routes(store: SchemaStore, associations: bool = True) -> web.RouteTableDef:
     routes = web.RouteTableDef()
 
     @routes.get("/")
@@ -521,16 +524,127 @@ def create_routes(store: SchemaStore) -> web.RouteTableDef:
         e = store.schema_by_guid(request.match_info["guid"])
         return _ok([] if e is None else [{"context": ".", "id": e.id}])
 
-    # ---- off, as in Confluent's registry with associations.enable=false -------------------------
-    @responds({}, errors=(404,))
-    async def _not_served(request):
-        raise HttpError(404, 404, "HTTP 404 Not Found")
+    # ---- associations (Confluent 8.3; associations.enable) -------------------------------------
+    if associations:
+        _association_routes(routes, store)
+    else:  # off, as Confluent's registry with associations.enable=false: no such resource
+        @responds({}, errors=(404,))
+        async def _not_served(request):
+            raise HttpError(404, 404, "HTTP 404 Not Found")
 
-    for method in ("GET", "POST", "PUT", "DELETE"):
-        routes.route(method, "/associations")(_not_served)
-        routes.route(method, "/associations/{tail:.*}")(_not_served)
+        for method in ("GET", "POST", "PUT", "DELETE"):
+            routes.route(method, "/associations{tail:(/.*|:.*)?}")(_not_served)
 
     return routes
+
+
+def _association_query(request) -> dict:
+    """The filters every association listing takes (resourceType defaults to topic)."""
+    from schema_registry import associations as A
+    lifecycle = request.query.get("lifecycle")
+    if lifecycle is not None and lifecycle.upper() not in (A.STRONG, A.WEAK):
+        raise HttpError(404, 404, "HTTP 404 Not Found")  # Jersey: an unconvertible query param
+    return {"resource_type": request.query.get("resourceType") or A.TOPIC,
+            "types": request.query.getall("associationType", []),
+            "lifecycle": lifecycle.upper() if lifecycle else None}
+
+
+def _page(request, items: list) -> list:
+    """offset/limit as Confluent pages a listing (a negative limit: everything)."""
+    def num(name, default):
+        raw = request.query.get(name)
+        try:
+            return default if raw is None else int(raw)
+        except ValueError:
+            raise HttpError(404, 404, "HTTP 404 Not Found") from None
+    offset, limit = max(num("offset", 0), 0), num("limit", -1)
+    return items[offset:] if limit < 0 else items[offset:offset + limit]
+
+
+def _association_routes(routes: web.RouteTableDef, store: SchemaStore) -> None:
+    from schema_registry import associations as A
+
+    def listing(request, found):
+        may_read = request.get(MAY_READ, lambda s: True)  # only the caller's subjects (ACLs on)
+        return _ok(_page(request, [a.as_json() for a in found if may_read(a.subject)]))
+
+    @routes.get("/associations/subjects/" + SUBJECT)
+    @responds({200: array("Association")})
+    async def associations_by_subject(request):
+        return listing(request, store.associations_where(subject=request.match_info["subject"],
+                                                         **_association_query(request)))
+
+    @routes.get("/associations/resources/{resourceNamespace}/{resourceName}")
+    @responds({200: array("Association")})
+    async def associations_by_resource_name(request):
+        return listing(request, store.associations_where(
+            resource_name=request.match_info["resourceName"],
+            resource_namespace=request.match_info["resourceNamespace"], **_association_query(request)))
+
+    @routes.get("/associations/resources/{resourceId}")
+    @responds({200: array("Association")})
+    async def associations_by_resource_id(request):
+        return listing(request, store.associations_where(resource_id=request.match_info["resourceId"],
+                                                         **_association_query(request)))
+
+    async def write(request, create: bool, resource_id: str | None):
+        req = A.parse_request(await _body(request), resource_id)
+        check = request.get(MAY_WRITE)
+        if check is not None:  # SUBJECT_WRITE on every subject the request names
+            for info in req.infos:
+                check(info.subject if info.subject is not None
+                      else A.default_subject(req, info.association_type or A.VALUE))
+        return _ok(store.write_associations(req, create=create, dry_run=_flag(request, "dryRun")))
+
+    @routes.post("/associations")
+    @responds({200: "AssociationResponse"}, errors=(*BODY_ERRORS, 409))
+    async def create_association(request):
+        return await write(request, True, None)
+
+    @routes.put("/associations/resources/{resourceId}")
+    @responds({200: "AssociationResponse"}, errors=(*BODY_ERRORS, 409))
+    async def upsert_association(request):
+        return await write(request, False, request.match_info["resourceId"])
+
+    async def batch(request, parse, apply, failed) -> web.Response:
+        """A batch: the body parsed whole (a shape error fails it), then each item applied and
+        answered on its own, its error in its place (207)."""
+        items = [parse(item) for item in A.batch_items(await _body(request))]
+        results = []
+        for item in items:
+            try:
+                results.append(apply(item))
+            except HttpError as err:
+                results.append(failed(err))
+        return _ok({"results": results}, A.BATCH_STATUS)
+
+    @routes.post("/associations:batchGet")
+    @responds({A.BATCH_STATUS: "AssociationBatchResponse"}, errors=BODY_ERRORS)
+    async def batch_get_associations(request):
+        may_read, include = request.get(MAY_READ), _flag(request, "includeSchemas")
+        return await batch(request, A.parse_get_query, lambda q: store.batch_get_association(
+            q, include_schemas=include, may_read=may_read), A.get_error)
+
+    @routes.post("/associations:batchMutate")
+    @responds({A.BATCH_STATUS: "AssociationBatchResponse"}, errors=BODY_ERRORS)
+    async def batch_mutate_associations(request):
+        may_write, dry_run = request.get(MAY_WRITE), _flag(request, "dryRun")
+        return await batch(request, A.parse_op_request, lambda item: store.mutate_association(
+            item, dry_run=dry_run, may_write=may_write), A.mutate_error)
+
+    @routes.delete("/associations/resources/{resourceId}")
+    @responds({204: None}, errors=(404, 409, 422))
+    async def delete_associations(request):
+        resource_id = request.match_info["resourceId"]
+        q = _association_query(request)
+        check = request.get(MAY_WRITE)
+        if check is not None:  # SUBJECT_DELETE on every subject the delete touches
+            for a in store.associations_where(resource_id=resource_id, resource_type=q["resource_type"],
+                                              types=q["types"]):
+                check(a.subject, "SUBJECT_DELETE")
+        store.delete_associations(resource_id, q["resource_type"], q["types"],
+                                  cascade=_flag(request, "cascadeLifecycle"), dry_run=_flag(request, "dryRun"))
+        return web.Response(status=204)
 
 
 def _authz_middleware(store: SchemaStore):
@@ -550,6 +664,12 @@ def _authz_middleware(store: SchemaStore):
         need = authz.need(request.method, route)
         principal, host = request["principal"], request.remote or ""
         request[MAY_READ] = lambda subject: authz.may(authorizer, principal, host, authz.Op.READ, subject)
+
+        def may_write(subject: str, operation: str = "SUBJECT_WRITE") -> None:
+            if not authz.may(authorizer, principal, host, authz.Op.WRITE, subject):
+                raise HttpError(403, 40301, f"User is denied operation {operation} on Subject: {subject}")
+
+        request[MAY_WRITE] = may_write
         if need.kind == authz.SUBJECT:
             subject = info["subject"]
             if not authz.may(authorizer, principal, host, need.op, subject):
@@ -619,7 +739,7 @@ async def create_app(broker, users: BrokerUsers) -> web.Application:
                      realm="SchemaRegistry", required=required), ready, _authz_middleware(store)])
     app[STORE_KEY] = store
     app[STATS_KEY] = stats
-    add_routes_slash_tolerant(app, create_routes(store))
+    add_routes_slash_tolerant(app, create_routes(store, associations=cfg["associations.enable"]))
     broker.schema_registry = store
     store.request_stats = stats
     import asyncio

@@ -227,7 +227,7 @@ _FIELDS: tuple[tuple[str, str, Callable[[Any, str], Any]], ...] = (
 
 def config_update(body: dict) -> tuple[dict, dict]:
     """(echo, update) for a ``PUT /config`` body: ``echo`` is the typed request as Confluent
-    answers it (JSON property names), ``update`` maps stored field names to their new value
+    answers it (JSON property names, explicit nulls left out as its NON_NULL entity does), ``update`` maps stored field names to their new value
     (None: cleared). Raises MappingError (422), 42203 or 42210."""
     echo: dict[str, Any] = {}
     update: dict[str, Any] = {}
@@ -241,7 +241,8 @@ def config_update(body: dict) -> tuple[dict, dict]:
                                             "forward, full, backward_transitive, forward_transitive, and "
                                             "full_transitive")
             value = value.upper()
-        echo[prop] = value
+        if value is not None:  # ConfigUpdateRequest is NON_NULL: an explicit null clears, unechoed
+            echo[prop] = value
         if prop == "compatibilityPolicy" and value is not None:
             # stored as Confluent's CompatibilityPolicy.forName: STRICT, LENIENT, or nothing
             value = value.upper() if value.upper() in ("STRICT", "LENIENT") else None

@@ -10,6 +10,10 @@ keys                                                  values
 ``{"keytype":"MODE","subject":S,"magic":0}``          ``{"subject","mode"}``
 ``{"keytype":"DELETE_SUBJECT","subject":S,"magic":0}`` ``{"subject","version"}`` (versions <= V are soft-deleted)
 ``{"keytype":"CLEAR_SUBJECT","subject":S,"magic":0}``  ``{"subject"}``
+``{"keytype":"ASSOC","tenant","resourceName","resourceNamespace","resourceType","associationType","subject","magic":0}``
+                                                      ``{"guid","tenant","resourceName","resourceNamespace","resourceId",
+                                                      "resourceType","associationType","subject","lifecycle","frozen",["createTs"]}``
+                                                      (Confluent 8.3's AssociationKey/AssociationValue)
 ``{"keytype":"NOOP","magic":0}``                      ignored by Confluent's reader; Hourglass writes
                                                       ``{"maxId":N}`` there after a permanent delete so
                                                       an id is never handed out twice, even once
@@ -23,8 +27,8 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
-SCHEMA, CONFIG, MODE, DELETE_SUBJECT, CLEAR_SUBJECT, NOOP = (
-    "SCHEMA", "CONFIG", "MODE", "DELETE_SUBJECT", "CLEAR_SUBJECT", "NOOP")
+SCHEMA, CONFIG, MODE, DELETE_SUBJECT, CLEAR_SUBJECT, NOOP, ASSOC = (
+    "SCHEMA", "CONFIG", "MODE", "DELETE_SUBJECT", "CLEAR_SUBJECT", "NOOP", "ASSOC")
 
 # ConfigValue's properties in Confluent's declared (creator) order, after "subject"
 CONFIG_FIELDS = ("alias", "aliasForDeks", "normalize", "validateFields", "validateNewSchemas", "validateRules",
@@ -100,11 +104,31 @@ def noop_value(max_id: int) -> bytes:
     return _dumps({"maxId": max_id})
 
 
+def assoc_key(tenant: str, resource_name: str, resource_namespace: str, resource_type: str,
+              association_type: str, subject: str) -> bytes:
+    return _dumps({"keytype": ASSOC, "tenant": tenant, "resourceName": resource_name,
+                   "resourceNamespace": resource_namespace, "resourceType": resource_type,
+                   "associationType": association_type, "subject": subject, "magic": 0})
+
+
+def assoc_value(guid: str, tenant: str, resource_name: str, resource_namespace: str, resource_id: str,
+                resource_type: str, association_type: str, subject: str, lifecycle: str, frozen: bool,
+                create_ts: int | None) -> bytes:
+    d: dict[str, Any] = {"guid": guid, "tenant": tenant, "resourceName": resource_name,
+                         "resourceNamespace": resource_namespace, "resourceId": resource_id,
+                         "resourceType": resource_type, "associationType": association_type, "subject": subject,
+                         "lifecycle": lifecycle, "frozen": bool(frozen)}
+    if create_ts is not None:
+        d["createTs"] = create_ts
+    return _dumps(d)
+
+
 class Key(NamedTuple):
     keytype: str
     subject: str | None
     version: int | None
     magic: int
+    fields: dict | None = None  # the whole key (ASSOC keys carry the resource)
 
 
 def decode_key(raw: bytes) -> Key:
@@ -112,7 +136,7 @@ def decode_key(raw: bytes) -> Key:
     d = json.loads(raw)
     if not isinstance(d, dict) or not isinstance(d.get("keytype"), str):
         raise ValueError(f"not a schema registry key: {raw[:100]!r}")
-    return Key(d["keytype"], d.get("subject"), d.get("version"), d.get("magic", 0))
+    return Key(d["keytype"], d.get("subject"), d.get("version"), d.get("magic", 0), d)
 
 
 def decode_value(raw: bytes | None) -> dict | None:

@@ -11,7 +11,7 @@ no ``ruleset`` twin of ``ruleSet``, ``DELETE /contexts/{c}`` is 204 on an unknow
 """
 from __future__ import annotations
 
-from web.openapi import BOOL, INT32, INT64, STRING, array, nullable, obj
+from web.openapi import BOOL, INT32, INT64, STRING, array, obj
 
 CONTENT_TYPES = ["application/vnd.schemaregistry.v1+json", "application/vnd.schemaregistry+json",
                  "application/json"]
@@ -59,9 +59,9 @@ COMPONENTS: dict[str, dict] = {
     "SubjectVersion": obj({"subject": STRING, "version": INT32}),
     "CompatibilityCheckResponse": obj({"is_compatible": BOOL}, {"messages": array(STRING)}),
     "Config": obj({}, {**_CONFIG_FIELDS, "compatibilityLevel": {"type": "string", "enum": _LEVELS}}),
-    # PUT /config echoes the typed request; a property sent as null is echoed null (cleared)
-    "ConfigUpdateRequest": obj({}, {k: nullable(v) for k, v in {
-        **_CONFIG_FIELDS, "compatibility": {"type": "string", "enum": _LEVELS}}.items()}),
+    # PUT /config echoes the typed request; a property sent as null clears it and is left out
+    # (Confluent's ConfigUpdateRequest is NON_NULL)
+    "ConfigUpdateRequest": obj({}, {**_CONFIG_FIELDS, "compatibility": {"type": "string", "enum": _LEVELS}}),
     "Mode": obj({"mode": {"type": "string", "enum": _MODES}}),
     # DELETE /mode[/{s}] answers the mode deleted, {} when only subjects' modes were (recursive)
     "DeletedMode": obj({}, {"mode": {"type": "string", "enum": _MODES}}),
@@ -71,6 +71,22 @@ COMPONENTS: dict[str, dict] = {
     "SchemaRegistryServerVersion": obj({"version": STRING, "commitId": STRING}),
     "SchemaRegistryDeployment": obj({"attributes": array(STRING)}),
     "Root": obj({}),
+    # Confluent 8.3's associations (schema_registry.associations)
+    "Association": obj({"subject": STRING, "guid": STRING, "resourceName": STRING, "resourceNamespace": STRING,
+                        "resourceId": STRING, "resourceType": STRING, "associationType": STRING,
+                        "lifecycle": {"type": "string", "enum": ["STRONG", "WEAK"]}, "frozen": BOOL},
+                       {"createTs": INT64, "updateTs": INT64}),
+    "AssociationInfo": obj({"subject": STRING, "associationType": STRING,
+                            "lifecycle": {"type": "string", "enum": ["STRONG", "WEAK"]}, "frozen": BOOL},
+                           {"schema": "Schema"}),
+    "AssociationResponse": obj({"resourceName": STRING, "resourceNamespace": STRING, "resourceType": STRING},
+                               {"resourceId": STRING, "associations": array("AssociationInfo")}),
+    # a batch item's result: a batchGet by id that finds nothing names no resource (NON_EMPTY)
+    "AssociationBatchItem": obj({"resourceType": STRING},
+                                {"resourceName": STRING, "resourceNamespace": STRING, "resourceId": STRING,
+                                 "associations": array("AssociationInfo")}),
+    "AssociationResult": obj({}, {"error": ERROR, "result": "AssociationBatchItem"}),
+    "AssociationBatchResponse": obj({"results": array("AssociationResult")}),
 }
 
 # GET .../schema: the schema text itself as the body (an Avro or JSON schema is JSON of any

@@ -37,6 +37,7 @@ from typing import Any
 
 from broker.groups.offsets_log import read_batches
 from protocol.records.record import build_batch
+from schema_registry import associations as A
 from schema_registry import records as R
 from schema_registry.compatibility import DEFAULT_LEVEL, LEVELS, check
 from schema_registry.errors import (
@@ -129,6 +130,7 @@ class RegistryState:
     by_content: dict[tuple, int] = field(default_factory=dict)
     configs: dict[str | None, dict] = field(default_factory=dict)  # None: global
     modes: dict[str | None, str] = field(default_factory=dict)
+    associations: dict[tuple, A.Association] = field(default_factory=dict)  # by Association.key()
     max_id: int = 0
     records: int = 0
 
@@ -163,6 +165,18 @@ class RegistryState:
             for e in list(self.subjects.get(k.subject, {}).values()):
                 if e.deleted:
                     self._remove(e)
+        elif k.keytype == R.ASSOC:
+            f = k.fields or {}
+            key = (f.get("resourceName"), f.get("resourceNamespace"), f.get("resourceType"),
+                   f.get("associationType"), f.get("subject"))
+            if v is None:
+                self.associations.pop(key, None)
+            else:
+                old = self.associations.get(key)
+                self.associations[key] = A.Association(
+                    v.get("guid", ""), v.get("resourceName"), v.get("resourceNamespace"), v.get("resourceId"),
+                    v.get("resourceType"), v.get("associationType"), v.get("subject"), v.get("lifecycle") or A.WEAK,
+                    bool(v.get("frozen")), v.get("createTs", old.create_ts if old is not None else None), ts)
         elif k.keytype == R.NOOP and isinstance(v, dict):
             self.max_id = max(self.max_id, int(v.get("maxId") or 0))
 
@@ -396,13 +410,15 @@ class SchemaStore:
         visit(references, 0)
         return out
 
-    def parse(self, schema_type: str, text: str, references: list[dict]) -> ParsedSchema:
+    def parse(self, schema_type: str, text: str, references: list[dict], *, new: bool = True) -> ParsedSchema:
+        """``new=False`` for a stored version: parsed as Confluent parses what it already holds
+        (``parse_schema``), so a schema an older registry accepted never breaks later requests."""
         key = (schema_type, text, tuple((r.get("name"), r.get("subject"), r.get("version"))
-                                        for r in references or ()))
+                                        for r in references or ()), new)
         parsed = self._parsed.get(key)
         if parsed is None:
             try:
-                parsed = parse_schema(schema_type, text, self.resolve_references(references))
+                parsed = parse_schema(schema_type, text, self.resolve_references(references), new=new)
             except SchemaError as exc:
                 raise invalid_schema(str(exc)) from None
             if len(self._parsed) > 10000:
@@ -411,7 +427,7 @@ class SchemaStore:
         return parsed
 
     def parsed_entry(self, e: VersionEntry) -> ParsedSchema:
-        return self.parse(e.schema_type, e.schema, e.references)
+        return self.parse(e.schema_type, e.schema, e.references, new=False)
 
     # ---- lookup -------------------------------------------------------------------------------
     def prepare(self, subject: str, body: dict, normalize: bool) -> tuple[ParsedSchema, str, str, list]:
@@ -613,6 +629,8 @@ class SchemaStore:
                 raise version_not_found(version)
         if not permanent and e.deleted:
             raise version_soft_deleted(subject, e.version)
+        A.check_delete(subject, bool(self.associations_where(subject=subject)), permanent,
+                       any(not x.deleted and x.version != e.version for x in versions.values()))
         if permanent and not e.deleted:
             raise version_not_soft_deleted(subject, e.version)
         if self.referenced_by(subject, e.version, deleted=permanent):
@@ -638,6 +656,7 @@ class SchemaStore:
         live = [e for _, e in sorted(versions.items()) if not e.deleted]
         if not permanent and not live:
             raise subject_soft_deleted(subject)
+        A.check_delete(subject, bool(self.associations_where(subject=subject)), permanent)
         targets = [e for _, e in sorted(versions.items())] if permanent else live
         for e in targets:
             refs = [i for i in self.referenced_by(subject, e.version, deleted=permanent)
@@ -695,6 +714,176 @@ class SchemaStore:
         scopes = [subject] + ([s for s in self.state.modes if s is not None] if recursive and subject is None else [])
         self._append([(R.subject_key(R.MODE, s), None) for s in scopes])
         return old
+
+    # ---- associations (Confluent 8.3; the rules in schema_registry.associations) ----------------
+    def associations_where(self, *, subject: str | None = None, resource_id: str | None = None,
+                           resource_name: str | None = None, resource_namespace: str | None = None,
+                           resource_type: str | None = None, types: list[str] = (),
+                           lifecycle: str | None = None) -> list[A.Association]:
+        """Stored associations matching every given criterion, in Confluent's order; a
+        namespace of ``-`` matches any."""
+        out = [a for a in self.state.associations.values()
+               if (subject is None or a.subject == subject)
+               and (resource_id is None or a.resource_id == resource_id)
+               and (resource_name is None or a.resource_name == resource_name)
+               and (resource_namespace in (None, A.NAMESPACE_WILDCARD) or a.resource_namespace == resource_namespace)
+               and A.matches(a, resource_type, list(types), lifecycle)]
+        return sorted(out, key=A.sort_key)
+
+    def write_associations(self, req: A.Request, *, create: bool, dry_run: bool) -> dict:
+        """POST /associations (``create``) and PUT /associations/resources/{id}: check as
+        Confluent does, register the schemas the request carries, write the associations."""
+        self.catch_up()
+        A.validate(req, create, dry_run)
+        for info in req.infos:
+            if info.subject is not None:
+                self._check_writable(info.subject)
+        existing = {a.association_type: a for a in self.associations_where(
+            resource_id=req.resource_id, resource_type=req.resource_type,
+            types=[i.association_type for i in req.infos])} if req.resource_id else {}
+        if not existing and create and dry_run and not req.resource_id:
+            for a in self.associations_where(resource_name=req.resource_name, resource_namespace=req.resource_namespace,
+                                             resource_type=req.resource_type):
+                prev = existing.get(a.association_type)
+                if prev is None or (a.update_ts or 0) >= (prev.update_ts or 0):
+                    existing[a.association_type] = a
+
+        def live(subject):
+            return any(not e.deleted for e in self.state.subjects.get(subject, {}).values())
+
+        def only_this_schema(subject, info):
+            versions = [e for e in self.state.subjects.get(subject, {}).values() if not e.deleted]
+            if len(versions) != 1 or versions[0].version != 1:
+                return False
+            try:
+                self.lookup(subject, info.schema, normalize=bool(info.normalize))
+            except RegistryError:
+                return False
+            return True
+
+        skip = A.plan(req, create, existing, lambda s: self.associations_where(subject=s), live, only_this_schema)
+        if create:
+            for info in req.infos:  # an equivalent create that carries a schema must find it there
+                if info.association_type in skip and info.schema is not None:
+                    try:
+                        self.lookup(info.subject, info.schema, normalize=bool(info.normalize))
+                    except RegistryError:
+                        old = existing[info.association_type]
+                        raise A.for_resource_exists(old.association_type, old.resource_name) from None
+        for info in req.infos:
+            if info.schema is not None and self.mode(info.subject) != "IMPORT":
+                parsed, *_ = self.prepare(info.subject, info.schema, bool(info.normalize))
+                live_versions = [e for _, e in sorted(self.state.subjects.get(info.subject, {}).items())
+                                 if not e.deleted]
+                errors = check(parsed, [self.parsed_entry(e) for e in live_versions], self.level(info.subject),
+                               self.policy(info.subject))
+                if errors:
+                    raise incompatible(info.subject, errors, live_versions[-1] if live_versions else None,
+                                       self.level(info.subject))
+        if dry_run:
+            return A.response(req, [], {})
+        schemas = {}
+        for info in req.infos:
+            if info.schema is not None and self.mode(info.subject) != "IMPORT":
+                e = self.register(info.subject, info.schema, normalize=bool(info.normalize))
+                schemas[info.association_type] = e.as_json()
+        now = self.broker.clock.now_ms()
+        written = [A.stored(req, info, existing.get(info.association_type), str(uuid.uuid4()), now)
+                   for info in req.infos if info.association_type not in skip]
+        if written:
+            self._append([(R.assoc_key(A.TENANT, a.resource_name, a.resource_namespace, a.resource_type,
+                                       a.association_type, a.subject),
+                           R.assoc_value(a.guid, A.TENANT, a.resource_name, a.resource_namespace, a.resource_id,
+                                         a.resource_type, a.association_type, a.subject, a.lifecycle, a.frozen,
+                                         a.create_ts))
+                          for a in written])
+        return A.response(req, written, schemas)
+
+    def delete_associations(self, resource_id: str, resource_type: str, types: list[str], *,
+                            cascade: bool, dry_run: bool, missing_ok: bool = False) -> None:
+        """DELETE /associations/resources/{id}: a frozen one only with ``cascadeLifecycle``,
+        which also deletes a STRONG association's subject (soft, then permanently). Nothing
+        to delete is 40410, but in a batch (``missing_ok``)."""
+        self.catch_up()
+        found = self.associations_where(resource_id=resource_id, resource_type=resource_type, types=types)
+        if not found and not missing_ok:
+            raise A.not_found(resource_id)
+        for a in found:
+            self._check_writable(a.subject)
+            if not cascade and a.frozen:
+                raise A.frozen_error(a.association_type, a.subject)
+        if dry_run:
+            return
+        for a in found:
+            self._append([(R.assoc_key(A.TENANT, a.resource_name, a.resource_namespace, a.resource_type,
+                                       a.association_type, a.subject), None)])
+            if cascade and a.lifecycle == A.STRONG and self.mode(a.subject) != "IMPORT" \
+                    and self.state.subjects.get(a.subject):
+                if any(not e.deleted for e in self.state.subjects[a.subject].values()):
+                    self.delete_subject(a.subject)
+                self.delete_subject(a.subject, permanent=True)
+
+    def batch_get_association(self, q: A.GetQuery, *, include_schemas: bool, may_read=None) -> dict:
+        """One item of ``POST /associations:batchGet`` (Confluent's batchGetAssociations): the
+        resource's associations (those of subjects ``may_read`` allows), each STRONG or WEAK
+        subject's latest live version with ``include_schemas``."""
+        self.catch_up()
+        A.validate_get_query(q)
+        where = dict(resource_type=q.resource_type, types=q.types, lifecycle=q.lifecycle)
+        if q.resource_id:
+            found = self.associations_where(resource_id=q.resource_id, **where)
+        else:
+            found = self.associations_where(resource_name=q.resource_name,
+                                            resource_namespace=q.resource_namespace, **where)
+        found = [a for a in found if may_read is None or may_read(a.subject)]
+        name, namespace, resource_id = q.resource_name, q.resource_namespace, q.resource_id
+        if found:  # what the query left out, from the first found
+            first = found[0]
+            name = first.resource_name if name is None else name
+            namespace = first.resource_namespace if namespace is None else namespace
+            resource_id = first.resource_id if resource_id is None else resource_id
+        schemas = {}
+        if include_schemas:
+            for a in found:
+                live = [e for _, e in sorted(self.state.subjects.get(a.subject, {}).items()) if not e.deleted]
+                if live:
+                    schemas[a.association_type] = live[-1].as_json()
+        return {"result": A.resource_response(name, namespace, resource_id, q.resource_type, found, schemas)}
+
+    def mutate_association(self, req: A.OpRequest, *, dry_run: bool, may_write=None) -> dict:
+        """One item of ``POST /associations:batchMutate`` (Confluent 8.3.1's mutateAssociations):
+        every op validated first, then each applied as its single route applies it; the answer
+        is the resource's associations after them all (none on a dry run) with the schemas the
+        ops registered. ``may_write(subject, operation)`` raises for a subject the caller may
+        not write (SUBJECT_WRITE for a create/upsert, SUBJECT_DELETE for what a delete removes)."""
+        self.catch_up()
+        steps = A.plan_ops(req, dry_run)
+        if may_write is not None:
+            for op, single in steps:
+                if single is None:
+                    for a in self.associations_where(resource_id=req.resource_id, resource_type=req.resource_type,
+                                                     types=[op.association_type]):
+                        may_write(a.subject, "SUBJECT_DELETE")
+                    continue
+                info = single.infos[0]
+                old = self.associations_where(resource_id=req.resource_id, resource_type=req.resource_type,
+                                              types=[info.association_type]) if req.resource_id else []
+                may_write(info.subject if info.subject is not None
+                          else old[0].subject if old else A.default_subject(single, info.association_type))
+        schemas: dict[str, dict] = {}
+        for op, single in steps:
+            if single is None:
+                self.delete_associations(req.resource_id, req.resource_type, [op.association_type],
+                                         cascade=op.cascade, dry_run=dry_run, missing_ok=True)
+                continue
+            answer = self.write_associations(single, create=op.op_type == A.CREATE, dry_run=dry_run)
+            for info in answer.get("associations", []):
+                if "schema" in info:
+                    schemas[info["associationType"]] = info["schema"]
+        found = [] if dry_run else self.associations_where(resource_id=req.resource_id,
+                                                           resource_type=req.resource_type)
+        return {"result": A.resource_response(req.resource_name, req.resource_namespace, req.resource_id,
+                                              req.resource_type, found, schemas)}
 
     # ---- metrics ------------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:

@@ -14,7 +14,7 @@ sys.path.insert(0, str(ROOT))
 
 from broker.compat_keys import NO_EFFECT as NO_EFFECT_BROKER  # noqa: E402
 from broker.config import BROKER_KEYS, REFUSED_WHEN_SET  # noqa: E402
-from storage.log_config import (BROKER_LOG_DEFAULTS, REMOVED_TOPIC_CONFIGS,  # noqa: E402
+from storage.log_config import (BROKER_LOG_DEFAULTS, DEPRECATED_TOPIC_CONFIGS, REMOVED_TOPIC_CONFIGS,  # noqa: E402
                                 TOPIC_CONFIGS, value_to_string)
 
 OUT = ROOT / "docs" / "config-reference.md"
@@ -93,6 +93,14 @@ def render() -> str:
             "| topic config | broker key | why |", "|---|---|---|"]
     for name, reason in sorted(REMOVED_TOPIC_CONFIGS.items()):
         out.append(f"| `{name}` | `{'log.' + name}` | {_cell(reason)} |")
+    out += ["", "## Removed in Kafka 4.0, honoured as in Kafka 3.9", "",
+            "Kafka 4 ignores these; Hourglass honours them as Kafka 3.9 did, so a bound written down "
+            "keeps protecting (a difference from Kafka 4.4), and logs a deprecation warning naming the "
+            "keys to use instead. The topic config is accepted where Kafka 3.9 accepted it (creation, "
+            "config changes) and listed by DescribeConfigs when set.", "",
+            "| topic config | broker key | use instead |", "|---|---|---|"]
+    for name, new in sorted(DEPRECATED_TOPIC_CONFIGS.items()):
+        out.append(f"| `{name}` | `{'log.' + name}` | {', '.join(f'`{n}`' for n in new)} (each side it does not set) |")
     return "\n".join(out) + "\n"
 
 

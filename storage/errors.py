@@ -149,3 +149,12 @@ __all__ = [
     "TransactionCoordinatorFencedError", "KafkaStorageError",
     "InvalidConfigError", "UnsupportedForMessageFormatError",
 ]
+
+
+class LogDirNotFoundError(StorageError):
+    """A log dir named by a request is not one of this broker's (Kafka's
+    ``LogDirNotFoundException``: LOG_DIR_NOT_FOUND)."""
+
+
+class LogDirOfflineError(KafkaStorageError):
+    """A log dir named by a request is offline: missing or not a writable directory."""

@@ -64,9 +64,10 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 
 from protocol.deferred import dataclass
+from protocol.records.batch import check_crc, iter_batch_positions
 from storage.clock import Clock, SystemClock
 from storage.errors import (
-    InvalidTxnStateError, KafkaStorageError, OffsetOutOfRangeError, OutOfOrderSequenceError,
+    CorruptRecordError, InvalidTxnStateError, KafkaStorageError, OffsetOutOfRangeError, OutOfOrderSequenceError,
     RecordBatchTooLargeError, StorageError,
 )
 from storage.files import DEFAULT_FILE_OPS, FileOps, PathAttr
@@ -144,8 +145,16 @@ class PendingDelete:
     paths: list[Path]
 
 
+#: Kafka's suffixes of a partition dir that is not (yet, or any more) the one served:
+#: ``<topic>-<partition>.<uuid hex>-future|-delete|-stray``
+_SIDE_DIR_SUFFIXES = ("-future", "-delete", "-stray")
+
+
 def parse_topic_partition(dir_name: str) -> tuple[str, int]:
-    """``"my-topic-3"`` -> ``("my-topic", 3)`` (Kafka: the partition follows the last dash)."""
+    """``"my-topic-3"`` -> ``("my-topic", 3)`` (Kafka: the partition follows the last dash);
+    ``"my-topic-3.<uuid>-future"`` too (Kafka's ``parseTopicPartitionName``)."""
+    if dir_name.endswith(_SIDE_DIR_SUFFIXES) and "." in dir_name:
+        dir_name = dir_name[:dir_name.rindex(".")]
     topic, sep, part = dir_name.rpartition("-")
     if not sep or not topic or not part.isdigit():
         raise ValueError(f"not a partition directory name: {dir_name!r}")
@@ -314,6 +323,60 @@ class PartitionLog:
             cb(self)
         return info
 
+    def append_as_follower(self, data) -> int:
+        """Kafka's ``appendAsFollower``: whole batches copied from another log with their
+        offsets, timestamps and producer fields as they are (offset gaps of a compacted log
+        included), as the ``-future`` log of a log-dir move copies the current one. Each batch's
+        CRC is checked and its base offset must be at or past the log end offset. Producer
+        state and the transaction index follow the batches, as on the leader. Returns the new
+        log end offset."""
+        self._check_open()
+        buf = data if isinstance(data, (bytes, bytearray)) else bytes(data)
+        if not buf:
+            return self._next_offset
+        batches = list(iter_batch_positions(buf))
+        if not batches:
+            return self._next_offset
+        for pos, h in batches:
+            if not check_crc(buf, pos, h):
+                raise CorruptRecordError(f"copied batch at offset {h.base_offset} of {self.topic}-"
+                                         f"{self.partition} fails its CRC")
+        first, last = batches[0][1], batches[-1][1]
+        if first.base_offset < self._next_offset:
+            raise StorageError(f"copied batch at offset {first.base_offset} of {self.topic}-{self.partition} "
+                               f"is below the log end offset {self._next_offset}")
+        last_offset = last.base_offset + last.last_offset_delta
+        max_ts = max(h.max_timestamp for _, h in batches)
+        now = self.clock.now_ms()
+        segment = self._maybe_roll(len(buf), max_ts, last_offset, now, roll_at=first.base_offset)
+        segment.append(last_offset, max_ts, last_offset, buf, batches)
+        self._next_offset = last_offset + 1
+        state = self.producer_state
+        for pos, h in batches:
+            if h.producer_id >= 0:
+                apply_batch(state, h, read_end_txn_marker(buf, pos) if h.is_control else None, segment)
+        return self._next_offset
+
+    def take_over(self, moved: "PartitionLog") -> list[LogSegment]:
+        """Serve ``moved``'s files from now on (the swap of a log-dir move): this object, the
+        one fetch waiters and callbacks hold, gets ``moved``'s dir and segments; its producer
+        state (the one in memory, the truth) stays. ``moved`` must hold the same offsets.
+        Returns the old segments, for the caller to close."""
+        self._check_open()
+        if moved.log_end_offset != self._next_offset:
+            raise StorageError(f"cannot swap in a copy of {self.topic}-{self.partition} ending at "
+                               f"{moved.log_end_offset}: the log ends at {self._next_offset}")
+        old = self.segments.values()
+        self.dir = moved.dir
+        self.segments = moved.segments
+        self.recovery_point = moved.recovery_point
+        self.pending_deletes = []            # their files went with the old dir
+        self.structure_version += 1          # a cleaning prepared on the old files is dropped
+        self._snapshot = None
+        moved._closed = True
+        self._take_snapshot(self._next_offset)
+        return old
+
     def _check_producer_state(self, vr, from_client: bool) -> BatchMetadata | None:
         """Kafka ``analyzeAndValidateProducerState`` before anything is written: the original
         metadata of a client duplicate, or None; raises on a batch the producer state refuses."""
@@ -364,7 +427,8 @@ class PartitionLog:
                             partition_leader_epoch=partition_leader_epoch)
         return self.append(batch, from_client=False, partition_leader_epoch=partition_leader_epoch)
 
-    def _maybe_roll(self, batches_size: int, max_timestamp: int, max_offset: int, now: int) -> LogSegment:
+    def _maybe_roll(self, batches_size: int, max_timestamp: int, max_offset: int, now: int, *,
+                    roll_at: int | None = None) -> LogSegment:
         seg = self.segments.active_segment
         config = self.config
         params = RollParams(max_segment_bytes=config.segment_bytes, max_segment_ms=config.max_segment_ms,
@@ -375,7 +439,7 @@ class PartitionLog:
                        offset_index_full=seg.offset_index.is_full(), time_index_full=seg.time_index.is_full(),
                        params=params):
             log.debug("rolling %s-%d at offset %d", self.topic, self.partition, self._next_offset)
-            return self.roll(self._next_offset)
+            return self.roll(self._next_offset if roll_at is None else roll_at)
         return seg
 
     def roll(self, expected_next_offset: int | None = None) -> LogSegment:

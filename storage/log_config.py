@@ -16,13 +16,19 @@ Three layers, resolved exactly as Kafka does (``LogConfig.fromProps`` over
 
 Message timestamp bounds: ``message.timestamp.before.max.ms`` /
 ``message.timestamp.after.max.ms`` (KIP-937), ``after`` one hour by default (KIP-1030).
-Kafka 4.0 removed the deprecated symmetric ``message.timestamp.difference.max.ms`` together
-with ``message.format.version`` and ``message.downconversion.enable`` (KIP-724): they are
-:data:`REMOVED_TOPIC_CONFIGS`, refused like any unknown name when a client sets one, dropped
-with a log line from topic metadata written before, and their broker keys
+Kafka 4.0 removed ``message.format.version`` and ``message.downconversion.enable`` (KIP-724):
+they are :data:`REMOVED_TOPIC_CONFIGS`, refused like any unknown name when a client sets one,
+dropped with a log line from topic metadata written before, and their broker keys
 (:data:`REMOVED_BROKER_LOG_KEYS`) are ignored with a warning, as Kafka 4 ignores them.
-:class:`LogConfig` still exposes the bounds as ``timestamp_before_max_ms`` /
-``timestamp_after_max_ms``.
+Kafka 4.0 also removed the symmetric ``message.timestamp.difference.max.ms`` (KIP-937); here it
+is :data:`DEPRECATED_TOPIC_CONFIGS` instead, honoured as Kafka 3.9 honoured it, so a bound a
+user wrote down keeps protecting them (a difference from Kafka 4.4, which ignores it): the
+topic key (accepted where Kafka 3.9 accepted it: topic creation and config changes, shown by
+DescribeConfigs when set) over the broker key ``log.message.timestamp.difference.max.ms``
+bounds both sides, each side unless its own ``before``/``after`` key is set (topic or broker).
+The broker logs a deprecation warning naming the Kafka 4 keys (:func:`deprecation_warning`).
+:class:`LogConfig` exposes the bounds the validator applies as ``timestamp_before_max_ms`` /
+``timestamp_after_max_ms`` (:func:`timestamp_bounds`).
 
 Of the configs Kafka 4.x added, ``max.decompressed.message.bytes`` is served (produce
 validation refuses a compressed batch holding a record whose body is larger, see
@@ -389,6 +395,11 @@ _BROKER_DEFS: list[BrokerConfigDef] = [
        "message.timestamp.type"),
     _B("log.message.timestamp.before.max.ms", "long", LONG_MAX, Range(0), "message.timestamp.before.max.ms"),
     _B("log.message.timestamp.after.max.ms", "long", HOUR_MS, Range(0), "message.timestamp.after.max.ms"),
+    # deprecated (Kafka 4 removed it), honoured as Kafka 3.9 did: see DEPRECATED_TOPIC_CONFIGS
+    _B("log.message.timestamp.difference.max.ms", "long", None, Range(0), None,
+       "Deprecated (Kafka 4.0 removed it); honoured as in Kafka 3.9: the largest difference between a "
+       "record's CreateTime and the broker's clock, on each side whose log.message.timestamp.before.max.ms / "
+       "log.message.timestamp.after.max.ms is not set."),
     _B("max.decompressed.message.bytes", "int", MAX_DECOMPRESSED_DEFAULT, Range(1, MAX_DECOMPRESSED_DEFAULT),
        "max.decompressed.message.bytes"),
     _B("log.remote.copy.lag.ms", "long", 0, Range(-1), "remote.copy.lag.ms"),
@@ -428,10 +439,45 @@ _KIP_937 = ("Kafka 4.0 removed it (KIP-937): message.timestamp.before.max.ms and
 REMOVED_TOPIC_CONFIGS: dict[str, str] = {
     "message.downconversion.enable": _KIP_724 + ": batches are down-converted for Fetch v0-3 regardless",
     "message.format.version": _KIP_724,
-    "message.timestamp.difference.max.ms": _KIP_937,
 }
 #: Their broker keys: ignored with a warning, as Kafka 4 brokers ignore them (they start).
 REMOVED_BROKER_LOG_KEYS: dict[str, str] = {"log." + k: v for k, v in REMOVED_TOPIC_CONFIGS.items()}
+
+TIMESTAMP_DIFFERENCE = "message.timestamp.difference.max.ms"
+#: Topic configs Kafka 4.0 removed that Hourglass still honours as Kafka 3.9 did -> the Kafka 4
+#: keys that replace them (see the module docstring).
+DEPRECATED_TOPIC_CONFIGS: dict[str, tuple[str, ...]] = {
+    TIMESTAMP_DIFFERENCE: ("message.timestamp.before.max.ms", "message.timestamp.after.max.ms"),
+}
+DEPRECATED_BROKER_LOG_KEYS: dict[str, tuple[str, ...]] = {
+    "log." + k: tuple("log." + x for x in v) for k, v in DEPRECATED_TOPIC_CONFIGS.items()}
+
+
+def deprecation_warning(key: str) -> str:
+    """The warning logged when a deprecated (topic or broker) key is set."""
+    new = DEPRECATED_TOPIC_CONFIGS.get(key) or DEPRECATED_BROKER_LOG_KEYS[key]
+    return (f"The configuration '{key}' is deprecated: Kafka 4.0 removed it (KIP-937) and ignores it. "
+            f"Hourglass honours it as Kafka 3.9 did, as the bound of each side not set by {' / '.join(new)}; "
+            f"set those instead.")
+
+
+def timestamp_bounds(broker_props: Mapping[str, Any], overrides: Mapping[str, Any], before: int,
+                     after: int) -> tuple[int, int]:
+    """The (before, after) bounds the validator applies, Kafka 3.9's rule: the deprecated
+    ``message.timestamp.difference.max.ms`` (topic override, else ``log.`` broker key) stands in
+    for each side whose own key is set neither on the topic nor on the broker; ``before`` and
+    ``after`` are those sides' resolved values (set or default)."""
+    diff = overrides.get(TIMESTAMP_DIFFERENCE)
+    if diff is None:
+        diff = broker_props.get("log." + TIMESTAMP_DIFFERENCE)
+    if diff is None:
+        return before, after
+    diff = _parse_typed(TIMESTAMP_DIFFERENCE, "long", diff)
+
+    def is_set(side: str) -> bool:
+        return (f"message.timestamp.{side}.max.ms" in overrides
+                or broker_props.get(f"log.message.timestamp.{side}.max.ms") is not None)
+    return (before if is_set("before") else diff), (after if is_set("after") else diff)
 
 
 def drop_removed(overrides: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -501,6 +547,11 @@ def parse_value(name: str, raw: Any) -> Any:
     """
     d = TOPIC_CONFIGS.get(name)
     if d is None:
+        if name in DEPRECATED_TOPIC_CONFIGS:   # accepted as Kafka 3.9 accepted it (module docstring)
+            value = _parse_typed(name, "long", raw)
+            if value is not None:
+                Range(0).check(name, value, raw)
+            return value
         raise InvalidConfigError(name, f"Unknown topic config name: {name}")
     value = _parse_typed(name, d.type, raw)
     if d.validator is not None and value is not None:
@@ -726,13 +777,17 @@ class LogConfig:
             values[name] = base.get(name, d.default)
         for k, v in overrides.items():
             values[k] = parse_value(k, v)
+        bounds = timestamp_bounds(broker_defaults or {}, overrides, values["message.timestamp.before.max.ms"],
+                                  values["message.timestamp.after.max.ms"])
+        for k in DEPRECATED_TOPIC_CONFIGS:
+            values.pop(k, None)
         if values["min.compaction.lag.ms"] > values["max.compaction.lag.ms"]:
             raise InvalidConfigError(
                 "min.compaction.lag.ms",
                 "conflict topic config setting min.compaction.lag.ms "
                 f"({values['min.compaction.lag.ms']}) > max.compaction.lag.ms "
                 f"({values['max.compaction.lag.ms']})")
-        return cls._from_values(values, overrides)
+        return cls._from_values(values, overrides, bounds)
 
     @classmethod
     def default(cls) -> "LogConfig":
@@ -740,15 +795,16 @@ class LogConfig:
         return cls.from_props({}, {})
 
     @classmethod
-    def _from_values(cls, values: dict[str, Any], overrides: Mapping[str, Any]) -> "LogConfig":
+    def _from_values(cls, values: dict[str, Any], overrides: Mapping[str, Any],
+                     bounds: tuple[int, int] | None = None) -> "LogConfig":
         kwargs: dict[str, Any] = {}
         names = {f.name for f in dataclasses.fields(cls)}
         for name, v in values.items():
             py = name.replace(".", "_")
             if py in names:
                 kwargs[py] = tuple(v) if isinstance(v, list) else v
-        kwargs["timestamp_before_max_ms"] = values["message.timestamp.before.max.ms"]
-        kwargs["timestamp_after_max_ms"] = values["message.timestamp.after.max.ms"]
+        kwargs["timestamp_before_max_ms"], kwargs["timestamp_after_max_ms"] = bounds or (
+            values["message.timestamp.before.max.ms"], values["message.timestamp.after.max.ms"])
         kwargs["schema_id_validation"] = bool(values["confluent.key.schema.validation"]
                                               or values["confluent.value.schema.validation"])
         kwargs["overrides"] = MappingProxyType({k: str(v) for k, v in overrides.items()})
@@ -838,12 +894,21 @@ def describe(broker_defaults: Mapping[str, Any] | None,
             name=name, value=value_str, source=source, is_default=source == SOURCE_DEFAULT,
             read_only=d.read_only, sensitive=d.sensitive, synonyms=synonyms, type=d.type,
             documentation=d.documentation))
+    for name in DEPRECATED_TOPIC_CONFIGS:   # shown when set on the topic, as Kafka 3.9 showed it
+        if name in overrides and (names is None or name in names):
+            v = str(overrides[name])
+            out.append(DescribedConfig(
+                name=name, value=v, source=SOURCE_TOPIC, is_default=False, read_only=False, sensitive=False,
+                synonyms=[ConfigSynonymEntry(name, v, SOURCE_TOPIC)], type="long",
+                documentation=deprecation_warning(name)))
+            out.sort(key=lambda c: c.name)
     return out
 
 
 __all__ = [
     "LONG_MAX", "INT_MAX", "ConfigDef", "BrokerConfigDef", "BrokerSynonym", "TOPIC_CONFIGS",
     "BROKER_LOG_DEFAULTS", "REMOVED_TOPIC_CONFIGS", "REMOVED_BROKER_LOG_KEYS", "drop_removed", "LogConfig",
+    "DEPRECATED_TOPIC_CONFIGS", "DEPRECATED_BROKER_LOG_KEYS", "deprecation_warning", "timestamp_bounds",
     "parse_value", "parse_broker_value",
     "resolve_broker_log_defaults", "describe", "DescribedConfig", "ConfigSynonymEntry",
     "value_to_string", "java_double_str", "CONFIG_SOURCE_IDS", "CONFIG_TYPE_IDS",

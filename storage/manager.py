@@ -9,6 +9,17 @@ Layout of each log directory::
       <topic>-<partition>/                 one PartitionLog
       <topic>-<partition>.<uuidhex>-delete/  a deleted partition waiting for file.delete.delay.ms
 
+Log-dir moves (AlterReplicaLogDirs, KIP-113): ``start_move`` opens a future log
+``<topic>-<partition>.<uuid hex>-future`` in the target dir; ``move_step`` copies the current
+log's batches into it (``append_as_follower``), and once it has caught up swaps it in within
+the same call (no append can come between): the future is closed (fsynced), the current dir
+renamed ``...-delete``, the future renamed to ``<topic>-<partition>``, and the served
+``PartitionLog`` object takes over the new files. Crash stance: the current dir is renamed away
+only after the future holds every offset and is on disk, so a ``-future`` dir with no current
+dir beside it is a complete copy caught mid-swap, and ``load`` finishes the swap; a ``-future``
+dir beside a current one is an unfinished copy, loaded and resumed by the broker.
+``delete_topic`` removes futures before current logs, which keeps that true.
+
 Load: a log dir with the clean-shutdown marker loads without recovery (cheap index sanity
 checks only); otherwise each partition recovers from its checkpointed recovery point. The
 marker is removed once everything is loaded, so a crash afterwards means recovery next time.
@@ -28,12 +39,13 @@ import threading
 from pathlib import Path
 from typing import Callable, Mapping
 
+from protocol.records.batch import iter_batch_positions
 from storage.checkpoints import (
     CLEAN_SHUTDOWN_FILE, LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, CheckpointError,
     read_checkpoint, write_checkpoint,
 )
 from storage.clock import Clock, SystemClock
-from storage.errors import StorageError
+from storage.errors import LogDirNotFoundError, LogDirOfflineError, StorageError
 from storage.files import DEFAULT_FILE_OPS, FileOps
 from storage.log import PartitionLog, parse_topic_partition
 from storage.log_config import LogConfig
@@ -43,6 +55,17 @@ log = logging.getLogger(__name__)
 DELETE_DIR_SUFFIX = "-delete"
 FUTURE_DIR_SUFFIX = "-future"
 STRAY_DIR_SUFFIX = "-stray"
+
+
+def _first_batch_from(data: bytes, offset: int) -> int | None:
+    """Position of the first batch in ``data`` at or past ``offset`` (``len(data)`` if none);
+    None when a batch holds ``offset`` without starting there."""
+    for pos, h in iter_batch_positions(data):
+        if h.base_offset >= offset:
+            return pos
+        if h.base_offset + h.last_offset_delta >= offset:
+            return None
+    return len(data)
 
 
 class LogManager:
@@ -73,6 +96,7 @@ class LogManager:
         self._pending_dir_deletes: list[tuple[int, Path]] = []
         self._loaded = False
         self._log_deleted_listeners: list[Callable[[str, int, Path], None]] = []
+        self.future_logs: dict[tuple[str, int], PartitionLog] = {}   # log-dir moves in progress
 
     # -- configs ----------------------------------------------------------------------------
     def config_for(self, topic: str) -> LogConfig:
@@ -116,6 +140,7 @@ class LogManager:
         """Open every partition directory of every log dir (recovering after a crash)."""
         ops = self.file_ops
         now = self.clock.now_ms()
+        futures: list[tuple[Path, str]] = []
         for d in self.log_dirs:
             ops.mkdir(d)
             ops.fsync_dir(d.parent)  # a log dir created just now must survive a power loss
@@ -141,7 +166,10 @@ class LogManager:
                 if name.endswith(DELETE_DIR_SUFFIX):
                     self._pending_dir_deletes.append((now + self._file_delete_delay_ms(), path))
                     continue
-                if name.endswith(FUTURE_DIR_SUFFIX) or name.endswith(STRAY_DIR_SUFFIX):
+                if name.endswith(FUTURE_DIR_SUFFIX):
+                    futures.append((d, path))
+                    continue
+                if name.endswith(STRAY_DIR_SUFFIX):
                     continue
                 try:
                     tp = parse_topic_partition(name)
@@ -169,7 +197,31 @@ class LogManager:
             self._made_dirs.add(d)
             if clean:
                 ops.remove(marker)
+        for d, path in futures:
+            self._load_future(d, path)
         self._loaded = True
+
+    def _load_future(self, d: Path, path: str) -> None:
+        """A ``-future`` dir found at load: resumed beside its current log, or (no current log:
+        a crash between the two renames of a swap, after the copy was complete and on disk)
+        renamed into place and served."""
+        tp = parse_topic_partition(os.path.basename(path))
+        cfg = self.config_for(tp[0])
+        if tp in self._logs:
+            if tp in self.future_logs:
+                raise StorageError(f"two future logs of {tp[0]}-{tp[1]}: {self.future_logs[tp].dir} and {path}")
+            log.info("resuming the move of %s-%d into %s", tp[0], tp[1], d)
+            self.future_logs[tp] = PartitionLog.open(path, cfg, self.clock, file_ops=self.file_ops, recover=True,
+                                                     rng=self.rng)
+            return
+        final = d / f"{tp[0]}-{tp[1]}"
+        log.warning("finishing the interrupted swap of %s-%d: %s becomes %s", tp[0], tp[1], path, final)
+        self.file_ops.rename(path, final)
+        self.file_ops.fsync_dir(d)
+        lg = PartitionLog.open(final, cfg, self.clock, file_ops=self.file_ops, recover=True, rng=self.rng)
+        self._logs[tp] = lg
+        self._dir_of[tp] = d
+        self._dir_counts[d] = self._dir_counts.get(d, 0) + 1
 
     # -- access -----------------------------------------------------------------------------
     def get(self, topic: str, partition: int) -> PartitionLog | None:
@@ -265,6 +317,124 @@ class LogManager:
             self._dir_of[tp] = d
             self._dir_counts[d] = self._dir_counts.get(d, 0) + 1
 
+    # -- log dirs and moves between them (AlterReplicaLogDirs, DescribeLogDirs) ----------------
+    def dir_of(self, topic: str, partition: int) -> Path | None:
+        return self._dir_of.get((topic, partition))
+
+    def log_dir_named(self, path: str) -> Path:
+        """The log dir ``path`` names (an absolute path, as Kafka compares them); raises
+        LogDirNotFoundError if it is none of ours, LogDirOfflineError if it is offline."""
+        if os.path.isabs(path):
+            wanted = os.path.normpath(path)
+            for d in self.log_dirs:
+                if os.path.normpath(os.path.abspath(d)) == wanted:
+                    if not self.dir_online(d):
+                        raise LogDirOfflineError(f"log dir {d} is offline")
+                    return d
+        raise LogDirNotFoundError(f"Log dir {path} is not found in the config.")
+
+    @staticmethod
+    def dir_online(d: Path) -> bool:
+        """A log dir is offline when it is no longer a writable directory."""
+        return os.path.isdir(d) and os.access(d, os.W_OK | os.X_OK)
+
+    def start_move(self, topic: str, partition: int, dest: Path) -> bool:
+        """Move the partition's log into log dir ``dest`` (one of ``log_dirs``). False when
+        there is nothing to copy: the log is there already (a move elsewhere in progress is
+        abandoned) or a move there is in progress. True: a future log was opened in ``dest``
+        for ``move_step`` to fill. Raises KeyError for a partition this manager has no log of."""
+        tp = (topic, partition)
+        if tp not in self._logs:
+            raise KeyError(tp)
+        fut = self.future_logs.get(tp)
+        if fut is not None:
+            if Path(os.path.dirname(fut.dir_str)) == dest:
+                return False
+            self._drop_future(tp)
+        if self._dir_of[tp] == dest:
+            return False
+        name = f"{topic}-{partition}.{os.urandom(16).hex()}{FUTURE_DIR_SUFFIX}"
+        fut = PartitionLog.open(dest / name, self.config_for(topic), self.clock, file_ops=self.file_ops,
+                                recover=False, rng=self.rng)
+        fut.parent_dir_unsynced = True
+        start = self._logs[tp].log_start_offset
+        if start > 0:
+            fut.truncate_fully_and_start_at(start)
+        self.future_logs[tp] = fut
+        return True
+
+    def _drop_future(self, tp: tuple[str, int]) -> None:
+        fut = self.future_logs.pop(tp)
+        fut.delete()
+
+    def move_step(self, topic: str, partition: int, max_bytes: int = 1 << 20) -> bool:
+        """Copy up to ``max_bytes`` of the current log into its future log; once the future
+        holds every offset, swap it in (in this same call: nothing is appended in between).
+        True when the move is over (swapped, or the log or its future went away). A log the
+        cleaner is working on is not swapped until it is done."""
+        tp = (topic, partition)
+        fut = self.future_logs.get(tp)
+        cur = self._logs.get(tp)
+        if fut is None or cur is None:
+            if fut is not None:
+                self._drop_future(tp)
+            return True
+        if fut.log_end_offset < cur.log_start_offset:
+            fut.truncate_fully_and_start_at(cur.log_start_offset)   # retention passed the copy
+        copied = 0
+        while fut.log_end_offset < cur.log_end_offset and copied < max_bytes:
+            r = cur.read(fut.log_end_offset, max_bytes - copied)
+            if not r.chunks:
+                break
+            data = r.data
+            start = _first_batch_from(data, fut.log_end_offset)
+            if start is None:   # compaction rewrote a batch the copy holds part of: copy again
+                fut.truncate_fully_and_start_at(cur.log_start_offset)
+                continue
+            fut.append_as_follower(memoryview(data)[start:])
+            copied += len(data)
+        if fut.log_end_offset < cur.log_end_offset or cur.cleaning_in_progress:
+            return False
+        self._swap(tp, cur, fut)
+        return True
+
+    def _swap(self, tp: tuple[str, int], cur: PartitionLog, fut: PartitionLog) -> None:
+        """Replace the current log's files with its caught-up future's (see the module docstring)."""
+        ops = self.file_ops
+        if fut.log_start_offset < cur.log_start_offset:
+            fut.delete_records(cur.log_start_offset)
+        src, dest = self._dir_of[tp], Path(os.path.dirname(fut.dir_str))
+        fut.close()                                          # every offset on disk first
+        doomed = src / f"{tp[0]}-{tp[1]}.{os.urandom(16).hex()}{DELETE_DIR_SUFFIX}"
+        ops.rename(cur.dir_str, doomed)
+        ops.fsync_dir(src)
+        final = dest / f"{tp[0]}-{tp[1]}"
+        ops.rename(fut.dir_str, final)
+        ops.fsync_dir(dest)
+        moved = PartitionLog.open(final, cur.config, self.clock, file_ops=ops, recover=False,
+                                  recovery_point=fut.log_end_offset, log_start_offset=cur.log_start_offset,
+                                  rng=self.rng)
+        for seg in cur.take_over(moved):
+            seg.close_handlers()
+        del self.future_logs[tp]
+        self._dir_of[tp] = dest
+        self._dir_counts[src] -= 1
+        self._dir_counts[dest] = self._dir_counts.get(dest, 0) + 1
+        self._pending_dir_deletes.append((self.clock.now_ms() + cur.config.file_delete_delay_ms, doomed))
+        log.info("moved %s-%d from %s to %s", tp[0], tp[1], src, dest)
+
+    def log_dir_usage(self) -> list[tuple[Path, bool, int, int]]:
+        """Per log dir: (path, online, total bytes, usable bytes) of its volume."""
+        out = []
+        for d in self.log_dirs:
+            online = self.dir_online(d)
+            total = usable = -1
+            if online:
+                st = os.statvfs(d)
+                total, usable = st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize
+            out.append((d, online, total, usable))
+        return out
+
     def delete_topic(self, topic: str) -> int:
         """Close the topic's logs, rename their dirs ``<topic>-<p>.<uuidhex>-delete`` and remove
         them after ``file.delete.delay.ms``. Returns the number of partitions removed."""
@@ -281,6 +451,8 @@ class LogManager:
         topic's ``file.delete.delay.ms`` and (partition, log, log dir) of each log, for
         ``retire_detached``. No file is touched."""
         delay_ms = self.config_for(topic).file_delete_delay_ms
+        for tp in [tp for tp in self.future_logs if tp[0] == topic]:
+            self._drop_future(tp)   # first: a future without its current log means a swap
         out = []
         for tp in [tp for tp in self._logs if tp[0] == topic]:
             lg = self._logs.pop(tp)
@@ -409,7 +581,7 @@ class LogManager:
         except OSError as exc:
             log.warning("syncfs of %s failed (%s); fsyncing file by file", self.log_dirs[0], exc)
             batched = False
-        for lg in self._logs.values():
+        for lg in [*self._logs.values(), *self.future_logs.values()]:
             lg.close(sync=not batched)
         if batched:
             for d in self.log_dirs:

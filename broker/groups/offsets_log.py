@@ -49,6 +49,7 @@ from storage.errors import KafkaStorageError
 from protocol.records.batch import iter_batch_positions
 from protocol.records.record import CONTROL_COMMIT, build_batch, control_record_type, decode_batch
 from broker.cluster import LEADER_EPOCH
+from broker.java_hash import java_string_hash
 
 log = logging.getLogger(__name__)
 
@@ -60,15 +61,6 @@ OFFSETS_TOPIC_CONFIGS = {
     "compression.type": "producer",
 }
 _READ_CHUNK = 1 << 20
-
-
-def java_string_hash(s: str) -> int:
-    """Java's ``String.hashCode`` (over UTF-16 code units, 32-bit wrap-around)."""
-    h = 0
-    data = s.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= (1 << 31) else h
 
 
 def partition_for(group_id: str, num_partitions: int) -> int:

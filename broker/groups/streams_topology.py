@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable, Optional
+from broker.java_hash import java_hash_order
 
 STALE_TOPOLOGY = 0
 MISSING_SOURCE_TOPICS = 1
@@ -75,24 +76,6 @@ class TopicConfigurationError(Exception):
         super().__init__(detail)
         self.status = status
         self.detail = detail
-
-
-def java_hash_order(names: list) -> list:
-    """The iteration order of a ``java.util.HashMap``/``HashSet`` of these strings put in this
-    order (Kafka names topics in its statuses in that order): by bucket of the spread
-    ``String.hashCode``, then by insertion within a bucket."""
-    def java_hash(s: str) -> int:
-        h = 0
-        for ch in s.encode("utf-16-be").decode("utf-16-be"):
-            for unit in ([ord(ch)] if ord(ch) < 0x10000 else
-                         [0xD800 + ((ord(ch) - 0x10000) >> 10), 0xDC00 + ((ord(ch) - 0x10000) & 0x3FF)]):
-                h = (31 * h + unit) & 0xFFFFFFFF
-        return h
-    capacity = 16
-    while len(names) > capacity * 0.75:
-        capacity *= 2
-    indexed = [((java_hash(n) ^ (java_hash(n) >> 16)) & (capacity - 1), i, n) for i, n in enumerate(names)]
-    return [n for _, _, n in sorted(indexed)]
 
 
 def summarize_topics(names: list) -> str:

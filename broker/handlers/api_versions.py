@@ -7,12 +7,17 @@ REBOOTSTRAP_REQUIRED and no API ranges, so it re-reads its bootstrap servers, as
 come together or not at all: a cluster id without a node id (-1), or a node id without a
 cluster id, is INVALID_REQUEST (Kafka's ``ApiVersionsRequest.isValid``).
 
-No tagged fields are written (features, epochs stay at their defaults): librdkafka before
-2.2 (Debian's kcat) misparses a non-empty tag buffer in this response. An unknown version is
-answered by the connection layer with UNSUPPORTED_VERSION and a v0 body.
+v3+ lists the features this node supports and the levels it has finalized with their epoch
+(``broker.features``), in tagged fields as Kafka 4.4 does (v3 leaves out the supported
+features whose range starts at 0, which v3 clients read as invalid, as Kafka does); clients read the finalized levels
+(the Java client moves to the KIP-890 transaction protocol at ``transaction.version`` 2,
+``Admin.describeFeatures`` and ``kafka-features describe`` print them). A level of 0 is not
+listed. An unknown version is answered by the connection layer with UNSUPPORTED_VERSION and a
+v0 body.
 """
 import logging
 
+from broker.features import SUPPORTED
 from broker.registry import handles, supported_ranges
 from protocol.errors import ErrorCode
 from protocol.messages.api_versions import ApiVersionsResponse
@@ -57,4 +62,12 @@ async def handle(ctx, req):
         keys = _CACHE[(consumer, streams)] = [
             ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
             for k, lo, hi in supported_ranges() if k not in hidden]
-    return ApiVersionsResponse(error_code=0, api_keys=keys, throttle_time_ms=0)
+    resp = ApiVersionsResponse(error_code=0, api_keys=keys, throttle_time_ms=0)
+    if ctx.api_version >= 3 and b.features is not None:
+        resp.supported_features = [ApiVersionsResponse.SupportedFeatureKey(name=n, min_version=lo, max_version=hi)
+                                   for n, (lo, hi) in SUPPORTED.items() if lo > 0 or ctx.api_version >= 4]
+        resp.finalized_features = [ApiVersionsResponse.FinalizedFeatureKey(name=n, max_version_level=lvl,
+                                                                           min_version_level=lvl)
+                                   for n, lvl in sorted(b.features.levels.items()) if lvl]
+        resp.finalized_features_epoch = b.features.epoch
+    return resp

@@ -5,8 +5,10 @@ One request joins (epoch 0), keeps alive and reconciles (the member's epoch), or
 answers the member id and epoch, the heartbeat interval and, when it changed (or on a full
 request), the partitions the member may consume now. Served only while
 ``group.coordinator.rebalance.protocols`` lists ``consumer`` (else UNSUPPORTED_VERSION and not
-advertised, as Kafka).
+advertised, as Kafka) and ``group.version`` is finalized at 1 or more (at 0, UNSUPPORTED_VERSION
+while still advertised, as Kafka 4.4).
 """
+from broker.features import GROUP_VERSION, enabled
 from broker.groups.coordinator import client_host_of
 from broker.registry import handles
 from broker.security.api_acls import active
@@ -15,7 +17,8 @@ from protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRes
 
 
 def consumer_protocol_enabled(broker) -> bool:
-    return "consumer" in broker.cfg["group.coordinator.rebalance.protocols"]
+    """Kafka's isConsumerGroupProtocolEnabled: the protocol listed and group.version 1+."""
+    return "consumer" in broker.cfg["group.coordinator.rebalance.protocols"] and enabled(broker, GROUP_VERSION)
 
 
 @handles(68)

@@ -66,7 +66,10 @@ def kafka_topic_synonyms(name: str, synonyms) -> list:
     topic config's synonyms (the topic override, if any, stays first)."""
     topic_part = [s for s in synonyms if s.source == lc.SOURCE_TOPIC]
     broker_part = [s for s in synonyms if s.source != lc.SOURCE_TOPIC]
-    primary = lc.TOPIC_CONFIGS[name].broker_synonym
+    d = lc.TOPIC_CONFIGS.get(name)
+    if d is None:   # a deprecated config shown because the topic sets it: no broker part
+        return topic_part
+    primary = d.broker_synonym
     i = 0
     while i < len(broker_part) and broker_part[i].name != primary:
         i += 1
@@ -141,7 +144,7 @@ def _broker_synonym_names(name: str) -> list[str]:
     return [name]
 
 
-_PARSE_TYPES = {"_int": "int", "_bool": "boolean", "_str": "string", "_list": "list", "_float": "double"}
+_PARSE_TYPES = {"_int": "int", "_long": "long", "_bool": "boolean", "_str": "string", "_list": "list", "_float": "double"}
 
 
 def _broker_key_table() -> dict[str, tuple[str, str | None, str]]:

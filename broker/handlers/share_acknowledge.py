@@ -6,7 +6,8 @@ INVALID_RECORD_STATE for a record the member does not hold (never acquired, rele
 expired), UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION (no share-partition there),
 INVALID_REQUEST for a malformed batch, an unknown acknowledge type (RENEW only from v2) or
 offsets past the in-flight records (``ShareCoordinator.acknowledge``). A member that left the
-group still acknowledges through its share session."""
+group still acknowledges through its share session. At ``share.version`` 0, UNSUPPORTED_VERSION."""
+from broker.features import SHARE_VERSION, enabled
 from broker.registry import handles
 from broker.handlers.share_fetch import denied_topic_ids, open_share_request
 from broker.share.coordinator import FINAL_EPOCH
@@ -19,6 +20,9 @@ PD = R.ShareAcknowledgeTopicResponse.PartitionData
 @handles(79)
 async def handle(ctx, req):
     b = ctx.broker
+    if not enabled(b, SHARE_VERSION):  # share.version 0: share groups off (Kafka 4.4's answer)
+        return R(throttle_time_ms=0, error_code=ErrorCode.UNSUPPORTED_VERSION, acquisition_lock_timeout_ms=0,
+                 responses=[], node_endpoints=[])
     sc = b.share_groups
     gid, mid, epoch = req.group_id, req.member_id, req.share_session_epoch
     session, lock_ms, refused = open_share_request(ctx, req, R, fetch=False)

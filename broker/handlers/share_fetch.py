@@ -30,10 +30,12 @@ initialized it (it initializes one when the partition enters the group's assignm
 Every partition in the answer carries a record set, empty where nothing was acquired, never
 null: Kafka answers MemoryRecords.EMPTY there, and librdkafka drops a whole ShareFetch
 response on a null one ("invalid MessageSetSize -1"), records of other partitions included.
+At ``share.version`` 0 (share groups off) the answer is UNSUPPORTED_VERSION, as Kafka 4.4's.
 """
 import logging
 import time
 
+from broker.features import SHARE_VERSION, enabled
 from broker.quotas.fetch_quota import FetchQuota
 from broker.registry import handles
 from broker.security.api_acls import active
@@ -96,6 +98,9 @@ def denied_topic_ids(ctx, topic_ids) -> set:
 @handles(78)
 async def handle(ctx, req):
     b = ctx.broker
+    if not enabled(b, SHARE_VERSION):  # share.version 0: share groups off (Kafka 4.4's answer)
+        return R(throttle_time_ms=0, error_code=ErrorCode.UNSUPPORTED_VERSION, acquisition_lock_timeout_ms=0,
+                 responses=[], node_endpoints=[])
     sc = b.share_groups
     v = ctx.api_version
     gid, mid, epoch = req.group_id, req.member_id, req.share_session_epoch

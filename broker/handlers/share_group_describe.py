@@ -1,5 +1,7 @@
 """ShareGroupDescribe (77) v1: share groups with their members and assignments; an unknown
-group, or one of another type, answers GROUP_ID_NOT_FOUND (no state, epochs 0), as Kafka 4.4."""
+group, or one of another type, answers GROUP_ID_NOT_FOUND (no state, epochs 0), as Kafka 4.4.
+At ``share.version`` 0 every group answers UNSUPPORTED_VERSION, as Kafka 4.4."""
+from broker.features import SHARE_VERSION, enabled
 from broker.registry import handles
 from broker.security.acl import ResourceType
 from broker.security.api_acls import active, hide_groups_naming_denied_topics, operations, split_described_groups
@@ -10,6 +12,10 @@ from protocol.messages.share_group_describe import ShareGroupDescribeResponse as
 @handles(77)
 async def handle(ctx, req):
     b = ctx.broker
+    if not enabled(b, SHARE_VERSION):
+        return R(throttle_time_ms=0, groups=[R.DescribedGroup(
+            error_code=ErrorCode.UNSUPPORTED_VERSION, group_id=g, group_state="", group_epoch=0, assignment_epoch=0,
+            assignor_name="", members=[]) for g in req.group_ids])
     az = active(ctx)
     ids, out = split_described_groups(az, req.group_ids, R.DescribedGroup)
     for gid in ids:

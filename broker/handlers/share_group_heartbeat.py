@@ -1,5 +1,7 @@
 """ShareGroupHeartbeat (76) v1: share-group membership (KIP-932), answered by
-``broker.share.coordinator.ShareCoordinator.heartbeat``."""
+``broker.share.coordinator.ShareCoordinator.heartbeat``. At ``share.version`` 0,
+UNSUPPORTED_VERSION (still advertised), as Kafka 4.4."""
+from broker.features import SHARE_VERSION, enabled
 from broker.groups.coordinator import client_host_of
 from broker.registry import handles
 from broker.security.api_acls import active
@@ -10,6 +12,8 @@ from protocol.messages.share_group_heartbeat import ShareGroupHeartbeatResponse 
 
 @handles(76)
 async def handle(ctx, req):
+    if not enabled(ctx.broker, SHARE_VERSION):
+        return R(throttle_time_ms=0, error_code=ErrorCode.UNSUPPORTED_VERSION, member_epoch=0, heartbeat_interval_ms=0)
     az = active(ctx)
     if az is not None:
         denied = None

@@ -5,13 +5,17 @@ share group that does not exist is an empty one;
 Kafka 4.4's response shapes, a top-level error in AlterShareGroupOffsets and one error per topic
 in DeleteShareGroupOffsets). DescribeShareGroupOffsets v1 (KIP-1226) adds each partition's lag:
 the high watermark less the start offset less the records past it already acknowledged or
-archived; -1 for a share-partition never initialized."""
+archived; -1 for a share-partition never initialized. At ``share.version`` 0 (share groups off)
+all three answer UNSUPPORTED_VERSION, as Kafka 4.4."""
+from broker.features import SHARE_VERSION, enabled
 from broker.registry import handles
 from broker.security.api_acls import active
 from protocol.errors import ErrorCode as E
 from protocol.messages.alter_share_group_offsets import AlterShareGroupOffsetsResponse as AR
 from protocol.messages.delete_share_group_offsets import DeleteShareGroupOffsetsResponse as DR
 from protocol.messages.describe_share_group_offsets import DescribeShareGroupOffsetsResponse as R
+
+OFF_MESSAGE = "The version of API is not supported."  # share.version 0: Kafka 4.4's UNSUPPORTED_VERSION text
 
 NO_ID = bytes(16)
 # Kafka names an unknown topic with the error's own description
@@ -42,6 +46,9 @@ def _lag(b, t, p: int, starts: dict, done: dict) -> int:
 @handles(90)
 async def describe(ctx, req):
     b = ctx.broker
+    if not enabled(b, SHARE_VERSION):  # share.version 0: every group answers UNSUPPORTED_VERSION, as Kafka 4.4
+        return R(throttle_time_ms=0, groups=[R.DescribeShareGroupOffsetsResponseGroup(
+            group_id=g.group_id, topics=[], error_code=E.UNSUPPORTED_VERSION, error_message=None) for g in req.groups])
     sc = b.share_groups
     groups = []
     RG = R.DescribeShareGroupOffsetsResponseGroup
@@ -96,6 +103,8 @@ async def describe(ctx, req):
 @handles(91)
 async def alter(ctx, req):
     b = ctx.broker
+    if not enabled(b, SHARE_VERSION):
+        return AR(throttle_time_ms=0, error_code=E.UNSUPPORTED_VERSION, error_message=OFF_MESSAGE, responses=[])
     sc = b.share_groups
     az = active(ctx)
     if az is not None and not az.allowed("group", req.group_id):  # on every partition (no top-level error)
@@ -133,6 +142,8 @@ async def alter(ctx, req):
 @handles(92)
 async def delete(ctx, req):
     b = ctx.broker
+    if not enabled(b, SHARE_VERSION):
+        return DR(throttle_time_ms=0, error_code=E.UNSUPPORTED_VERSION, error_message=OFF_MESSAGE, responses=[])
     sc = b.share_groups
     az = active(ctx)
     if az is not None and not az.allowed("group", req.group_id):

@@ -4,7 +4,8 @@ A Streams member joins with its topology (epoch 0), keeps alive and reconciles i
 epoch), or leaves (-1, a static member -2); the group coordinator
 (``broker.groups.streams_coordinator``) answers its epoch, the group's statuses and, when they
 changed, its active, standby and warm-up tasks. Served only while
-``group.coordinator.rebalance.protocols`` lists ``streams`` (else UNSUPPORTED_VERSION and not
+``group.coordinator.rebalance.protocols`` lists ``streams`` and ``streams.version`` is 1+ (at 0,
+UNSUPPORTED_VERSION while advertised, as Kafka 4.4; without the protocol UNSUPPORTED_VERSION and not
 advertised, as Kafka).
 
 ACLs as Kafka's: READ on the group; with a topology, DESCRIBE on its source and internal
@@ -14,6 +15,7 @@ coordinator creates.
 from broker.groups.coordinator import client_host_of
 from broker.groups.streams_assignment import by_subtopology
 from broker.groups.streams_coordinator import ACCEPTABLE_RECOVERY_LAG, TASK_OFFSET_INTERVAL_MS
+from broker.features import STREAMS_VERSION, enabled
 from broker.registry import handles
 from broker.security.api_acls import active
 from protocol.errors import ErrorCode
@@ -21,7 +23,8 @@ from protocol.messages.streams_group_heartbeat import StreamsGroupHeartbeatRespo
 
 
 def streams_protocol_enabled(broker) -> bool:
-    return "streams" in broker.cfg["group.coordinator.rebalance.protocols"]
+    """The protocol listed and streams.version 1+ (Kafka's streamsGroupSupported)."""
+    return "streams" in broker.cfg["group.coordinator.rebalance.protocols"] and enabled(broker, STREAMS_VERSION)
 
 
 def _error(code, message=None):

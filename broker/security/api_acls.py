@@ -162,13 +162,28 @@ API_CHECKS: dict[int, tuple[Check, ...]] = {
         C("broker", Op.ALTER_CONFIGS, RT.CLUSTER, CLUSTER_AUTH, ITEM, None, when="BROKER and BROKER_LOGGER resources"),
         C("group", Op.ALTER_CONFIGS, RT.GROUP, GROUP_AUTH, ITEM, "resources.resource_name", when="GROUP resources"),
     ),
+    34: (C("cluster", Op.ALTER, RT.CLUSTER, CLUSTER_AUTH, ITEM, None),),  # AlterReplicaLogDirs
+    35: (C("cluster", Op.DESCRIBE, RT.CLUSTER, CLUSTER_AUTH, REQ, None,
+           when="v3+: the top-level error, no results; v1-2: no results"),),  # DescribeLogDirs
     37: (C("alter", Op.ALTER, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.name"),),  # CreatePartitions
+    38: (C("owner", Op.CREATE_TOKENS, RT.USER, E.DELEGATION_TOKEN_AUTHORIZATION_FAILED, REQ, "owner_principal_name",
+           "3+", when="the owner is not the requester (the resource is the owner's principal, User:name)"),),
+    41: (  # DescribeDelegationToken: tokens the caller neither owns nor renews are left out unless
+        C("token", Op.DESCRIBE, RT.DELEGATION_TOKEN, E.DELEGATION_TOKEN_AUTHORIZATION_FAILED, OMIT, None,
+          when="a token the caller neither owns nor renews (the resource is its token id)"),
+        C("owner", Op.DESCRIBE_TOKENS, RT.USER, E.DELEGATION_TOKEN_AUTHORIZATION_FAILED, OMIT,
+          "owners.principal_name", when="... or DESCRIBE_TOKENS on its owner (User:name)"),
+    ),
     42: (C("group", Op.DELETE, RT.GROUP, GROUP_AUTH, ITEM, "groups_names"),),  # DeleteGroups
     44: (  # IncrementalAlterConfigs
         C("topic", Op.ALTER_CONFIGS, RT.TOPIC, TOPIC_AUTH, ITEM, "resources.resource_name", when="TOPIC resources"),
         C("broker", Op.ALTER_CONFIGS, RT.CLUSTER, CLUSTER_AUTH, ITEM, None, when="BROKER and BROKER_LOGGER resources"),
         C("group", Op.ALTER_CONFIGS, RT.GROUP, GROUP_AUTH, ITEM, "resources.resource_name", when="GROUP resources"),
     ),
+    43: (C("cluster", Op.ALTER, RT.CLUSTER, CLUSTER_AUTH, REQ, None,
+           when="every listed partition and the top-level error"),),  # ElectLeaders
+    45: (C("cluster", Op.ALTER, RT.CLUSTER, CLUSTER_AUTH, REQ, None),),  # AlterPartitionReassignments
+    46: (C("cluster", Op.DESCRIBE, RT.CLUSTER, CLUSTER_AUTH, REQ, None),),  # ListPartitionReassignments
     47: (  # OffsetDelete
         C("group", Op.DELETE, RT.GROUP, GROUP_AUTH, REQ, "group_id"),
         C("topic", Op.READ, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.name"),
@@ -177,6 +192,8 @@ API_CHECKS: dict[int, tuple[Check, ...]] = {
     49: (C("cluster", Op.ALTER_CONFIGS, RT.CLUSTER, CLUSTER_AUTH, ITEM, None),),    # AlterClientQuotas
     50: (C("cluster", Op.DESCRIBE, RT.CLUSTER, CLUSTER_AUTH, REQ, None),),  # DescribeUserScramCredentials
     51: (C("cluster", Op.ALTER, RT.CLUSTER, CLUSTER_AUTH, REQ, None),),     # AlterUserScramCredentials
+    55: (C("cluster", Op.DESCRIBE, RT.CLUSTER, CLUSTER_AUTH, REQ, None),),  # DescribeQuorum
+    57: (C("cluster", Op.ALTER, RT.CLUSTER, CLUSTER_AUTH, REQ, None),),     # UpdateFeatures
     61: (C("topic", Op.READ, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.name"),),  # DescribeProducers
     65: (  # DescribeTransactions
         C("transactional_id", Op.DESCRIBE, RT.TRANSACTIONAL_ID, TXN_AUTH, ITEM, "transactional_ids"),
@@ -237,6 +254,7 @@ API_CHECKS: dict[int, tuple[Check, ...]] = {
         C("group", Op.READ, RT.GROUP, GROUP_AUTH, REQ, "group_id", when="every partition carries the error"),
         C("topic", Op.READ, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.topic_name"),
     ),
+    93: (C("group", Op.READ, RT.GROUP, GROUP_AUTH, REQ, "group_id"),),  # StreamsGroupTopologyDescriptionUpdate
     92: (  # DeleteShareGroupOffsets
         C("group", Op.DELETE, RT.GROUP, GROUP_AUTH, REQ, "group_id"),
         C("topic", Op.READ, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.topic_name"),
@@ -244,8 +262,9 @@ API_CHECKS: dict[int, tuple[Check, ...]] = {
 }
 
 # Answered to anyone (before or after authentication); DescribeCluster checks nothing but
-# reports cluster_authorized_operations when asked.
-NO_CHECKS = frozenset({17, 18, 36, 60})
+# reports cluster_authorized_operations when asked; Renew/ExpireDelegationToken check the
+# token's owner and renewers, not ACLs (as Kafka).
+NO_CHECKS = frozenset({17, 18, 36, 39, 40, 60})
 
 
 @functools.lru_cache(maxsize=None)

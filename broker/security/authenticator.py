@@ -77,6 +77,7 @@ class SaslAuthenticator:
         self.max_receive_size = max_receive_size
         self.state = State.HANDSHAKE_OR_VERSIONS_REQUEST
         self.principal: str | None = None
+        self.token_authenticated = False  # logged in with a delegation token (Kafka's tokenAuthenticated)
         self.mechanism: str | None = None
         self.raw_tokens = False           # SaslHandshake v0: tokens come without Kafka headers
         self._bad_mechanism = ""
@@ -201,6 +202,7 @@ class SaslAuthenticator:
         if not server.complete:
             return challenge, 0
         self.principal = "User:" + server.authorization_id
+        self.token_authenticated = server.token_authenticated
         self.state = State.COMPLETE
         self.reauthenticating = False
         self._server = None

@@ -2,7 +2,9 @@
 configured with a Java client's properties (``--command-config client.properties``).
 
 - PLAIN and SCRAM-SHA-256/512: ``username`` / ``password`` of the PlainLoginModule or
-  ScramLoginModule in ``sasl.jaas.config``; SCRAM through ``scramp``'s client.
+  ScramLoginModule in ``sasl.jaas.config``; SCRAM through ``scramp``'s client. The
+  ScramLoginModule option ``tokenauth="true"`` logs in with a delegation token (user name: the
+  token id, password: its base64 HMAC), sent as the client-first extension ``tokenauth=true``.
 - OAUTHBEARER: a token from ``sasl.oauthbearer.token.endpoint.url`` when it is a ``file:`` URL
   (Kafka 4's file token retriever), else Kafka's unsecured login: an ``alg: none`` JWS built
   from the OAuthBearerLoginModule's ``unsecuredLoginStringClaim_sub``,
@@ -74,6 +76,12 @@ def sasl_client(get: Lookup) -> SaslClient | None:
     if mech in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
         from broker.security.scram import scramp_module
         c = scramp_module().ScramClient([mech], opts.get("username", ""), opts.get("password", ""))
+        first = c.get_client_first()
+        if opts.get("tokenauth", "").lower() == "true":
+            # Kafka's ScramSaslClient appends its extensions to the client-first message, which the
+            # proof then signs (scramp keeps the bare message it signs in client_first_bare)
+            first += ",tokenauth=true"
+            c.client_first_bare += ",tokenauth=true"
         state = {"n": 0}
 
         def step(server: bytes):
@@ -83,7 +91,7 @@ def sasl_client(get: Lookup) -> SaslClient | None:
                 return c.get_client_final().encode()
             c.set_server_final(server.decode())  # raises when the server's signature is wrong
             return None
-        return SaslClient(mech, c.get_client_first().encode(), step)
+        return SaslClient(mech, first.encode(), step)
     if mech == "OAUTHBEARER":
         url = get("sasl.oauthbearer.token.endpoint.url")
         if url and urlparse(url).scheme == "file":

@@ -36,7 +36,7 @@ class ListenerSecurity:
 
     @classmethod
     def build(cls, name: str, protocol: str, overrides: Mapping[str, str], broker_raw: Mapping[str, str],
-              scram: ScramCredentialStore) -> "ListenerSecurity":
+              scram: ScramCredentialStore, tokens=None) -> "ListenerSecurity":
         def get(key: str) -> str | None:
             v = overrides.get(key)
             return v if v is not None else broker_raw.get(key)
@@ -55,7 +55,7 @@ class ListenerSecurity:
                 raise where(exc) from None
         if protocol in ("SASL_PLAINTEXT", "SASL_SSL"):
             try:
-                sasl = SaslServerFactory(name, get, scram)
+                sasl = SaslServerFactory(name, get, scram, tokens)
             except SecurityConfigError as exc:
                 raise where(exc) from None
             for mech in sasl.mechanisms:

@@ -3,7 +3,10 @@
 - PLAIN (RFC 4616): ``[authzid] NUL authcid NUL passwd``; users are the ``user_<name>="pw"``
   options of ``listener.name.<l>.plain.sasl.jaas.config`` (Kafka's PlainLoginModule syntax).
 - SCRAM-SHA-256 / SCRAM-SHA-512 (RFC 5802 / 7677) through ``scramp``, against the credential
-  store (AlterUserScramCredentials / ``hourglass users``).
+  store (AlterUserScramCredentials / ``hourglass users``); with the client-first extension
+  ``tokenauth=true`` the user name is a delegation token id and the password its base64 HMAC
+  (Kafka's token login): the principal is the token's owner, marked token-authenticated, and
+  the session lasts until the token's expiry.
 - OAUTHBEARER (RFC 7628): the client's GS2 initial response carries ``auth=Bearer <token>``;
   the token is validated by ``oauth`` (unsecured JWS by default, signed JWT against a JWKS
   when configured). A failed validation answers Kafka's JSON error challenge; the client
@@ -52,7 +55,8 @@ class SaslServer:
     def __init__(self) -> None:
         self.complete = False
         self.authorization_id: str | None = None
-        self.credential_expiry_ms: int | None = None  # OAUTHBEARER: when the token expires
+        self.credential_expiry_ms: int | None = None  # OAUTHBEARER / delegation token: when it expires
+        self.token_authenticated = False  # logged in with a delegation token
 
     def evaluate(self, token: bytes, now_ms: int) -> bytes:
         raise NotImplementedError
@@ -92,17 +96,20 @@ class PlainServer(SaslServer):
 
 # ---- SCRAM --------------------------------------------------------------------------------------
 class ScramServer(SaslServer):
-    def __init__(self, mech: ScramMechanism, store: ScramCredentialStore):
+    def __init__(self, mech: ScramMechanism, store: ScramCredentialStore, tokens=None):
         super().__init__()
         self._scramp = scramp_module()
         self.mechanism = mech.mechanism_name
         self._mech = mech
         self._store = store
+        self._tokens = tokens  # broker.security.delegation.DelegationTokenStore
         self._server = None
         self._client_nonce = ""
         self._lookup_failure: SaslFailure | None = None  # scramp wraps what the lookup raises
 
     def _credential(self, username: str):
+        if self.token_authenticated:
+            return self._token_credential(username)
         cred = self._store.get(username, self._mech)
         if cred is None:
             self._lookup_failure = SaslFailure("Authentication failed: Invalid user credentials")
@@ -112,6 +119,16 @@ class ScramServer(SaslServer):
         if self._lookup_failure is not None:
             raise self._lookup_failure
         self.authorization_id = username
+        return cred.salt, cred.stored_key, cred.server_key, cred.iterations
+
+    def _token_credential(self, token_id: str):
+        found = None if self._tokens is None else self._tokens.credential(token_id, self._mech)
+        if found is None:
+            self._lookup_failure = SaslFailure(f"Token Authentication failed: Invalid tokenId : {token_id}")
+            raise self._lookup_failure
+        cred, token = found
+        self.authorization_id = token.owner.partition(":")[2]
+        self.credential_expiry_ms = token.expiry_ms
         return cred.salt, cred.stored_key, cred.server_key, cred.iterations
 
     def evaluate(self, token: bytes, now_ms: int) -> bytes:
@@ -129,13 +146,19 @@ class ScramServer(SaslServer):
                                            "different from username")
             r = re.search(r",r=([^,]*)", text)
             self._client_nonce = r.group(1) if r else ""
+            bare, extensions = _split_extensions(text)
+            self.token_authenticated = extensions.get("tokenauth", "").lower() == "true"
             self._server = _SCRAMP_MECHS[self.mechanism].make_server(self._credential)
             try:
-                self._server.set_client_first(text)
+                self._server.set_client_first(bare)
             except ScramException as exc:
                 if self._lookup_failure is not None:
                     raise self._lookup_failure from None
                 raise SaslFailure(f"invalid SCRAM client-first message: {exc}") from None
+            if extensions:
+                # the proof signs the message as sent, extensions included (scramp parses
+                # one-letter attributes only, so it was given the message without them)
+                self._server.client_first_bare = text[text.index(",", text.index(",") + 1) + 1:]
             return self._server.get_server_first().encode()
         if self.complete:
             raise SaslFailure("Unexpected challenge in Sasl server state COMPLETE")
@@ -155,6 +178,19 @@ class ScramServer(SaslServer):
         self.complete = True
         self._server = None  # drop the credential with the exchange
         return final.encode()
+
+
+# Kafka's ScramMessages.ClientFirstMessage: "n=<saslname>,r=<nonce>" then ",key=value" extensions
+_EXTENSION = re.compile(r",([A-Za-z]+)=([\x01-\x2b\x2d-\x7f]+)")
+
+
+def _split_extensions(text: str) -> tuple[str, dict[str, str]]:
+    """(the client-first message without its extensions, the extensions); unknown extensions
+    are ignored, as Kafka ignores them."""
+    m = re.match(r"^([^,]*,[^,]*,n=[^,]*,r=[^,]*)((?:,[A-Za-z]+=[^,]+)*)$", text)
+    if m is None or not m.group(2):
+        return text, {}
+    return m.group(1), {k: v for k, v in _EXTENSION.findall(m.group(2))}
 
 
 def _saslname(s: str) -> str:
@@ -285,7 +321,7 @@ def oauth_validator(lookup: Lookup, listener: str):
 class SaslServerFactory:
     """The SASL mechanisms of one listener: ``create(mechanism)`` starts one exchange."""
 
-    def __init__(self, listener: str, lookup: Lookup, scram_store: ScramCredentialStore):
+    def __init__(self, listener: str, lookup: Lookup, scram_store: ScramCredentialStore, tokens=None):
         self.listener = listener
         self.mechanisms = enabled_mechanisms(lookup("sasl.enabled.mechanisms"))
         self._make: dict[str, Callable[[], SaslServer]] = {}
@@ -298,7 +334,7 @@ class SaslServerFactory:
             elif mech in (SCRAM_SHA_256, SCRAM_SHA_512):
                 _jaas_options(lookup, listener, mech, required=False)  # validated when given
                 sm = ScramMechanism.from_name(mech)
-                self._make[mech] = lambda sm=sm: ScramServer(sm, scram_store)
+                self._make[mech] = lambda sm=sm: ScramServer(sm, scram_store, tokens)
             elif mech == OAUTHBEARER:
                 validator = oauth_validator(lookup, listener)
                 self._make[mech] = lambda v=validator: OAuthBearerServer(v)

@@ -22,7 +22,6 @@ import base64
 import enum
 import hashlib
 import hmac
-import json
 import os
 from pathlib import Path
 from typing import NamedTuple
@@ -107,12 +106,9 @@ class ScramCredentialStore:
             self._load()
 
     def _load(self) -> None:
-        try:
-            doc = json.loads(self.path.read_text())
-        except FileNotFoundError:
-            return
+        from broker.cluster import read_json
         b64 = base64.b64decode
-        for user, creds in doc.get("users", {}).items():
+        for user, creds in (read_json(self.path) or {}).get("users", {}).items():
             self.users[user] = {
                 ScramMechanism.from_name(m): ScramCredential(b64(c["salt"]), b64(c["stored_key"]),
                                                              b64(c["server_key"]), int(c["iterations"]))
@@ -136,19 +132,14 @@ class ScramCredentialStore:
     def save(self) -> None:
         if self.path is None:
             return
-        from broker.cluster import atomic_write
+        from broker.cluster import write_private_json
         b64 = lambda b: base64.b64encode(b).decode()  # noqa: E731
         doc = {"version": 1, "users": {
             user: {m.mechanism_name: {"salt": b64(c.salt), "stored_key": b64(c.stored_key),
                                       "server_key": b64(c.server_key), "iterations": c.iterations}
                    for m, c in sorted(creds.items())}
             for user, creds in sorted(self.users.items())}}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        old = os.umask(0o077)  # the temp file is created 0600: it holds key material
-        try:
-            atomic_write(self.path, json.dumps(doc, indent=1).encode())
-        finally:
-            os.umask(old)
+        write_private_json(self.path, doc)  # it holds key material
 
 
 def scramp_module():

@@ -1,7 +1,9 @@
-"""The broker's security state: the authorizer (when ACLs are on) and the SCRAM credentials.
+"""The broker's security state: the authorizer (when ACLs are on), the SCRAM credentials and
+the delegation tokens.
 
-Both live in ``<first log dir>/.hourglass/`` (``acls.json``, ``scram-credentials.json``),
-beside the topic metadata, so a data dir carries its users and ACLs across restarts.
+They live in ``<first log dir>/.hourglass/`` (``acls.json``, ``scram-credentials.json``,
+``delegation-tokens.json``), beside the topic metadata, so a data dir carries its users, ACLs
+and tokens across restarts.
 
 Broker keys (Kafka's): ``authorizer.class.name`` (StandardAuthorizer / AclAuthorizer names turn
 ACLs on; empty: off), ``super.users``, ``allow.everyone.if.no.acl.found`` (default false).
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from broker.security.authorizer import AUTHORIZER_CLASSES, AclStore, StandardAuthorizer, parse_super_users
+from broker.security.delegation import DelegationTokenStore, TokenSettings
 from broker.security.sasl import SecurityConfigError
 from broker.security.scram import ScramCredentialStore
 
@@ -26,12 +29,15 @@ def security_dir(log_dirs: list[Path]) -> Path:
 
 
 class BrokerSecurity:
-    def __init__(self, authorizer: StandardAuthorizer | None, scram: ScramCredentialStore):
+    def __init__(self, authorizer: StandardAuthorizer | None, scram: ScramCredentialStore,
+                 tokens: DelegationTokenStore | None = None):
         self.authorizer = authorizer
         self.scram = scram
+        self.tokens = tokens if tokens is not None else DelegationTokenStore(None, TokenSettings(None))
 
     @classmethod
-    def from_config(cls, get: Lookup, directory: Path | None) -> "BrokerSecurity":
+    def from_config(cls, get: Lookup, directory: Path | None,
+                    token_settings: TokenSettings | None = None) -> "BrokerSecurity":
         name = (get("authorizer.class.name") or "").strip()
         authorizer = None
         if name:
@@ -47,4 +53,8 @@ class BrokerSecurity:
             log.info("ACL authorization on (%s): %d ACL binding(s), %d super user(s), "
                      "allow.everyone.if.no.acl.found=%s", name.rsplit(".", 1)[-1], len(authorizer),
                      len(authorizer.super_users), allow)
-        return cls(authorizer, ScramCredentialStore(directory))
+        settings = token_settings or TokenSettings(None)
+        tokens = DelegationTokenStore(directory, settings)
+        if settings.enabled:
+            log.info("Delegation tokens on: %d token(s) stored", len(tokens.tokens))
+        return cls(authorizer, ScramCredentialStore(directory), tokens)

@@ -34,7 +34,8 @@ import base64
 import logging
 from typing import Iterable, Optional
 
-from broker.groups.offsets_log import java_string_hash, read_batches
+from broker.groups.offsets_log import read_batches
+from broker.java_hash import java_string_hash
 from protocol.codec import compile_message
 from protocol.errors import DecodeError
 from protocol.records.record import build_batch

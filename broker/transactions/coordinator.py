@@ -23,10 +23,13 @@ than their timeout are aborted with an epoch bump (Kafka's fence: the zombie's n
 EndTxn is refused); every ``transaction.remove.expired.transaction.cleanup.interval.ms`` ids
 idle (Empty/Complete*) for ``transactional.id.expiration.ms`` are tombstoned and forgotten.
 
-Transaction versions: clients that do not see the ``transaction.version`` feature (we do not
-finalize it) use TV0/TV1; EndTxn v5, AddPartitionsToTxn v4+ adds and TxnOffsetCommit v5 are
-TV2 and follow Kafka's TV2 rules (epoch bump at every EndTxn). Timeouts and fencing use the
-server's level, TV1.
+Transaction versions: as in Kafka, the request version picks the protocol of a client's
+request (clients choose it from the finalized ``transaction.version`` they read in ApiVersions:
+the Java client uses TV2 only at level 2): EndTxn v5, AddPartitionsToTxn v4+ adds, Produce v12
+and TxnOffsetCommit v5 are TV2 and follow Kafka's TV2 rules (epoch bump at every EndTxn, a new
+producer id when the epoch is exhausted); older versions TV0/TV1. The aborts the coordinator
+starts itself (timeouts, an InitProducerId fencing an open transaction) use the finalized level
+(``broker.features``), as Kafka's ``transactionVersionLevel``.
 """
 from __future__ import annotations
 
@@ -46,7 +49,6 @@ log = logging.getLogger(__name__)
 S = TransactionState
 TP = tuple[str, int]
 
-SERVER_TRANSACTION_VERSION = TV_1  # the level Kafka uses for coordinator-initiated aborts
 COORDINATOR_EPOCH = 0  # one node: the __transaction_state partitions never change leader
 MARKER_RETRY_BACKOFF_MS = 100
 GROUP_METADATA_TOPIC_NAME = "__consumer_offsets"
@@ -147,13 +149,23 @@ def write_marker(topics, groups, topic: str, partition: int, producer_id: int, p
 
 class TransactionCoordinator:
     def __init__(self, broker=None, *, config: TxnConfig | None = None, clock=None, scheduler=None, store=None,
-                 producer_ids=None, marker_writer: Callable | None = None):
+                 producer_ids=None, marker_writer: Callable | None = None,
+                 transaction_version_level: Callable[[], int] | None = None):
         self.broker = broker
         self.config = config or (TxnConfig.from_broker_config(broker.cfg) if broker is not None else TxnConfig())
         self.clock = clock or (broker.clock if broker is not None else None)
         self.scheduler = scheduler
         self.store = store
         self.producer_ids = producer_ids or (broker.producer_ids if broker is not None else None)
+        # the finalized transaction.version: the protocol of the aborts the coordinator starts
+        # itself (a timeout, an InitProducerId fencing an open transaction), as Kafka's
+        # TransactionStateManager.transactionVersionLevel
+        # (without a broker, unit tests: TV1 unless they pass a level)
+        if transaction_version_level is None:
+            features = getattr(broker, "features", None)
+            transaction_version_level = ((lambda: features.level("transaction.version")) if features is not None
+                                         else (lambda: TV_1))
+        self.transaction_version_level: Callable[[], int] = transaction_version_level
         # (topic, partition, producer id, epoch, coordinator epoch, commit) -> error code
         self.marker_writer = marker_writer or self._write_marker
         self.txns: dict[str, TransactionMetadata] = {}
@@ -280,7 +292,7 @@ class TransactionCoordinator:
             # abort the fenced incarnation's transaction; the client retries (and then gets a
             # second bump, or a new producer id if the fence used the last epoch)
             err, _, _ = self._end_transaction(transactional_id, t.producer_id, t.producer_epoch, False,
-                                              from_client=False, client_tv=SERVER_TRANSACTION_VERSION)
+                                              from_client=False, client_tv=self.transaction_version_level())
             return InitResult(err or E.CONCURRENT_TRANSACTIONS)
         err = self._append(m, t)
         if err:
@@ -468,11 +480,15 @@ class TransactionCoordinator:
         is_retry = retry_on_bump or retry_on_overflow
 
         def completion(next_state, no_partition_added):
+            # Kafka 4.4's TV2 generateTxnTransitMetadataForTxnCompletion: an exhausted epoch
+            # takes a new producer id (a fence too); a fence's prepared bump is dropped, not
+            # applied, so the abort's own TV2 bump is the only one (epoch + 1 in all, where the
+            # TV1 abort applies the fence's bump and bumps no more)
             next_pid = NO_PRODUCER_ID
-            if not is_fence and m.is_producer_epoch_exhausted:
+            if m.is_producer_epoch_exhausted:
                 next_pid = self.producer_ids.allocate()
             if next_state is S.PREPARE_ABORT and is_fence:
-                self._fence_into_abort(m, producer_epoch)
+                m.pending_state = None
             return 0, m.prepare_abort_or_commit(next_state, client_tv, next_pid, self.now(), no_partition_added), is_fence
 
         if m.producer_id != producer_id and not retry_on_overflow:
@@ -570,7 +586,7 @@ class TransactionCoordinator:
                 continue
             t = m.prepare_fence_producer_epoch()
             err, _, _ = self._end_transaction(tid, t.producer_id, t.producer_epoch, False, from_client=False,
-                                              client_tv=SERVER_TRANSACTION_VERSION)
+                                              client_tv=self.transaction_version_level())
             if err:
                 log.warning("rollback of timed-out transaction of %s failed: %s", tid, E(err).name)
                 continue

@@ -274,6 +274,8 @@ class TransactionMetadata:
             self.last_producer_epoch = t.last_producer_epoch
             self.producer_id = t.producer_id
             self.previous_producer_id = t.prev_producer_id
+            # Kafka 4.4 takes every field of the transit: no transaction has started (-1)
+            self.txn_start_timestamp = t.txn_start_timestamp
         elif to is S.ONGOING:  # AddPartitionsToTxn / AddOffsetsToTxn
             if not self._valid_epoch(t) or not self.topic_partitions <= t.topic_partitions or \
                     self.txn_timeout_ms != t.txn_timeout_ms:

@@ -219,7 +219,9 @@ def main(argv: list[str] | None = None) -> int:
     from hourglass.cli import transactions as txn_cli
     from hourglass.cli import schemas as schemas_cli
     from hourglass.cli import mirror as mirror_cli
+    from hourglass.cli import storage as storage_cli
     admin_cli.add_parser(sub)
+    storage_cli.add_parser(sub)
     mirror_cli.add_parser(sub)
     mirror_cli.add_copy_parser(sub)
     schemas_cli.add_parser(sub)
@@ -266,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
         return probe_main(args.bootstrap_server, args.timeout, props, args.ready_file, args.probe_config)
     rooms = {"topics": admin_cli, "transactions": txn_cli, "groups": groups_cli, "acls": acls, "users": users,
              "certs": certs, "schemas": schemas_cli, "quotas": quotas, "configs": quotas,
-             "mirror-config": mirror_cli}
+             "mirror-config": mirror_cli, "storage": storage_cli}
     if args.cmd in rooms:
         return rooms[args.cmd].run(args)
     if args.cmd in ("offsets", "produce", "consume", "inspect"):

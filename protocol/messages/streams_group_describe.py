@@ -21,14 +21,31 @@ _ASSIGNMENT = [
     F("standby_tasks", "[]TaskIds", "0+", fields=_TASK_IDS),
     F("warmup_tasks", "[]TaskIds", "0+", fields=_TASK_IDS),
 ]
-_NODE = [
-    F("name", "string", "1+"),
-    F("node_type", "int8", "1+"),
-    F("source_topics", "[]string", "1+"),
-    F("sink_topic", "string", "1+", nullable="1+", default=None),
-    F("stores", "[]string", "1+"),
-    F("successors", "[]string", "1+"),
-]
+
+
+def topology_description_fields(since: str, **node_kw) -> list:
+    """KIP-1331's TopologyDescription (a common struct in Kafka's specs): its fields, existing
+    from version ``since`` of the message holding it (here and in StreamsGroupTopologyDescriptionUpdate);
+    ``node_kw`` goes to the global stores' source and processor nodes."""
+    node = [
+        F("name", "string", since),
+        F("node_type", "int8", since),
+        F("source_topics", "[]string", since),
+        F("sink_topic", "string", since, nullable=since, default=None),
+        F("stores", "[]string", since),
+        F("successors", "[]string", since),
+    ]
+    return [
+        F("subtopologies", "[]TopologyDescriptionSubtopology", since, fields=[
+            F("subtopology_id", "string", since),
+            F("nodes", "[]TopologyDescriptionNode", since, fields=node),
+        ]),
+        F("global_stores", "[]TopologyDescriptionGlobalStore", since, fields=[
+            F("source", "TopologyDescriptionNode", since, fields=node, **node_kw),
+            F("processor", "TopologyDescriptionNode", since, fields=node, **node_kw),
+        ]),
+    ]
+
 
 API = api(89, "StreamsGroupDescribe", valid="0-1", flexible="0+", request=[
     F("group_ids", "[]string", "0+"),
@@ -71,16 +88,8 @@ API = api(89, "StreamsGroupDescribe", valid="0-1", flexible="0+", request=[
             F("is_classic", "bool", "0+"),
         ]),
         F("authorized_operations", "int32", "0+", default=-2147483648),
-        F("topology_description", "TopologyDescription", "1+", nullable="1+", default=None, fields=[
-            F("subtopologies", "[]TopologyDescriptionSubtopology", "1+", fields=[
-                F("subtopology_id", "string", "1+"),
-                F("nodes", "[]TopologyDescriptionNode", "1+", fields=_NODE),
-            ]),
-            F("global_stores", "[]TopologyDescriptionGlobalStore", "1+", fields=[
-                F("source", "TopologyDescriptionNode", "1+", fields=_NODE),
-                F("processor", "TopologyDescriptionNode", "1+", fields=_NODE),
-            ]),
-        ]),
+        F("topology_description", "TopologyDescription", "1+", nullable="1+", default=None,
+          fields=topology_description_fields("1+")),
         F("topology_description_status", "int8", "1+", default=0),
         F("assignor_name", "string", "1+", nullable="1+", default=None, ignorable=True),
     ]),

@@ -55,17 +55,17 @@ class ParsedSchema:
         return f"<{self.schema_type} {self.canonical()[:60]}>"
 
 
-def _avro(text: str, references: dict[str, str]) -> ParsedSchema:
+def _avro(text: str, references: dict[str, str], new: bool) -> ParsedSchema:
     from schema_registry.formats.avro import parse
-    return parse(text, references)
+    return parse(text, references, new=new)
 
 
-def _json(text: str, references: dict[str, str]) -> ParsedSchema:
+def _json(text: str, references: dict[str, str], new: bool) -> ParsedSchema:
     from schema_registry.formats.jsonschema import parse
     return parse(text, references)
 
 
-def _protobuf(text: str, references: dict[str, str]) -> ParsedSchema:
+def _protobuf(text: str, references: dict[str, str], new: bool) -> ParsedSchema:
     try:
         module = importlib.import_module("schema_registry.formats.protobuf")
     except ImportError as exc:
@@ -75,19 +75,23 @@ def _protobuf(text: str, references: dict[str, str]) -> ParsedSchema:
     return module.parse(text, references)
 
 
-FORMATS: dict[str, Callable[[str, dict[str, str]], ParsedSchema]] = {
+FORMATS: dict[str, Callable[[str, dict[str, str], bool], ParsedSchema]] = {
     "AVRO": _avro,
     "JSON": _json,
     "PROTOBUF": _protobuf,
 }
 
 
-def parse_schema(schema_type: str | None, text: str, references: dict[str, str] | None = None) -> ParsedSchema:
-    """Parse ``text`` as ``schema_type`` (None or "" means AVRO, as Confluent's default)."""
+def parse_schema(schema_type: str | None, text: str, references: dict[str, str] | None = None, *,
+                 new: bool = True) -> ParsedSchema:
+    """Parse ``text`` as ``schema_type`` (None or "" means AVRO, as Confluent's default).
+    ``new``: a schema being registered or looked up (validated in full); False for one already
+    stored, which Confluent parses leniently (``validateAsNew=false``) so that what it once
+    accepted keeps serving."""
     st = (schema_type or "AVRO").upper()
     fn = FORMATS.get(st)
     if fn is None:
         raise SchemaError(f"Invalid schema type {schema_type}")
     if not isinstance(text, str) or not text.strip():
         raise SchemaError("Empty schema")
-    return fn(text, dict(references or {}))
+    return fn(text, dict(references or {}), new)

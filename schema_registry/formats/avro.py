@@ -17,6 +17,7 @@ restates them.
 from __future__ import annotations
 
 import json
+import re
 
 import avro.errors
 import avro.schema
@@ -73,15 +74,52 @@ class AvroSchema(ParsedSchema):
                 for i, m in enumerate(messages)]
 
 
-def parse(text: str, references: dict[str, str]) -> AvroSchema:
-    names = Names()
+# Avro-Java's NameValidator.UTF_VALIDATOR: a letter (any script) or "_", then letters, digits or "_"
+_UTF_NAME = re.compile(r"^[^\W\d]\w*$")
+
+
+def _check_simple_names(schema: avro.schema.Schema, seen: set[int]) -> None:
+    """Confluent's AvroSchemaUtils.validateNames on a stored schema: record, enum and fixed
+    names (not their namespaces), field names and enum symbols, each by UTF_VALIDATOR."""
+    if id(schema) in seen:
+        return
+    seen.add(id(schema))
+    names = []
+    if isinstance(schema, avro.schema.NamedSchema):
+        names.append(schema.name)
+    if isinstance(schema, avro.schema.RecordSchema):
+        for f in schema.fields:
+            names.append(f.name)
+            _check_simple_names(f.type, seen)
+    elif isinstance(schema, avro.schema.EnumSchema):
+        names.extend(schema.symbols)
+    elif isinstance(schema, avro.schema.ArraySchema):
+        _check_simple_names(schema.items, seen)
+    elif isinstance(schema, avro.schema.MapSchema):
+        _check_simple_names(schema.values, seen)
+    elif isinstance(schema, avro.schema.UnionSchema):
+        for branch in schema.schemas:
+            _check_simple_names(branch, seen)
+    for name in names:
+        if not _UTF_NAME.match(name):
+            raise SchemaError(f"Illegal character in: {name}")
+
+
+def parse(text: str, references: dict[str, str], *, new: bool = True) -> AvroSchema:
+    """``new``: Avro's strict name validation (every name and namespace, enum symbols), as
+    Confluent validates a schema being registered. A stored schema (``new=False``) is parsed as
+    Confluent's AvroSchema parses one with ``validateAsNew=false``: Avro's NO_VALIDATION parser,
+    then only the simple names of the main schema checked by Avro-Java's UTF validator (so a
+    namespace Avro 1.11 let through, ``com.my-org``, keeps serving)."""
+    strict = dict(validate_enum_symbols=new, validate_names=new)
+    names = Names(validate_names=new)
     pending = list(references.items())
     # a reference may use another reference: parse in passes until nothing more resolves
     while pending:
         failed = []
         for ref_name, ref_text in pending:
             try:
-                avro.schema.make_avsc_object(_loads(ref_text), names)
+                avro.schema.make_avsc_object(_loads(ref_text), names, **strict)
             except (avro.errors.AvroException, TypeError, ValueError) as exc:
                 failed.append((ref_name, ref_text, exc))
         if len(failed) == len(pending):
@@ -92,7 +130,9 @@ def parse(text: str, references: dict[str, str]) -> AvroSchema:
     ref_data = [_loads(t) for t in references.values()]
     data = _loads(text)
     try:
-        schema = avro.schema.make_avsc_object(data, names)
+        schema = avro.schema.make_avsc_object(data, names, **strict)
+        if not new:
+            _check_simple_names(schema, set())
     except avro.errors.AvroException as exc:
         raise SchemaError(f"Invalid schema {text}: {exc}") from None
     except (TypeError, ValueError, AttributeError, KeyError) as exc:

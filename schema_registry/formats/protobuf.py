@@ -82,12 +82,19 @@ def _include_dirs() -> list[str]:
 
 _INCLUDES: list[str] | None = None
 _KNOWN: dict[str, str] | None = None
-# Confluent's own .proto files, which its registry knows built in (KNOWN_DEPENDENCIES) and
-# confluent-kafka's serializers never send as references: rendered from the modules it ships
+# Confluent's own .proto files, which its registry knows built in (ProtobufSchema's
+# KNOWN_DEPENDENCIES: these, google/type/* and google/protobuf/*, the last two from the include
+# path) and confluent-kafka's serializers never send as references: rendered from the modules
+# confluent-kafka[protobuf] ships (a runtime dependency). confluent/types/decimal.proto is the
+# older name confluent-kafka still ships.
 _KNOWN_MODULES = {
     "confluent/meta.proto": "confluent_kafka.schema_registry.confluent.meta_pb2",
     "confluent/type/decimal.proto": "confluent_kafka.schema_registry.confluent.type.decimal_pb2",
     "confluent/types/decimal.proto": "confluent_kafka.schema_registry.confluent.types.decimal_pb2",
+}
+# newer than some confluent-kafka versions the dependency range admits: known when shipped
+_KNOWN_IF_SHIPPED = {
+    "confluent/type/variant.proto": "confluent_kafka.schema_registry.confluent.type.variant_pb2",
 }
 
 
@@ -96,12 +103,14 @@ def _known_dependencies() -> dict[str, str]:
     if _KNOWN is None:
         import importlib
         known = {}
-        for name, module in _KNOWN_MODULES.items():
+        for name, module in {**_KNOWN_MODULES, **_KNOWN_IF_SHIPPED}.items():
             try:
-                fdp = FDP.FromString(importlib.import_module(module).DESCRIPTOR.serialized_pb)
-            except Exception:  # confluent-kafka without its schema registry extras
-                continue
-            known[name] = render(fdp)
+                mod = importlib.import_module(module)
+            except ModuleNotFoundError as e:
+                if name in _KNOWN_IF_SHIPPED and e.name == module:
+                    continue
+                raise  # a missing runtime dependency is an install bug, never a 42201 later
+            known[name] = render(FDP.FromString(mod.DESCRIPTOR.serialized_pb))
         _KNOWN = known
     return _KNOWN
 
@@ -128,10 +137,42 @@ def _serialized_files(generated_code: bytes) -> bytes:
     raise SchemaError("protoc produced no descriptor")
 
 
+class ProtocError(SchemaError):
+    """protoc's messages (``file:line:column: message``), with each as (file, line, column,
+    message), line and column 0-based (-1 when protoc names no place)."""
+
+    def __init__(self, message: str, errors: list[tuple[str, int, int, str]]):
+        super().__init__(message)
+        self.errors = errors
+
+
+_UNKNOWN_OPTION = re.compile(r'^Option "\(.+" unknown\.')
+
+
 def compile_files(files: dict[str, str], main: str) -> dict[str, FDP]:
+    """``_compile`` with Confluent's leniency for custom options nothing defines: its parser
+    (Square's wire) keeps an option it cannot resolve out of the descriptor and registers the
+    schema, where protoc refuses it. An undefined custom option (``(name) = value`` on a file,
+    message, field, oneof, enum, value, service or method) is dropped from the text it was
+    written in and the files compiled again; any other error is protoc's."""
+    for _ in range(8):  # each round drops every option protoc named; a few rounds at most
+        try:
+            return _compile(files, main)
+        except ProtocError as exc:
+            unknown = [(f, line, col) for f, line, col, msg in exc.errors
+                       if _UNKNOWN_OPTION.match(msg) and f in files and line >= 0]
+            if not unknown or len(unknown) != len(exc.errors):
+                raise
+            files = dict(files)
+            for name in {f for f, _, _ in unknown}:
+                files[name] = strip_options(files[name], [(line, col) for f, line, col in unknown if f == name])
+    return _compile(files, main)
+
+
+def _compile(files: dict[str, str], main: str) -> dict[str, FDP]:
     """protoc over ``files`` (import name -> .proto text); every file ``main`` needs, by name.
 
-    Raises SchemaError with protoc's messages (``file:line:column: message``)."""
+    Raises ProtocError with protoc's messages (``file:line:column: message``)."""
     global _INCLUDES
     if _INCLUDES is None:
         _INCLUDES = _include_dirs()
@@ -153,17 +194,83 @@ def compile_files(files: dict[str, str], main: str) -> dict[str, FDP]:
         except Exception as exc:
             errors = getattr(exc, "errors", None)
             if callable(errors):
-                msgs = [f"{e.filename.decode(errors='replace')}:{e.line + 1}:{e.column + 1}: "
-                        f"{e.message.decode(errors='replace')}" if e.line >= 0 else
-                        f"{e.filename.decode(errors='replace')}: {e.message.decode(errors='replace')}"
-                        for e in errors()]
-                raise SchemaError("; ".join(msgs) or str(exc)) from None
-            raise SchemaError(str(exc)) from None
+                found = [(e.filename.decode(errors="replace"), e.line, e.column, e.message.decode(errors="replace"))
+                         for e in errors()]
+                msgs = [f"{f}:{line + 1}:{col + 1}: {msg}" if line >= 0 else f"{f}: {msg}"
+                        for f, line, col, msg in found]
+                raise ProtocError("; ".join(msgs) or str(exc), found) from None
+            raise ProtocError(str(exc), []) from None
     result: dict[str, FDP] = {}
     for _module, code in out:
         fdp = FDP.FromString(_serialized_files(code))
         result[fdp.name] = fdp
     return result
+
+
+def _skip_value(text: str, i: int) -> int:
+    """The offset just past the option value starting at ``i`` (after ``=``): an aggregate
+    ``{...}`` (nested, strings inside), a string (adjacent literals concatenate) or a scalar."""
+    n = len(text)
+    while i < n and text[i].isspace():
+        i += 1
+    if i < n and text[i] == "{":
+        depth = 0
+        while i < n:
+            c = text[i]
+            if c in "\"'":
+                i = _skip_string(text, i)
+                continue
+            depth += (c == "{") - (c == "}")
+            i += 1
+            if depth == 0:
+                return i
+        return i
+    if i < n and text[i] in "\"'":
+        while i < n and text[i] in "\"'":
+            i = _skip_string(text, i)
+            while i < n and text[i].isspace():
+                i += 1
+        return i
+    while i < n and text[i] not in ",;]":
+        i += 1
+    return i
+
+
+def _skip_string(text: str, i: int) -> int:
+    quote, i = text[i], i + 1
+    while i < len(text) and text[i] != quote:
+        i += 2 if text[i] == "\\" else 1
+    return i + 1
+
+
+def strip_options(text: str, places: list[tuple[int, int]]) -> str:
+    """``text`` without the options whose names start at ``places`` ((line, column), 0-based,
+    as protoc reports them): an ``option (x) = v;`` statement goes whole; a ``(x) = v`` in a
+    field's or value's ``[...]`` goes with its comma (and the brackets, when nothing is left)."""
+    starts = []
+    lines = text.split("\n")
+    for line, col in places:
+        starts.append(sum(len(s) + 1 for s in lines[:line]) + col)
+    for start in sorted(set(starts), reverse=True):
+        eq = text.find("=", start)
+        if eq < 0:
+            continue
+        end = _skip_value(text, eq + 1)
+        before = text[:start].rstrip()
+        if before.endswith("option") and (len(before) == 6 or not (before[-7].isalnum() or before[-7] == "_")):
+            semi = text.find(";", end)
+            text = before[:-6] + text[(semi + 1 if semi >= 0 else end):]
+            continue
+        after = text[end:].lstrip()
+        if after.startswith(","):  # drop "(x) = v," up to the next option
+            text = text[:start] + after[1:].lstrip()
+        elif before.endswith(","):  # the last in its list: drop ", (x) = v"
+            text = before[:-1] + text[end:]
+        elif before.endswith("[") and after.startswith("]"):  # the only one: drop "[...]"
+            text = before[:-1].rstrip() + after[1:]
+        else:
+            text = text[:start] + text[end:]
+    return text
 
 
 # --------------------------------------------------------------------------- rendering

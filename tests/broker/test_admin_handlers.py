@@ -531,8 +531,9 @@ def test_min_insync_replicas_comes_from_the_cluster_level_record(make_broker):
 def test_a_topic_stored_with_a_removed_config_loads_without_it(tmp_path):
     """A topic record an older Hourglass wrote (Kafka 3.9's config model) with
     message.format.version and message.timestamp.difference.max.ms: the broker opens the
-    topic as Kafka 4 would have it, without them (its other overrides intact), rewrites the
-    record, and DescribeConfigs lists neither."""
+    topic as Kafka 4 would have it, without message.format.version (its other overrides
+    intact), rewrites the record, and DescribeConfigs does not list it; the timestamp
+    difference, which Hourglass honours as Kafka 3.9 did, stays and is listed."""
     import json
     raw = {"log.dirs": str(tmp_path / "data"), "listeners": "PLAINTEXT://127.0.0.1:0"}
     b = Broker(BrokerConfig(raw), clock=ManualClock(1_700_000_000_000))
@@ -546,10 +547,13 @@ def test_a_topic_stored_with_a_removed_config_loads_without_it(tmp_path):
     b = Broker(BrokerConfig(raw), clock=ManualClock(1_700_000_000_000))
     b.open_storage()
     try:
-        assert b.topics.get("old").configs == {"retention.ms": "5000"}
-        assert json.loads(record.read_text())["configs"] == {"retention.ms": "5000"}
+        kept = {"retention.ms": "5000", "message.timestamp.difference.max.ms": "1000"}
+        assert b.topics.get("old").configs == kept
+        assert json.loads(record.read_text())["configs"] == kept
         listed = by_name(describe(b, 2, "old"))
         assert listed["retention.ms"].value == "5000"
-        assert not {"message.format.version", "message.timestamp.difference.max.ms"} & set(listed)
+        assert "message.format.version" not in listed
+        assert listed["message.timestamp.difference.max.ms"].value == "1000"
+        assert b.logs.config_for("old").timestamp_before_max_ms == 1000
     finally:
         b.logs.shutdown()

@@ -528,3 +528,44 @@ async def test_metrics_count_begun_committed_aborted_and_timed_out(env):
               if f.name.startswith("hourglass_transactions_")}
     assert values == {"hourglass_transactions_begun": 3, "hourglass_transactions_committed": 1,
                       "hourglass_transactions_aborted": 2, "hourglass_transactions_timed_out": 1}
+
+
+@pytest.mark.asyncio
+async def test_tv2_end_txn_at_the_last_epoch_rotates_the_producer_id(env):
+    """KIP-890 part 2, as Kafka's endTransaction: the EndTxn that would bump past the last
+    epoch writes its markers at Short.MaxValue and hands the producer a new id at epoch 0; a
+    retry with the old id and epoch gets the same answer (retryOnOverflow)."""
+    pid, epoch = env.begin("tx")
+    m = env.txn.txns["tx"]
+    m.producer_epoch = MAX_EPOCH - 1
+    env.produce(TP0, pid, MAX_EPOCH - 1, 0, 2)
+    res = env.txn.handle_end_txn("tx", pid, MAX_EPOCH - 1, True, client_tv=TV_2)
+    assert res.error == 0 and res.producer_id != pid and res.producer_epoch == 0, res
+    assert env.markers(TP0) == [(True, pid, MAX_EPOCH)]
+    assert (m.producer_id, m.producer_epoch, m.previous_producer_id) == (res.producer_id, 0, pid)
+    retry = env.txn.handle_end_txn("tx", pid, MAX_EPOCH - 1, True, client_tv=TV_2)
+    assert (retry.error, retry.producer_id, retry.producer_epoch) == (0, res.producer_id, 0)
+    # the new id runs the next transaction
+    assert env.txn.handle_add_partitions("tx", res.producer_id, 0, [TP1]) == 0
+    assert env.txn.handle_end_txn("tx", res.producer_id, 0, False, client_tv=TV_2).producer_epoch == 1
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("level", [1, 2])
+async def test_the_coordinators_own_abort_follows_the_finalized_level(env, level):
+    """A timed-out transaction is aborted with the finalized transaction.version: TV1 applies
+    the fence's bump to the markers, TV2 drops it and bumps once in the abort (Kafka 4.4); the
+    zombie is fenced either way and the id's next incarnation is one epoch further."""
+    from broker.features import Update
+    if level == 1:
+        env.broker.features.update([Update("transaction.version", 1, 2)], False, 1)
+    assert env.txn.transaction_version_level() == level
+    pid, epoch = env.begin("tx", (TP0,))
+    env.produce(TP0, pid, epoch, 0, 1)
+    env.clock.advance(TIMEOUT + 1)
+    assert env.txn.abort_timed_out_transactions() == 1
+    m = env.txn.txns["tx"]
+    assert (m.state, m.producer_epoch) == (S.COMPLETE_ABORT, epoch + 1)
+    assert env.markers(TP0) == [(False, pid, epoch + 1)]
+    assert env.txn.handle_end_txn("tx", pid, epoch, True).error == E.PRODUCER_FENCED
+    assert env.txn.handle_init_producer_id("tx", TIMEOUT).producer_epoch == epoch + 2

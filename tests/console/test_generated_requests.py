@@ -208,6 +208,11 @@ def registry_bodies() -> dict[str, list]:
         f"PUT /config/{{subject}}": [{"compatibility": "FULL", "normalize": True}],
         "PUT /mode": [{"mode": "READWRITE"}],
         f"PUT /mode/{{subject}}": [{"mode": "READWRITE"}],
+        "POST /associations:batchGet": [{"requests": [{"resourceId": "gen-id"},
+                                                      {"resourceName": "gen", "resourceNamespace": "-"}]}],
+        "POST /associations:batchMutate": [{"requests": [{"resourceName": "gen", "resourceNamespace": "ns",
+                                                          "resourceId": "gen-id",
+                                                          "associations": [{"opType": "DELETE"}]}]}],
     }
 
 
@@ -357,6 +362,8 @@ def test_schema_registry_generated_requests(services, registry_schema):
     assert not failures, "\n".join(failures)
     w.assert_no_stall()
     assert sent > 400, sent
-    # the associations API is off (Confluent's associations.enable=false): 404 only
-    assert never_succeeded(answered) == {f"{m} /associations{tail}" for m in ("GET", "POST", "PUT", "DELETE")
-                                         for tail in ("", "/{tail}")}, answered
+    # every operation answered a 2xx at least once, but the association writes, which need
+    # what random input rarely makes (a subject with a live version, a stored association);
+    # their successes are checked in tests/registry/test_confluent_83.py
+    assert never_succeeded(answered) <= {"POST /associations", "PUT /associations/resources/{resourceId}",
+                                         "DELETE /associations/resources/{resourceId}"}, answered

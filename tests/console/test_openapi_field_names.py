@@ -108,6 +108,10 @@ CONFLUENT_REGISTRY = {
     "ServerClusterId": {"scope", "id"},
     "SchemaRegistryServerVersion": {"version", "commitId"},
     "ErrorMessage": {"error_code", "message"},
+    "Association": {"subject", "guid", "resourceName", "resourceNamespace", "resourceId", "resourceType",
+                    "associationType", "lifecycle", "frozen", "createTs", "updateTs"},
+    "AssociationInfo": {"subject", "associationType", "lifecycle", "frozen", "schema"},
+    "AssociationResponse": {"resourceName", "resourceNamespace", "resourceId", "resourceType", "associations"},
 }
 
 
@@ -166,6 +170,8 @@ REGISTRY_OPERATIONS = [
     ("put", "/config", "200", "ConfigUpdateRequest"),
     ("get", "/mode/{subject}", "200", "Mode"),
     ("delete", "/contexts/{context}", "204", None),
+    ("post", "/associations", "200", "AssociationResponse"),
+    ("put", "/associations/resources/{resourceId}", "200", "AssociationResponse"),
 ]
 
 

@@ -37,3 +37,10 @@ def pipeline_image(image):
     P.FIGURES["container_pipeline_image_build"] = P.build(P.PIPELINE_IMAGE, target="pipeline")
     P.FIGURES["container_pipeline_image_size"] = P.image_size_mb(P.PIPELINE_IMAGE)
     return P.PIPELINE_IMAGE
+
+
+@pytest.fixture(scope="session")
+def docker_api(image, tmp_path_factory):
+    """The Docker-compatible API Testcontainers drives (podman's), for the image's drop-in tests."""
+    with P.DockerApi(tmp_path_factory.mktemp("docker-api")) as api:
+        yield api

@@ -153,3 +153,72 @@ def compose(project: str, compose_file: Path, *args, extra_env: dict | None = No
 
 def have_tools() -> list[str]:
     return [t for t in ("podman", "runc", "debootstrap", "podman-compose") if shutil.which(t) is None]
+
+
+# ---- a Docker-compatible API for Testcontainers -------------------------------------------------
+TESTCONTAINERS_LABEL = "org.testcontainers=true"
+
+
+class DockerApi:
+    """``podman system service`` on a socket of its own: the Docker-compatible API that every
+    Testcontainers library drives, rootful, with this folder's containers.conf.
+
+    ``env`` is what a Testcontainers user on this machine sets:
+    - ``DOCKER_HOST``: the socket, as Testcontainers documents for podman;
+    - ``TESTCONTAINERS_RYUK_DISABLED=true``: Ryuk (the reaper) is an image of its own that
+      Testcontainers pulls from a container registry, and no registry is reachable here; this
+      class removes what the session's containers leave instead (``reap``);
+    - ``TESTCONTAINERS_HOST_OVERRIDE=localhost`` and ``TESTCONTAINERS_CONNECTION_MODE=docker_host``:
+      this machine has a ``/.dockerenv``, from which the libraries conclude they run inside a
+      container and would look for the published ports at the default gateway; the runtime is on
+      this very host, where podman publishes them.
+    """
+
+    def __init__(self, workdir: Path):
+        self.sock = Path(workdir) / "podman.sock"
+        self.proc: subprocess.Popen | None = None
+
+    def __enter__(self) -> "DockerApi":
+        self.reap()  # what a killed earlier run left
+        self.proc = subprocess.Popen(["podman", "system", "service", "--time=0", f"unix://{self.sock}"],
+                                     env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     start_new_session=True)
+        deadline = time.monotonic() + 30
+        while not self._answers():
+            assert self.proc.poll() is None, f"podman system service exited: {self.proc.stderr.read()[-2000:]}"
+            assert time.monotonic() < deadline, "podman system service did not answer /_ping in 30 s"
+            time.sleep(0.1)
+        return self
+
+    def _answers(self) -> bool:
+        try:
+            with socket.socket(socket.AF_UNIX) as s:
+                s.settimeout(2)
+                s.connect(str(self.sock))
+                s.sendall(b"GET /_ping HTTP/1.0\r\n\r\n")
+                return b"OK" in s.recv(4096)
+        except OSError:
+            return False
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {**env(), "DOCKER_HOST": f"unix://{self.sock}", "TESTCONTAINERS_RYUK_DISABLED": "true",
+                "TESTCONTAINERS_HOST_OVERRIDE": "localhost", "TESTCONTAINERS_CONNECTION_MODE": "docker_host"}
+
+    def reap(self) -> None:
+        """Remove every container and network Testcontainers labelled (Ryuk's job)."""
+        ids = podman("ps", "-aq", "--filter", f"label={TESTCONTAINERS_LABEL}", check=False).stdout.split()
+        if ids:
+            podman("rm", "-f", "-v", "-t", "2", *ids, check=False)
+        nets = podman("network", "ls", "-q", "--filter", f"label={TESTCONTAINERS_LABEL}", check=False).stdout.split()
+        if nets:
+            podman("network", "rm", "-f", *nets, check=False)
+
+    def __exit__(self, *exc) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        self.reap()

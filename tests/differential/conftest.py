@@ -36,9 +36,10 @@ def differential_report(request):
     write_part(request.config, report)
 
 
-def start_pair(tmp_path_factory, kafka_overrides=None, hourglass_overrides=None, *, name="pair"):
+def start_pair(tmp_path_factory, kafka_overrides=None, hourglass_overrides=None, *, name="pair",
+               kafka_listeners=None):
     base = tmp_path_factory.mktemp(name)
-    kafka = KafkaProcess(base / "kafka" / "data", {**COMMON, **(kafka_overrides or {})})
+    kafka = KafkaProcess(base / "kafka" / "data", {**COMMON, **(kafka_overrides or {})}, listeners=kafka_listeners)
     hourglass = BrokerProcess(base / "hourglass" / "data", {**COMMON, **(hourglass_overrides or {})})
     try:
         kafka.start()

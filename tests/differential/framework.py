@@ -146,6 +146,24 @@ NORMALIZATIONS: tuple[Normalization, ...] = (
                   "each broker's listeners name its own ports (the oracle's also its controller listener)"),
     Normalization("finalized_epoch", 18, "finalized_features_epoch", _any,
                   "the metadata offset of the last feature change, per cluster"),
+    Normalization("log_dir", 35, "results[*].log_dir", _generated, "each broker's log dir is its own path"),
+    Normalization("volume_bytes", 35, "results[*].*_bytes", _nonneg,
+                  "a log dir's volume sizes; free space changes with every write on the machine"),
+    Normalization("metadata_offset", 55, "*[*].high_watermark", _nonneg,
+                  "the offset of each cluster's metadata log (Kafka's grows with its no-op records)"),
+    Normalization("metadata_leo", 55, "*current_voters[*].log_end_offset", _nonneg,
+                  "the offset of each cluster's metadata log (see high_watermark)"),
+    Normalization("voter_id", 55, "*replica_id", _nonneg, "the voter's node id"),
+    Normalization("quorum_epoch", 55, "*partitions[*].leader_epoch", _nonzero,
+                  "the quorum's epoch: each election (a restart of a single voter) adds one, per cluster"),
+    Normalization("voter_times", 55, "*last_*_timestamp", _broker_clock,
+                  "a voter's last fetch/caught-up time is the leader's clock now"),
+    Normalization("token_id", None, "*token_id", _generated, "delegation token ids are random Uuids per cluster"),
+    Normalization("token_hmac", None, "*hmac", _generated,
+                  "a delegation token's HMAC signs its random id (the tests check it against the key)"),
+    Normalization("token_issue", None, "*issue_timestamp*", _broker_clock,
+                  "when the broker issued a delegation token (its clock); expiry and max times are "
+                  "compared as offsets from it"),
 )
 
 
@@ -161,6 +179,11 @@ class Aligned:
 
 
 ALIGNED: tuple[Aligned, ...] = (
+    Aligned(18, "supported_features", "name", "features are keyed by name (mapKey); Kafka lists them in its map order"),
+    Aligned(18, "finalized_features", "name", "features are keyed by name (mapKey); Kafka lists them in its map order"),
+    Aligned(57, "results", "feature", "features are keyed by name (mapKey); Kafka lists them in its map order"),
+    Aligned(65, "transaction_states[*].topics", "topic",
+            "a transaction's partitions are a set: Kafka lists their topics in its HashSet's order"),
     Aligned(32, "results[*].configs", "name",
             "Kafka lists a resource's configs in its ConfigDef's order; the set and each entry matter"),
     Aligned(21, "topics[*].partitions", "partition_index",
@@ -180,6 +203,14 @@ ALIGNED: tuple[Aligned, ...] = (
     Aligned(92, "responses", "topic_name", "topics are keyed by name; Kafka lists the unknown ones first"),
     Aligned(42, "results", "group_id",
             "groups are keyed by id (mapKey in Kafka's spec); Kafka answers them in its coordinator shards' order"),
+    Aligned(35, "results[*].topics", "name", "a log dir's topics: Kafka lists them in its hash map's order"),
+    Aligned(35, "results[*].topics[*].partitions", "partition_index",
+            "a topic's partitions in a log dir: Kafka lists them in its hash map's order"),
+    Aligned(34, "results", "topic_name", "Kafka answers the topics in its hash map's order"),
+    Aligned(34, "results[*].partitions", "partition_index", "Kafka answers the partitions in its hash map's order"),
+    Aligned(43, "replica_election_results", "topic", "topics are keyed by name (mapKey in Kafka's spec)"),
+    Aligned(43, "replica_election_results[*].partition_result", "partition_id",
+            "Kafka answers the partitions in its own order"),
     Aligned(19, "topics[*].configs", "name",
             "Kafka lists a new topic's configs in its ConfigDef's order; the set and each entry matter"),
 )
@@ -193,16 +224,20 @@ ALIGNED: tuple[Aligned, ...] = (
 class Kept:
     """A known difference accepted for ``api`` at ``versions`` (inclusive range) where the
     difference path matches ``path``; ``kafka``/``hourglass`` (when given: a value, or a
-    predicate) must match the two values for it to apply."""
+    predicate) must match the two values for it to apply; ``scenario`` (when given: a pattern
+    as for paths) limits it to the exchanges so named."""
     api: int
     versions: tuple[int, int]
     path: str
     reason: str
     kafka: Any = ...
     hourglass: Any = ...
+    scenario: str | None = None
 
-    def matches(self, api: int, version: int, d: "Difference") -> bool:
+    def matches(self, api: int, version: int, d: "Difference", scenario: str = "") -> bool:
         if api != self.api or not self.versions[0] <= version <= self.versions[1]:
+            return False
+        if self.scenario is not None and not path_matches(scenario, self.scenario):
             return False
         if not path_matches(d.path, self.path):
             return False
@@ -373,12 +408,13 @@ class Comparison:
             self.differences.append(Difference(path, a, b))
 
 
-def compare(api: int, version: int, kafka_resp, hourglass_resp, opt_in: Iterable[str] = ()) -> Comparison:
+def compare(api: int, version: int, kafka_resp, hourglass_resp, opt_in: Iterable[str] = (),
+            scenario: str = "") -> Comparison:
     c = Comparison(api, version, opt_in)
     c.struct("", kafka_resp, hourglass_resp)
     for d in c.differences:
         for k in _kept():
-            if k.matches(api, version, d):
+            if k.matches(api, version, d, scenario):
                 d.kept = k.reason
                 break
     return c
@@ -599,9 +635,9 @@ class Exchange:
             c.leaf("<answer>", "connection closed" if k is CLOSED else "answered",
                    "connection closed" if h is CLOSED else "answered")
             for d in c.differences:
-                d.kept = next((x.reason for x in _kept() if x.matches(api, version, d)), None)
+                d.kept = next((x.reason for x in _kept() if x.matches(api, version, d, scenario)), None)
         else:
-            c = compare(api, version, k, h, normalize)
+            c = compare(api, version, k, h, normalize, scenario)
         self.report.add(Entry(self.test, scenario, api, version, c.fields, c.differences))
         for d in c.differences:
             if not d.kept:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from tests.differential.framework import ANY, Kept  # noqa: F401
 
-NO_FEATURES = ("Hourglass finalizes no feature levels (no KRaft metadata.version); clients learn what it "
-               "serves from the API ranges, and a finalized transaction.version 2 would move them to the "
-               "transaction protocol Hourglass does not serve (README: What it serves)")
-
 CONFLUENT = ("Confluent Server's schema ID validation topic configs, which Hourglass serves "
              "(README: schema ID validation)")
 OUR_DOCS = "Hourglass writes its own documentation strings for its configs (it does not copy Kafka's text)"
+TIMESTAMP_DIFFERENCE = ("message.timestamp.difference.max.ms, which Kafka 4.0 removed (KIP-937) and refuses as an "
+                        "unknown topic config, is accepted and honoured as Kafka 3.9 did (both timestamp bounds "
+                        "unless before/after.max.ms are set, with a deprecation warning): a bound a user wrote "
+                        "down never silently stops protecting them (README: Replacing Kafka)")
 
 KEPT: list[Kept] = [
     # DescribeConfigs (32) and CreateTopics (19): the topic config model
@@ -34,6 +34,14 @@ KEPT: list[Kept] = [
            "group and transaction coordinators keep their state in these logs while they run, so it refuses "
            "with INVALID_REQUEST naming the topic", kafka=kafka)
       for name in ("__consumer_offsets", "__transaction_state") for field, kafka in (("code", 0), ("message", None))],
+    # CreateTopics (19): the seeds' timestamp-difference check (README: Replacing Kafka)
+    *[Kept(19, ANY, path, TIMESTAMP_DIFFERENCE, kafka=k, hourglass=h,
+           scenario="*removed config message.timestamp.difference.max.ms, honoured")
+      for path, k, h in (("topics[*].error_code", 40, 0),
+                         ("topics[*].error_message", "Unknown topic config name: message.timestamp.difference.max.ms",
+                          None),
+                         ("topics[*].num_partitions", -1, 1), ("topics[*].replication_factor", -1, 1),
+                         ("topics[*].configs[*]", "absent", "present"))],
     # Metadata (3): auto-creation
     Kept(3, ANY, "topics[*].error_code",
          "auto-creation: Hourglass, its own controller, creates the topic before it answers, so the first "
@@ -80,14 +88,15 @@ KEPT: list[Kept] = [
          "Kafka's fetch is a slice of the segment file cut at the byte limit, so it may end in a "
          "partial batch the client drops; Hourglass stops at the last whole batch within the limit "
          "(the same records reach the client, fewer bytes are sent)", hourglass=0),
-    # ApiVersions (18)
-    Kept(18, (3, 5), "supported_features*", NO_FEATURES),
-    Kept(18, (3, 5), "finalized_features*", NO_FEATURES),
+    # DescribeQuorum (55)
+    Kept(55, (2, 2), "nodes[*].listeners[*].name",
+         "the voter's endpoints: Kafka's controller listens on its own CONTROLLER listener; Hourglass, its own "
+         "controller, answers controller requests on its broker listeners and lists those",
+         kafka="CONTROLLER", hourglass="PLAINTEXT"),
 ]
 
 # ApiVersions: API key -> why Hourglass advertises another range than Kafka 4.4.
 OLD = "older versions Kafka 4 removed (KIP-896) stay served for older clients"
-ONE_NODE = "one node, its own only replica: no replica placement or log-dir moves to serve"
 KRAFT = "no KRaft quorum: Hourglass is its own controller without a metadata log"
 KEPT_RANGES: dict[int, str] = {
     1: OLD,
@@ -98,17 +107,6 @@ KEPT_RANGES: dict[int, str] = {
     20: OLD,
     23: OLD,
     29: OLD, 30: OLD, 31: OLD, 32: OLD,
-    34: ONE_NODE + " (AlterReplicaLogDirs)",
-    35: ONE_NODE + " (DescribeLogDirs)",
-    38: "delegation tokens are not served (README)",
-    39: "delegation tokens are not served (README)",
-    40: "delegation tokens are not served (README)",
-    41: "delegation tokens are not served (README)",
-    43: ONE_NODE + " (ElectLeaders)",
-    45: ONE_NODE + " (AlterPartitionReassignments)",
-    46: ONE_NODE + " (ListPartitionReassignments)",
-    55: KRAFT + " (DescribeQuorum)",
-    57: "no feature levels to update: Hourglass finalizes no features (UpdateFeatures)",
     64: KRAFT + " (UnregisterBroker)",
     74: "client metrics resources (KIP-714 subscriptions) are not served (ListConfigResources)",
     80: KRAFT + " (AddRaftVoter)",
@@ -119,8 +117,5 @@ KEPT_RANGES: dict[int, str] = {
     85: "share-group state RPCs are inter-broker (see 83)",
     86: "share-group state RPCs are inter-broker (see 83)",
     87: "share-group state RPCs are inter-broker (see 83)",
-    93: "StreamsGroupTopologyDescriptionUpdate (KIP-1331) stores a topology description with a broker plugin "
-        "(group.streams.topology.description.plugin.class); Hourglass has no such plugin, and Kafka without one "
-        "answers it UNSUPPORTED_VERSION",
     94: KRAFT + " (UnregisterController)",
 }

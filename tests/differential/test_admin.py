@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from storage.log_config import TIMESTAMP_DIFFERENCE
+
 from tests.differential.framework import req
 from tests.differential.wire import batch, delete_records, now_ms, produce, wait_ok
 
@@ -41,10 +43,11 @@ def test_create_topics_validation(ex):
         ("cleanup.policy bogus", base + "-cp", {"configs": {"cleanup.policy": "bogus"}}),
         ("min.insync.replicas 2", base + "-isr", {"configs": {"min.insync.replicas": "2"}}),
         ("null config value", base + "-null", {"configs": {"retention.ms": None}}),
-        # removed in Kafka 4.0 (KIP-724, KIP-937): refused as unknown names
+        # removed in Kafka 4.0 (KIP-724): refused as unknown names
         *[(f"removed config {k}", base + "-rm", {"configs": {k: val}}) for k, val in (
-            ("message.format.version", "3.0"), ("message.downconversion.enable", "false"),
-            ("message.timestamp.difference.max.ms", "1000"))],
+            ("message.format.version", "3.0"), ("message.downconversion.enable", "false"))],
+        # removed in Kafka 4.0 (KIP-937), honoured by Hourglass as Kafka 3.9 did (kept.py)
+        (f"removed config {TIMESTAMP_DIFFERENCE}, honoured", base + "-tsd", {"configs": {TIMESTAMP_DIFFERENCE: "1000"}}),
         # new in Kafka 4.x: their bounds
         ("max.decompressed.message.bytes 0", base + "-mdb", {"configs": {"max.decompressed.message.bytes": "0"}}),
         ("remote.copy.lag.ms -2", base + "-rcl", {"configs": {"remote.copy.lag.ms": "-2"}}),

@@ -136,14 +136,15 @@ def test_strict_config_refuses_the_misspelled_key_with_exit_2(tmp_path):
     assert "'log.retention.hourz'" in text and "did you mean `log.retention.hours`?" in text
 
 
-KAFKA_3_REMOVED = ("log.message.format.version=2.8\nlog.message.timestamp.difference.max.ms=soon\n"
-                   "log.message.downconversion.enable=false\n")
+KAFKA_3_REMOVED = "log.message.format.version=2.8\nlog.message.downconversion.enable=false\n"
 
 
 def test_keys_kafka_4_removed_start_with_a_warning_each_even_under_strict_config(tmp_path):
-    """A Kafka 3.x server.properties with the log keys Kafka 4.0 removed (KIP-724, KIP-937)
-    starts, as Kafka 4 starts with them: each is ignored (its value not even read) with a
-    warning saying why; --strict-config does not refuse them (they are no typo)."""
+    """A Kafka 3.x server.properties with the log keys Kafka 4.0 removed (KIP-724) starts, as
+    Kafka 4 starts with them: each is ignored (its value not even read) with a warning saying
+    why; --strict-config does not refuse them (they are no typo). (KIP-937's
+    log.message.timestamp.difference.max.ms is honoured instead, with a deprecation warning:
+    tests/integration/test_timestamp_difference.py.)"""
     assert key_status("log.message.format.version") == REMOVED
     f = tmp_path / "server.properties"
     f.write_text(KAFKA_3_REMOVED + "log.retention.hours=1\n")
@@ -151,8 +152,7 @@ def test_keys_kafka_4_removed_start_with_a_warning_each_even_under_strict_config
     proc.terminate()
     assert proc.wait(20) == 0
     text = Path(log).read_text()
-    for key in ("log.message.format.version", "log.message.timestamp.difference.max.ms",
-                "log.message.downconversion.enable"):
+    for key in ("log.message.format.version", "log.message.downconversion.enable"):
         warn = [l for l in text.splitlines() if "WARNING" in l and f"'{key}'" in l]
         assert len(warn) == 1 and "removed in Kafka 4.0" in warn[0] and "It is ignored." in warn[0], text
     r = hg("config", "check", f)
@@ -303,3 +303,50 @@ def test_the_repos_compose_broker_environment_renders_a_valid_configuration(tmp_
     cfg = BrokerConfig(props, strict=True)
     assert [l.uri for l in cfg.listeners] == ["PLAINTEXT://0.0.0.0:29092", "PLAINTEXT_HOST://0.0.0.0:9092"]
     assert cfg.listener_setup.advertised_for(None).uri == "PLAINTEXT://broker:29092"
+
+
+def test_entrypoint_configure_then_launch_steps(tmp_path, monkeypatch, capsys):
+    """Confluent's configure/launch split (docker/compat/confluent): ``--configure`` only writes
+    the configuration, which Testcontainers' start scripts then act on (kafka-storage format),
+    and ``--launch`` refuses to start without it."""
+    ep = _entrypoint()
+    final = tmp_path / "etc"
+    for k, v in {"HOURGLASS_FINAL_CONFIG_DIR": str(final), "HOURGLASS_MOUNTED_CONFIG_DIR": str(tmp_path / "none"),
+                 "HOURGLASS_DEFAULT_CONFIG": str(tmp_path / "none.properties"),
+                 "KAFKA_LISTENERS": "PLAINTEXT://0.0.0.0:9093,BROKER://0.0.0.0:9092",
+                 "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "BROKER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+                 "KAFKA_BROKER_ID": "1", "KAFKA_ZOOKEEPER_CONNECT": "localhost:2181"}.items():
+        monkeypatch.setenv(k, v)
+    assert ep.main(["--launch"]) == 1
+    assert "run the configure step first" in capsys.readouterr().err
+    assert ep.main(["--configure"]) == 0
+    props = parse_properties((final / "server.properties").read_text())
+    assert props["zookeeper.connect"] == "localhost:2181"  # accepted with no effect: no ZooKeeper here
+    cfg = BrokerConfig(props)
+    assert cfg.node_id == 1 and "zookeeper.connect" in cfg.no_effect
+
+
+def test_storage_tool_formats_as_kafka_storage(tmp_path, capsys):
+    """``hourglass storage`` (kafka-storage in the image): random-uuid, format and its refusals."""
+    from hourglass.cli import storage
+    conf = tmp_path / "server.properties"
+    conf.write_text(f"log.dirs={tmp_path / 'a'},{tmp_path / 'b'}\nnode.id=3\n")
+    assert storage.main(["random-uuid"]) == 0
+    cid = capsys.readouterr().out.strip()
+    assert len(cid) == 22
+    assert storage.main(["format", "-t", cid, "-c", str(conf)]) == 0
+    for d in ("a", "b"):
+        meta = parse_properties((tmp_path / d / "meta.properties").read_text())
+        assert (meta["cluster.id"], meta["node.id"], meta["version"]) == (cid, "3", "1")
+    capsys.readouterr()
+    assert storage.main(["format", "-t", cid, "-c", str(conf)]) == 1
+    assert "is already formatted. Use --ignore-formatted" in capsys.readouterr().err
+    assert storage.main(["format", "--ignore-formatted", "-t", cid, "-c", str(conf)]) == 0
+    assert "already formatted" in capsys.readouterr().out
+    assert storage.main(["format", "-t", "not-a-uuid", "-c", str(conf)]) == 1
+    assert "does not appear to be a valid UUID" in capsys.readouterr().err
+    assert storage.main(["format", "-t", cid, "-c", str(conf), "--feature", "transaction.version=2"]) == 1
+    assert "kafka-features" in capsys.readouterr().err
+    # the broker starts on what format wrote: the same cluster id
+    from broker.cluster import ClusterMeta
+    assert ClusterMeta([tmp_path / "a", tmp_path / "b"], 3).cluster_id == cid

@@ -71,3 +71,23 @@ def wait_until(pred: Callable[[], object], timeout: float = 10.0, interval: floa
         if time.monotonic() > deadline:
             raise TimeoutError(f"{what() if callable(what) else what} not reached within {timeout} s")
         time.sleep(interval)
+
+
+def reading_message_class(package: str):
+    """A Protobuf message class ``<package>.Reading {string sensor = 1; double value = 2;}``
+    made from a hand-built descriptor, as generated code makes one (a fresh file name each
+    call, so the serializers register it as given)."""
+    import uuid
+
+    from google.protobuf import descriptor_pb2, descriptor_pool
+    from google.protobuf.message_factory import GetMessageClass
+    fdp = descriptor_pb2.FileDescriptorProto(name=f"{package}_{uuid.uuid4().hex[:8]}.proto", package=package,
+                                             syntax="proto3")
+    m = fdp.message_type.add(name="Reading")
+    m.field.add(name="sensor", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
+                label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    m.field.add(name="value", number=2, type=descriptor_pb2.FieldDescriptorProto.TYPE_DOUBLE,
+                label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fdp)
+    return GetMessageClass(pool.FindMessageTypeByName(f"{package}.Reading"))

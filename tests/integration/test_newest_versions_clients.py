@@ -5,9 +5,9 @@ version) request counters (the Prometheus endpoint) show which versions were act
 - The Java kafka-clients 4.4.0 (the Apache Kafka oracle's own jar) produces, consumes, commits
   and fetches offsets in a classic and in a KIP-848 consumer group, looks offsets up by time,
   describes the cluster and runs a transaction: it must use ApiVersions 5, Metadata 13,
-  Produce 13 (topic ids) for its plain producer but Produce 11 for its transactional one
-  (Hourglass finalizes no ``transaction.version`` 2, and a 4.4 producer without it stays below
-  Produce 12), Fetch 18, ListOffsets 11 and OffsetCommit/OffsetFetch 10 (topic ids), and
+  Produce 13 (topic ids) for its plain and its transactional producer (``transaction.version``
+  2 is finalized, so the transaction runs KIP-890 part 2: EndTxn 5, no AddPartitionsToTxn),
+  Fetch 18, ListOffsets 11 and OffsetCommit/OffsetFetch 10 (topic ids), and
   everything it reads back is what it wrote.
 - librdkafka (confluent-kafka) negotiates its own, older maxima against the same ranges and
   still produces, consumes and commits.
@@ -70,8 +70,10 @@ def test_java_4_4_client_negotiates_the_newest_versions(broker_factory):
     for api, version in (("Metadata", 13), ("Fetch", 18), ("ListOffsets", 11), ("OffsetCommit", 10),
                          ("OffsetFetch", 10), ("DescribeCluster", 2)):
         assert version in used[api], (api, used[api])
-    # v13 for the plain producer; the transactional one stays at v11 without transaction.version 2
-    assert used["Produce"] == {11, 13}, used["Produce"]
+    # transaction.version 2 is finalized: the transactional producer writes with v13 too (KIP-890
+    # part 2, no AddPartitionsToTxn before its writes) and ends its transactions with EndTxn v5
+    assert used["Produce"] == {13}, used["Produce"]
+    assert used["EndTxn"] == {5} and "AddPartitionsToTxn" not in used, used
 
 
 def test_librdkafka_negotiates_within_the_newest_ranges(broker_factory):

@@ -19,8 +19,9 @@ from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegis
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
-from google.protobuf import descriptor_pb2, descriptor_pool
-from google.protobuf.message_factory import GetMessageClass
+from google.protobuf import descriptor_pb2
+
+from tests.helpers.clients import reading_message_class
 
 pytestmark = pytest.mark.hourglass(schema_registry=True)
 
@@ -97,15 +98,7 @@ message Refund { string order_id = 1; }
 
 
 def test_class_built_from_a_descriptor_round_trips(hourglass_broker):
-    fdp = descriptor_pb2.FileDescriptorProto(name=f"dyn_{uuid.uuid4().hex[:8]}.proto", package="dyn", syntax="proto3")
-    m = fdp.message_type.add(name="Reading")
-    m.field.add(name="sensor", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
-                label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
-    m.field.add(name="value", number=2, type=descriptor_pb2.FieldDescriptorProto.TYPE_DOUBLE,
-                label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(fdp)
-    cls = GetMessageClass(pool.FindMessageTypeByName("dyn.Reading"))
+    cls = reading_message_class("dyn")
     readings = [cls(sensor="t1", value=21.5), cls(sensor="t2", value=-3.0)]
     sr, got = round_trip(hourglass_broker, "readings-pb", cls, readings)
     assert [(r.sensor, r.value) for r in got] == [("t1", 21.5), ("t2", -3.0)]

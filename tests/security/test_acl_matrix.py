@@ -400,3 +400,36 @@ def test_acls_and_scram_users_survive_restart_and_kill_9(tmp_path):
                 client(b, "carol", "SCRAM-SHA-256", "wrong")
     finally:
         b.stop()
+
+
+def _elected(r) -> int:
+    """ElectLeaders' verdict on the one partition asked: 0 when allowed (no election needed)."""
+    e = r.replica_election_results[0].partition_result[0].error_code
+    return 0 if e == E.ELECTION_NOT_NEEDED else e
+
+
+def test_operator_apis_need_cluster_rights(broker, alice, bob):
+    """DescribeLogDirs, AlterReplicaLogDirs, ElectLeaders, the reassignments and DescribeQuorum
+    need DESCRIBE or ALTER on the cluster (Kafka's checks, each error where Kafka puts it);
+    StreamsGroupTopologyDescriptionUpdate needs READ on the group."""
+    cases = [
+        (35, 4, dict(topics=None), lambda r: r.error_code),
+        (35, 1, dict(topics=None), lambda r: 0 if r.results else E.CLUSTER_AUTHORIZATION_FAILED),
+        (34, 2, dict(dirs=[dict(path=str(broker.data_dir), topics=[dict(name=TOPIC, partitions=[0])])]),
+         lambda r: r.results[0].partitions[0].error_code),
+        (43, 2, dict(election_type=0, timeout_ms=5000, topic_partitions=[dict(topic=TOPIC, partitions=[0])]), _elected),
+        (43, 0, dict(timeout_ms=5000, topic_partitions=[dict(topic=TOPIC, partitions=[0])]), _elected),
+        (45, 1, dict(timeout_ms=5000, topics=[dict(name=TOPIC, partitions=[dict(partition_index=0, replicas=[1])])]),
+         lambda r: r.error_code or r.responses[0].partitions[0].error_code),
+        (46, 0, dict(timeout_ms=5000, topics=None), lambda r: r.error_code),
+        (55, 2, dict(topics=[dict(topic_name="__cluster_metadata", partitions=[dict(partition_index=0)])]),
+         lambda r: r.error_code),
+    ]
+    with client(broker, "admin") as admin:
+        for key, version, kw, extract in cases:
+            assert extract(admin.request(key, version, make(key, version, **kw))) == 0, (key, version)
+            assert extract(alice.request(key, version, make(key, version, **kw))) == E.CLUSTER_AUTHORIZATION_FAILED, (
+                key, version)
+    kw = dict(group_id=GROUP, member_id="m", topology_epoch=1, topology_description=dict(subtopologies=[],
+                                                                                          global_stores=[]))
+    assert both(alice, bob, 93, 0, lambda r: r.error_code, **kw) == (E.UNSUPPORTED_VERSION, E.GROUP_AUTHORIZATION_FAILED)

@@ -38,7 +38,7 @@ def test_fields_exist_in_the_versions_they_are_read(key):
         versions = [x for x in range(api.min_version, api.max_version + 1) if x in v]
         assert versions, (api.name, c)
         if c.field is None:
-            assert c.resource in (RT.CLUSTER, RT.TOPIC, RT.GROUP, RT.TRANSACTIONAL_ID)
+            assert c.resource in (RT.CLUSTER, RT.TOPIC, RT.GROUP, RT.TRANSACTIONAL_ID, RT.DELEGATION_TOKEN)
             continue
         for x in versions:
             assert _field_exists(api.request.spec.fields, c.field, x), (api.name, c.label, c.field, x)
@@ -46,7 +46,8 @@ def test_fields_exist_in_the_versions_they_are_read(key):
 
 def test_error_codes_follow_the_resource():
     want = {RT.TOPIC: E.TOPIC_AUTHORIZATION_FAILED, RT.GROUP: E.GROUP_AUTHORIZATION_FAILED,
-            RT.CLUSTER: E.CLUSTER_AUTHORIZATION_FAILED, RT.TRANSACTIONAL_ID: E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
+            RT.CLUSTER: E.CLUSTER_AUTHORIZATION_FAILED, RT.TRANSACTIONAL_ID: E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+            RT.USER: E.DELEGATION_TOKEN_AUTHORIZATION_FAILED, RT.DELEGATION_TOKEN: E.DELEGATION_TOKEN_AUTHORIZATION_FAILED}
     for key, rows in API_CHECKS.items():
         for c in rows:
             # creating or listing topics under a cluster-level check still answers a topic error,

@@ -15,10 +15,14 @@ from storage.log_config import (
     CONFIG_TYPE_IDS,
     LONG_MAX,
     CONFLUENT_TOPIC_CONFIGS,
+    DEPRECATED_TOPIC_CONFIGS,
     REMOVED_TOPIC_CONFIGS,
+    SOURCE_TOPIC,
+    TIMESTAMP_DIFFERENCE,
     TOPIC_CONFIGS,
     LogConfig,
     describe,
+    deprecation_warning,
     drop_removed,
     java_double_str,
     parse_value,
@@ -43,21 +47,60 @@ TOPIC_CONFIG_NAMES = KAFKA_44_TOPIC_CONFIGS | CONFLUENT_TOPIC_CONFIGS
 
 
 def test_removed_topic_configs_are_unknown_names():
-    """Kafka 4.0 removed these (KIP-724, KIP-937): a client setting one gets Kafka 4.4's answer
-    for any unknown name; their broker keys feed nothing."""
-    assert set(REMOVED_TOPIC_CONFIGS) == {"message.downconversion.enable", "message.format.version",
-                                          "message.timestamp.difference.max.ms"}
+    """Kafka 4.0 removed these (KIP-724): a client setting one gets Kafka 4.4's answer for any
+    unknown name; their broker keys feed nothing."""
+    assert set(REMOVED_TOPIC_CONFIGS) == {"message.downconversion.enable", "message.format.version"}
     for name in REMOVED_TOPIC_CONFIGS:
         assert name not in TOPIC_CONFIGS
         with pytest.raises(InvalidConfigError, match=f"^Unknown topic config name: {name}$"):
             parse_value(name, "1")
         assert "log." + name not in BROKER_LOG_DEFAULTS
     # a server.properties of Kafka 3.x still resolves (the removed keys are ignored)
-    c = LogConfig.from_props({"log.message.timestamp.difference.max.ms": "1000",
-                              "log.message.format.version": "2.8"}, {})
+    c = LogConfig.from_props({"log.message.format.version": "2.8"}, {})
     assert (c.timestamp_before_max_ms, c.timestamp_after_max_ms) == (LONG_MAX, 3_600_000)
     assert drop_removed({"message.format.version": "2.8", "retention.ms": "5"}) == (
         {"retention.ms": "5"}, ["message.format.version"])
+
+
+def _bounds(broker: dict, topic: dict) -> tuple[int, int]:
+    c = LogConfig.from_props({k: str(v) for k, v in broker.items()}, {k: str(v) for k, v in topic.items()})
+    return c.timestamp_before_max_ms, c.timestamp_after_max_ms
+
+
+_SIDES = ("before", "after")
+
+
+@given(st.dictionaries(st.sampled_from(["diff", "before", "after"]), st.integers(0, 10**9)),
+       st.dictionaries(st.sampled_from(["diff", "before", "after"]), st.integers(0, 10**9)))
+def test_timestamp_difference_bounds_as_kafka_39(broker, topic):
+    """The deprecated message.timestamp.difference.max.ms (topic, else broker
+    log.message.timestamp.difference.max.ms) bounds each side whose own key is set nowhere,
+    against a brute-force statement of Kafka 3.9's rule with Kafka 4's defaults."""
+    def key(k, layer):
+        name = TIMESTAMP_DIFFERENCE if k == "diff" else f"message.timestamp.{k}.max.ms"
+        return ("log." + name) if layer == "broker" else name
+    got = _bounds({key(k, "broker"): v for k, v in broker.items()}, {key(k, "topic"): v for k, v in topic.items()})
+    diff = topic.get("diff", broker.get("diff"))
+    want = []
+    for side, default in zip(_SIDES, (LONG_MAX, 3_600_000)):
+        own = topic.get(side, broker.get(side))
+        want.append(own if own is not None else (diff if diff is not None else default))
+    assert got == tuple(want)
+
+
+def test_timestamp_difference_is_a_deprecated_but_honoured_key():
+    assert TIMESTAMP_DIFFERENCE not in TOPIC_CONFIGS and TIMESTAMP_DIFFERENCE in DEPRECATED_TOPIC_CONFIGS
+    assert parse_value(TIMESTAMP_DIFFERENCE, "60000") == 60000
+    with pytest.raises(InvalidConfigError):
+        parse_value(TIMESTAMP_DIFFERENCE, "-1")
+    with pytest.raises(InvalidConfigError):
+        parse_value(TIMESTAMP_DIFFERENCE, "soon")
+    warning = deprecation_warning("log." + TIMESTAMP_DIFFERENCE)
+    assert "log.message.timestamp.before.max.ms" in warning and "log.message.timestamp.after.max.ms" in warning
+    # DescribeConfigs shows it when the topic sets it, never otherwise
+    assert TIMESTAMP_DIFFERENCE not in {d.name for d in describe({}, {})}
+    shown = {d.name: d for d in describe({}, {TIMESTAMP_DIFFERENCE: "1000"})}
+    assert shown[TIMESTAMP_DIFFERENCE].value == "1000" and shown[TIMESTAMP_DIFFERENCE].source == SOURCE_TOPIC
 
 
 def test_topic_config_names_are_kafka_44s():
