@@ -11,7 +11,11 @@ loop); one that used little is the machine starved of CPU.
 
 Kept: the per-second maxima over the last ``window`` seconds (``max_lag``), the latest lag,
 and the longest stretch of CPU the loop thread used between two ticks (``max_busy``): at
-least as long as the longest callback that ran. A stall above ``warn_s`` is logged at
+least as long as the longest callback that ran. ``peaks()`` gives, since the last
+``reset_peaks()``, the worst lag and the worst lag of our own making, ``min(lag, busy)``: a
+tick late by L while the loop thread used at least L of CPU was held up by our code for about
+L; one late while the thread used little was the machine's doing (a test on a busy machine
+asserts on the former). A stall above ``warn_s`` is logged at
 WARNING (at most once per ``warn_every_s``), so a slow loop shows before a group does; at
 DEBUG (logger ``broker.loop_lag``) every lag above ``debug_s`` is logged.
 """
@@ -39,6 +43,7 @@ class LoopLagProbe:
         self._due = 0.0
         self._cpu_at = 0.0
         self._last_warn = float("-inf")
+        self.peak_lag = self.peak_own = 0.0   # since reset_peaks()
 
     def start(self, loop: Optional[asyncio.AbstractEventLoop] = None) -> None:
         loop = loop or asyncio.get_running_loop()
@@ -66,6 +71,8 @@ class LoopLagProbe:
         """One tick ``lag`` seconds late, the loop thread having used ``busy`` seconds of CPU
         since the tick before."""
         self.last_lag = lag
+        self.peak_lag = max(self.peak_lag, lag)
+        self.peak_own = max(self.peak_own, min(lag, busy))
         sec = int(now)
         if self._samples and self._samples[-1][0] == sec:
             _s, l0, b0 = self._samples[-1]
@@ -85,6 +92,13 @@ class LoopLagProbe:
                          "the process was kept off the CPU (a busy machine)")
                 log.warning("event loop stalled: ran a %.0f ms timer %.0f ms late; the loop thread used %.0f ms of "
                             "CPU meanwhile: %s", self.interval * 1000, lag * 1000, busy * 1000, cause)
+
+    def reset_peaks(self) -> None:
+        self.peak_lag = self.peak_own = 0.0
+
+    def peaks(self) -> tuple[float, float]:
+        """(worst lag, worst lag of our own making) since ``reset_peaks``, in seconds."""
+        return self.peak_lag, self.peak_own
 
     def max_lag(self, now: Optional[float] = None) -> float:
         """The longest the loop was late over the last ``window`` seconds."""

@@ -9,6 +9,7 @@ retention.ms).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import TYPE_CHECKING
 
@@ -50,6 +51,9 @@ class TopicManager:
         # re-evaluates subscriptions and regexes (Kafka's onNewMetadataImage)
         self.on_topics_changed = None
         self._creating: dict[str, "asyncio.Future[TopicInfo]"] = {}  # create_topic_off_loop in flight
+        # the names an off-loop creation, growth or deletion works on: one at a time per name
+        # (Kafka's controller applies them one by one), so no file work of one races another's
+        self._busy: dict[str, asyncio.Future] = {}
 
     # ---- lookups ------------------------------------------------------------------------------
     @property
@@ -119,6 +123,8 @@ class TopicManager:
                      configs: dict[str, str | None] | None = None, *, validate_only: bool = False,
                      topic_id: bytes | None = None) -> TopicInfo:
         partitions, clean = self.check_new_topic(name, partitions, replication, configs or {})
+        if not validate_only and name in self._busy:  # its old partition dirs are being renamed
+            raise TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' is marked for deletion.")
         t = TopicInfo(name, topic_id or new_uuid(), partitions, clean)
         if validate_only:
             return t
@@ -147,17 +153,34 @@ class TopicManager:
         """True while ``create_topic_off_loop`` makes ``name``'s files."""
         return name in self._creating
 
+    @contextlib.asynccontextmanager
+    async def _exclusive(self, name: str):
+        """Hold ``name`` for one off-loop creation, growth or deletion, after any in flight."""
+        while (pending := self._busy.get(name)) is not None:
+            await asyncio.wait([pending])
+        mine = self._busy[name] = asyncio.get_running_loop().create_future()
+        try:
+            yield
+        finally:
+            del self._busy[name]
+            mine.set_result(None)
+
     async def create_topic_off_loop(self, name: str, partitions: int = -1, replication: int = -1,
-                                    configs: dict[str, str | None] | None = None) -> TopicInfo:
+                                    configs: dict[str, str | None] | None = None, *,
+                                    join: bool = True) -> TopicInfo:
         """``create_topic`` with its file work (partition dirs, segment and index files,
         ``partition.metadata``, the topic record) in the default executor: creating 50
         partitions is hundreds of syscalls, which on the event loop held up every connection.
         The topic appears (metadata, logs) all at once on the loop once its files exist, so no
         request sees half of it. A second call for the same name meanwhile awaits the first;
         ``create_topic`` refuses the name until then (TOPIC_ALREADY_EXISTS, as Kafka while
-        the topic's record is being written)."""
+        the topic's record is being written); with ``join=False`` the second call is refused
+        so too (CreateTopics: only one of two requests creates it). A deletion of the name in
+        flight is waited for first (its dirs are still being renamed)."""
         pending = self._creating.get(name)
         if pending is not None:
+            if not join:
+                raise TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
             return await asyncio.shield(pending)
         partitions, clean = self.check_new_topic(name, partitions, replication, configs or {})
         t = TopicInfo(name, new_uuid(), partitions, clean)
@@ -165,30 +188,12 @@ class TopicManager:
         done = self._creating[name] = loop.create_future()
         try:
             plan = self.logs.plan_new_logs(name, range(partitions), clean)
-
-            def files():
-                opened = self.logs.open_planned(name, plan)
-                try:
-                    for lg in opened:
-                        self.meta.write_partition_metadata(lg.dir, t.topic_id)
-                    self.meta.write_topic_record(t)
-                except BaseException:
-                    self.logs.discard_planned(opened)
-                    raise
-                return opened
-
-            try:
-                opened = await loop.run_in_executor(None, files)
-            except OSError as exc:
-                log.error("creating topic %s failed at a partition: %s", name, exc)
-                raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR,
-                                 f"Creating the partitions of {name} failed: {exc.strerror or exc}") from None
-            # on the loop, with no await from here on: the topic appears whole
-            self.meta.add_topic(t)
-            self.logs.adopt(plan, opened)
-            if self.on_partition_created:
-                for lg in opened:
-                    self.on_partition_created(name, lg.partition, lg)
+            async with self._exclusive(name):
+                opened = await self._partition_files_off_loop(t, plan)
+                # the logs are served in slices (no request finds them: the topic is not in
+                # the metadata yet), then the topic appears whole at once
+                await self._adopt_in_slices(plan, opened)
+                self.meta.add_topic(t)
             log.info("created topic %s with %d partition(s)%s", name, partitions,
                      f" and configs {clean}" if clean else "")
             warn_deprecated(name, t.configs)
@@ -202,6 +207,39 @@ class TopicManager:
             raise
         finally:
             self._creating.pop(name, None)
+
+    async def _partition_files_off_loop(self, record: TopicInfo, plan) -> list:
+        """In the default executor: the planned partitions' dirs, segment and index files and
+        ``partition.metadata``, then ``record`` as the topic's record; the logs opened (not
+        yet served). On an error nothing of it is left: KAFKA_STORAGE_ERROR."""
+        def files():
+            opened = self.logs.open_planned(record.name, plan)
+            try:
+                for lg in opened:
+                    self.meta.write_partition_metadata(lg.dir, record.topic_id)
+                self.meta.write_topic_record(record)
+            except BaseException:
+                self.logs.discard_planned(opened)
+                raise
+            return opened
+        try:
+            return await asyncio.get_running_loop().run_in_executor(None, files)
+        except OSError as exc:
+            log.error("making the partitions of topic %s failed: %s", record.name, exc)
+            raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR,
+                             f"Creating the partitions of {record.name} failed: {exc.strerror or exc}") from None
+
+    ADOPT_SLICE = 256  # logs registered per turn of the event loop
+
+    async def _adopt_in_slices(self, plan, opened) -> None:
+        for i in range(0, len(opened), self.ADOPT_SLICE):
+            if i:
+                await asyncio.sleep(0)
+            part = opened[i:i + self.ADOPT_SLICE]
+            self.logs.adopt(plan[i:i + self.ADOPT_SLICE], part)
+            if self.on_partition_created:
+                for lg in part:
+                    self.on_partition_created(lg.topic, lg.partition, lg)
 
     def _topics_changed(self, **kw) -> None:
         if self.on_topics_changed is not None:
@@ -256,6 +294,57 @@ class TopicManager:
         for p in range(old, count):
             self._open_partition(t, p)
         self._topics_changed(changed=(name,))
+        return t
+
+    async def add_partitions_off_loop(self, name: str, count: int) -> TopicInfo:
+        """``add_partitions`` with its file work (the new partitions' dirs, segment and index
+        files, ``partition.metadata``, the topic record) in the default executor: growing a
+        topic by thousands of partitions on the event loop held up every listener for
+        seconds. The new partitions appear all at once when their files exist; a deletion or
+        another growth of the topic meanwhile waits (one at a time per name)."""
+        async with self._exclusive(name):
+            t = self.add_partitions(name, count, validate_only=True)  # checked again: one may have run meanwhile
+            old = t.partitions
+            grown = TopicInfo(t.name, t.topic_id, count, dict(t.configs))
+            plan = self.logs.plan_new_logs(name, range(old, count), t.configs)
+            opened = await self._partition_files_off_loop(grown, plan)
+            await self._adopt_in_slices(plan, opened)
+            t.partitions = count  # the new partitions appear at once
+        self._topics_changed(changed=(name,))
+        return t
+
+    NOTIFY_SLICE = 256  # deleted partitions whose waiters and listeners are told per loop turn
+
+    async def delete_topic_off_loop(self, name: str, on_detached=None) -> TopicInfo:
+        """``delete_topic`` with its file work (closing each log, renaming its dir for the
+        delayed removal) in the default executor, so deleting a topic of thousands of
+        partitions holds up no listener. The topic leaves the metadata and the logs at once,
+        on the loop (no request finds it after this returns control); ``on_detached(t)`` is
+        then called, on the loop, before any file work. A creation of the same name waits
+        until the old dirs are renamed."""
+        async with self._exclusive(name):
+            t = self.meta.topics.get(name)
+            if t is None:
+                raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                 "This server does not host this topic-partition.")
+            self.meta.remove_topic(name)
+            delay_ms, detached = self.logs.detach_topic(name)
+            if on_detached is not None:
+                on_detached(t)
+            self._topics_changed(deleted=(name,))
+            loop = asyncio.get_running_loop()
+            # sync=False: the data is being deleted, nothing of it needs an fsync
+            try:
+                renamed = await loop.run_in_executor(None, lambda: self.logs.retire_detached(detached, sync=False))
+            except OSError as exc:  # the topic is gone either way; what is left stays on disk
+                log.error("deleting the partition dirs of topic %s failed: %s", name, exc)
+                renamed = []
+            self.logs.register_retired(renamed, delay_ms)
+            for i in range(len(renamed)):
+                if i and i % self.NOTIFY_SLICE == 0:
+                    await asyncio.sleep(0)
+                self.logs.notify_deleted(renamed, i)
+        log.info("deleted topic %s", name)
         return t
 
     def set_configs(self, name: str, configs: dict[str, str], *, validate_only: bool = False) -> None:

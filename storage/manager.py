@@ -438,30 +438,64 @@ class LogManager:
     def delete_topic(self, topic: str) -> int:
         """Close the topic's logs, rename their dirs ``<topic>-<p>.<uuidhex>-delete`` and remove
         them after ``file.delete.delay.ms``. Returns the number of partitions removed."""
-        now = self.clock.now_ms()
-        delay = self.config_for(topic).file_delete_delay_ms
-        n = 0
+        delay_ms, detached = self.detach_topic(topic)
+        renamed = self.retire_detached(detached)
+        self.register_retired(renamed, delay_ms)
+        for i in range(len(renamed)):
+            self.notify_deleted(renamed, i)
+        return len(renamed)
+
+    # -- deletion in three halves: detach (the loop), file work (any thread), register (the loop)
+    def detach_topic(self, topic: str) -> tuple[int, list[tuple[tuple[str, int], PartitionLog, Path]]]:
+        """Stop serving ``topic``'s logs (on the loop: the manager's maps change); returns the
+        topic's ``file.delete.delay.ms`` and (partition, log, log dir) of each log, for
+        ``retire_detached``. No file is touched."""
+        delay_ms = self.config_for(topic).file_delete_delay_ms
         for tp in [tp for tp in self.future_logs if tp[0] == topic]:
             self._drop_future(tp)   # first: a future without its current log means a swap
+        out = []
         for tp in [tp for tp in self._logs if tp[0] == topic]:
             lg = self._logs.pop(tp)
             d = self._dir_of.pop(tp)
             self._dir_counts[d] -= 1
-            lg.close()
+            out.append((tp, lg, d))
+        self.topic_overrides.pop(topic, None)
+        return delay_ms, out
+
+    def retire_detached(self, detached, *, sync: bool = True) -> list[tuple[tuple[str, int], Path, Path]]:
+        """The file work of a deletion, safe off the event loop (it touches no manager state):
+        close each detached log and rename its dir ``<topic>-<p>.<uuidhex>-delete``, one
+        directory fsync per log dir at the end. ``sync=False`` closes without fsyncs (the data
+        is being deleted: nothing of it needs to be durable). Returns (partition, renamed dir,
+        log dir) of each, for ``register_retired``."""
+        out = []
+        dirs: dict[Path, None] = {}
+        for tp, lg, d in detached:
+            lg.close(sync)
             suffix = f"-{tp[1]}.{os.urandom(16).hex()}{DELETE_DIR_SUFFIX}"  # Kafka: a random UUID, dashes removed
             # as Kafka's logDeleteDirName: cut the topic so the name fits a 255-byte file name
             target = d / (tp[0][:255 - len(suffix)] + suffix)
             self.file_ops.rename(lg.dir, target)
+            dirs[d] = None
+            out.append((tp, target, d))
+        for d in dirs:
             self.file_ops.fsync_dir(d)
-            self._pending_dir_deletes.append((now + delay, target))
-            for fn in self._log_deleted_listeners:
-                try:
-                    fn(tp[0], tp[1], d)
-                except Exception:
-                    log.exception("log-deleted listener failed for %s-%d", tp[0], tp[1])
-            n += 1
-        self.topic_overrides.pop(topic, None)
-        return n
+        return out
+
+    def register_retired(self, renamed, delay_ms: int) -> None:
+        """Schedule the renamed dirs' removal ``delay_ms`` (``file.delete.delay.ms``) from now
+        (on the loop)."""
+        now = self.clock.now_ms()
+        self._pending_dir_deletes.extend((now + delay_ms, target) for _tp, target, _d in renamed)
+
+    def notify_deleted(self, renamed, i: int) -> None:
+        """Tell the log-deleted listeners (the cleaner) of the ``i``-th retired partition."""
+        tp, _target, d = renamed[i]
+        for fn in self._log_deleted_listeners:
+            try:
+                fn(tp[0], tp[1], d)
+            except Exception:
+                log.exception("log-deleted listener failed for %s-%d", tp[0], tp[1])
 
     # -- periodic work ----------------------------------------------------------------------
     def cleanup_expired(self, now_ms: int | None = None) -> int:

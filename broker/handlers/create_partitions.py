@@ -7,15 +7,22 @@ ReplicationControlManager.createPartitions messages).
   M would not be an increase."; equal: INVALID_PARTITIONS "Topic already has N partition(s).";
 - assignments (nullable) must give exactly one replica list per new partition, each naming
   only this node: INVALID_REPLICA_ASSIGNMENT otherwise;
-- ``validate_only``: every check, nothing created.
+- ``validate_only``: every check, nothing created;
+- more than 10,000 partitions added by the whole request (over the existing topics, once
+  each, that the caller may alter): every entry POLICY_VIOLATION "Excessively large number
+  of additional partitions per request." (Kafka 4.4's controller bound,
+  ``broker.controller_limits``), validate_only too. Internal topics may be grown, as in
+  Kafka 4.4 (its controller does not refuse it).
 
-New partitions get empty logs at once and the count is persisted with the topic, so it
+New partitions get empty logs (their files made off the event loop, in the default executor,
+so thousands of them hold up no listener) and the count is persisted with the topic, so it
 survives restarts; producers see them at their next metadata refresh.
 """
 from __future__ import annotations
 
 import logging
 
+from broker.controller_limits import TOO_MANY_ADDITIONAL_PARTITIONS, create_partitions_too_many
 from broker.handlers import once_per_key
 from broker.quotas.manager import ThrottlingQuotaExceeded
 from broker.registry import handles
@@ -27,7 +34,7 @@ from protocol.messages.create_partitions import CreatePartitionsResponse as R
 log = logging.getLogger(__name__)
 
 
-def _grow(b, ct, validate_only: bool, quota=None):
+async def _grow(b, ct, validate_only: bool, quota=None):
     """Returns (error code, message) for one topic."""
     t = b.topics.get(ct.name)
     if t is None:
@@ -65,7 +72,10 @@ def _grow(b, ct, validate_only: bool, quota=None):
                 quota.record(additional)
             except ThrottlingQuotaExceeded as exc:
                 return ErrorCode.THROTTLING_QUOTA_EXCEEDED, str(exc)
-        b.topics.add_partitions(ct.name, ct.count, validate_only=validate_only)
+        if validate_only:
+            b.topics.add_partitions(ct.name, ct.count, validate_only=True)
+        else:
+            await b.topics.add_partitions_off_loop(ct.name, ct.count)
     except TopicError as exc:
         return exc.code, exc.message
     if not validate_only:
@@ -79,15 +89,26 @@ async def handle(ctx, req):
     results = []
     az = active(ctx)
     quota = b.quotas.mutation_quota(ctx, strict=ctx.api_version >= 3) if getattr(b, "quotas", None) is not None else None
-    for ct, duplicated in once_per_key(req.topics, lambda ct: ct.name):
+    entries = list(once_per_key(req.topics, lambda ct: ct.name))
+    allowed = {ct.name for ct, duplicated in entries if not duplicated and (az is None or az.allowed("alter", ct.name))}
+
+    def current(name):
+        t = b.topics.get(name)
+        return None if t is None else t.partitions
+    if create_partitions_too_many(((ct.name, ct.count) for ct, _d in entries if ct.name in allowed), current):
+        log.info("CreatePartitions refused: more than 10000 partitions added by one request")
+        return R(throttle_time_ms=0, results=[
+            R.CreatePartitionsTopicResult(name=ct.name, error_code=ErrorCode.POLICY_VIOLATION,
+                                          error_message=TOO_MANY_ADDITIONAL_PARTITIONS) for ct in req.topics])
+    for ct, duplicated in entries:
         if duplicated:
             results.append(R.CreatePartitionsTopicResult(name=ct.name, error_code=ErrorCode.INVALID_REQUEST,
                                                          error_message="Duplicate topic name."))
             continue
-        if az is not None and not az.allowed("alter", ct.name):
+        if ct.name not in allowed:
             results.append(R.CreatePartitionsTopicResult(name=ct.name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
                                                          error_message="Topic authorization failed."))
             continue
-        code, message = _grow(b, ct, req.validate_only, quota)
+        code, message = await _grow(b, ct, req.validate_only, quota)
         results.append(R.CreatePartitionsTopicResult(name=ct.name, error_code=code, error_message=message))
     return R(throttle_time_ms=0 if quota is None else quota.throttle_time_ms(), results=results)

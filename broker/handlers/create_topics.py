@@ -16,15 +16,25 @@ Checks per topic, in Kafka's order, each failing only that topic:
    INVALID_PARTITIONS; a replication factor above 1 cannot be met on one node:
    INVALID_REPLICATION_FACTOR.
 
+Before them all, and after them, the request as a whole (``broker.controller_limits``, Kafka
+4.4's controller bounds, validate_only too): more than 10,000 partitions asked for, or more
+than 10,000 metadata records (a topic, its configs, its partitions) for the valid topics,
+and every entry answers POLICY_VIOLATION. So no request makes more than 9,999 partitions.
+The partitions' files are made off the event loop (``TopicManager.create_topic_off_loop``),
+so creating thousands of them holds up no listener.
+
 ``validate_only`` runs every check and creates nothing. v5+ answers carry the resolved
 partition count, replication factor and every topic config (value, source, flags) sorted
 by name, as the controller's ``computeEffectiveTopicConfigs``; v7 the topic id.
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from broker.cluster import validate_topic_name
+from broker.controller_limits import (BATCH_TOO_LARGE, TOO_MANY_PARTITIONS, batch_too_large, create_topics_too_many,
+                                      topic_records)
 from broker.handlers.describe_configs import dynamic_log_layers, created_topic_configs
 from broker.handlers import once_per_key
 from broker.registry import handles
@@ -144,32 +154,68 @@ def create_one(b, ct, validate_only: bool, quota=None):
         raise _Refused(exc.code, exc.message) from None
 
 
+def _refuse_all(req, message: str):
+    """The whole request refused by the controller: every entry POLICY_VIOLATION (Kafka's
+    CreateTopicsRequest.getErrorResponse, duplicates included)."""
+    return R(throttle_time_ms=0, topics=[R.CreatableTopicResult(name=ct.name, error_code=ErrorCode.POLICY_VIOLATION,
+                                                                error_message=message) for ct in req.topics])
+
+
 @handles(19)
 async def handle(ctx, req):
     b = ctx.broker
     v = ctx.api_version
     validate_only = v >= 1 and req.validate_only
-    results = []
     az = active(ctx)
     # ACLs on: CREATE on the cluster allows every topic, else CREATE on each topic decides
     may_create_all = az is None or az.allowed("create_cluster")
     quota = b.quotas.mutation_quota(ctx, strict=v >= 6) if getattr(b, "quotas", None) is not None else None
-    for ct, duplicated in once_per_key(req.topics, lambda ct: ct.name):
+    entries = list(once_per_key(req.topics, lambda ct: ct.name))
+    allowed = {ct.name for ct, duplicated in entries
+               if not duplicated and (may_create_all or az.allowed("create", ct.name))}
+    if create_topics_too_many(((ct.num_partitions, len(ct.assignments or ())) for ct, _d in entries
+                               if ct.name in allowed and ct.name != CLUSTER_METADATA_TOPIC), b.cfg["num.partitions"]):
+        log.info("CreateTopics refused: more than 10000 partitions asked for in one request")
+        return _refuse_all(req, TOO_MANY_PARTITIONS)
+    # every check first (Kafka's controller validates the whole request, then writes its records)
+    checked: list = []  # per entry: a CreatableTopicResult (refused) or (TopicInfo, number of configs)
+    records = 0
+    for i, (ct, duplicated) in enumerate(entries):
+        if i and i % 64 == 0:  # thousands of topics checked: other connections are served between slices
+            await asyncio.sleep(0)
         if duplicated:
-            results.append(R.CreatableTopicResult(name=ct.name, error_code=ErrorCode.INVALID_REQUEST,
+            checked.append(R.CreatableTopicResult(name=ct.name, error_code=ErrorCode.INVALID_REQUEST,
                                                   error_message="Duplicate topic name."))
             continue
-        if not may_create_all and not az.allowed("create", ct.name):
-            results.append(R.CreatableTopicResult(name=ct.name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        if ct.name not in allowed:
+            checked.append(R.CreatableTopicResult(name=ct.name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
                                                   error_message="Authorization failed."))
             continue
         try:
-            t = create_one(b, ct, validate_only, quota)
+            t = create_one(b, ct, True, quota)
         except _Refused as exc:
             log.info("CreateTopics %s refused: %s (%s)", ct.name, exc.code.name, exc.message)
-            results.append(R.CreatableTopicResult(name=ct.name, error_code=exc.code,
-                                                  error_message=exc.message))
+            checked.append(R.CreatableTopicResult(name=ct.name, error_code=exc.code, error_message=exc.message))
             continue
+        checked.append((t, ct))
+        records += topic_records(t.partitions, len(ct.configs))
+    if batch_too_large(records):
+        log.info("CreateTopics refused: %d metadata records would exceed 10000", records)
+        return _refuse_all(req, BATCH_TOO_LARGE)
+    results = []
+    for c in checked:
+        if not isinstance(c, tuple):
+            results.append(c)
+            continue
+        t, ct = c
+        if not validate_only:
+            try:
+                t = await b.topics.create_topic_off_loop(t.name, t.partitions, ct.replication_factor, t.configs,
+                                                         join=False)
+            except TopicError as exc:  # created (or refused) by another request meanwhile
+                log.info("CreateTopics %s refused: %s (%s)", ct.name, exc.code.name, exc.message)
+                results.append(R.CreatableTopicResult(name=ct.name, error_code=exc.code, error_message=exc.message))
+                continue
         res = R.CreatableTopicResult(name=t.name, topic_id=t.topic_id,
                                      error_code=0, error_message=None)
         if v >= 5:

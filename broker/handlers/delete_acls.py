@@ -1,6 +1,9 @@
 """DeleteAcls (31) v0-3: per filter, in request order, the bindings it matched and removed;
 one durable write. Needs ALTER on the cluster; without an authorizer every filter answers
-SECURITY_DISABLED; a filter with unknown codes answers INVALID_REQUEST."""
+SECURITY_DISABLED; a filter with unknown codes answers INVALID_REQUEST. Filters that would
+delete more than 10,000 ACLs at once: every filter INVALID_REQUEST, nothing deleted (Kafka
+4.4's controller bound, ``broker.controller_limits``)."""
+from broker.controller_limits import TOO_MANY_ACLS_REMOVED, batch_too_large
 from broker.registry import handles
 from broker.security.api_acls import acl_api_refusal
 from broker.security.acl import AclError, binding_filter
@@ -17,6 +20,9 @@ async def handle(ctx, req):
                  * len(req.filters))
     filters = [binding_filter(f.resource_type_filter, f.resource_name_filter, f.pattern_type_filter,
                               f.principal_filter, f.host_filter, f.operation, f.permission_type) for f in req.filters]
+    if batch_too_large(authz.authorizer.matching_acls(filters)):
+        return R(filter_results=[R.DeleteAclsFilterResult(error_code=E.INVALID_REQUEST, error_message=TOO_MANY_ACLS_REMOVED)]
+                 * len(req.filters))
     out = []
     for res in authz.authorizer.delete_acls(filters):
         if isinstance(res, AclError):

@@ -15,6 +15,8 @@ OFFSET_OUT_OF_RANGE and ListOffsets earliest answers it.
 """
 from __future__ import annotations
 
+import asyncio
+
 import logging
 
 from broker.registry import handles
@@ -50,11 +52,15 @@ def delete_records(b, topic: str, partition: int, offset: int) -> tuple[int, int
     return 0, low
 
 
+_SLICE = 64  # partitions per turn of the event loop
+
+
 @handles(21)
 async def handle(ctx, req):
     b = ctx.broker
     topics = []
     advanced = False
+    done = 0
     az = active(ctx)
     denied = az.split("delete", [rt.name for rt in req.topics])[1] if az is not None else ()
     for rt in req.topics:
@@ -66,6 +72,9 @@ async def handle(ctx, req):
             continue
         parts = []
         for rp in rt.partitions:
+            done += 1
+            if done % _SLICE == 0:  # thousands of partitions: other connections are served between slices
+                await asyncio.sleep(0)
             code, low = delete_records(b, rt.name, rp.partition_index, rp.offset)
             advanced |= code == 0
             parts.append(R.DeleteRecordsPartitionResult(partition_index=rp.partition_index,

@@ -31,22 +31,24 @@ from protocol.schema import ZERO_UUID
 log = logging.getLogger(__name__)
 
 
-def delete_topic(b, name: str):
-    """Delete one topic and wake anything parked on its partitions; returns its TopicInfo."""
+async def delete_topic(b, name: str):
+    """Delete one topic (its file work off the event loop) and wake anything parked on its
+    partitions; returns its TopicInfo."""
     t = b.topics.get(name)
     if t is not None and t.internal:
         raise TopicError(ErrorCode.INVALID_REQUEST,
                          f"Topic {name} is an internal topic and cannot be deleted.")
-    t = b.topics.delete_topic(name)
-    for p in range(t.partitions):
-        b.waiters.notify((name, p))
-    hook = getattr(b.groups, "handle_deleted_partitions", None) if b.groups is not None else None
-    if hook is not None:  # Kafka's onPartitionsDeleted: committed offsets of the topic go too
-        try:
-            hook([(name, p) for p in range(t.partitions)])
-        except Exception:  # the topic is gone either way; stale offsets are harmless
-            log.exception("dropping committed offsets of deleted topic %s failed", name)
-    return t
+
+    def detached(t):
+        for p in range(t.partitions):
+            b.waiters.notify((name, p))
+        hook = getattr(b.groups, "handle_deleted_partitions", None) if b.groups is not None else None
+        if hook is not None:  # Kafka's onPartitionsDeleted: committed offsets of the topic go too
+            try:
+                hook([(name, p) for p in range(t.partitions)])
+            except Exception:  # the topic is gone either way; stale offsets are harmless
+                log.exception("dropping committed offsets of deleted topic %s failed", name)
+    return await b.topics.delete_topic_off_loop(name, on_detached=detached)
 
 
 @handles(20)
@@ -105,7 +107,7 @@ async def handle(ctx, req):
                 answer(n, i or ZERO_UUID, ErrorCode.THROTTLING_QUOTA_EXCEEDED, str(exc))
                 continue
         try:
-            t = delete_topic(b, n)
+            t = await delete_topic(b, n)
         except TopicError as exc:
             answer(n, i or ZERO_UUID, exc.code, exc.message if exc.code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                    else "This server does not host this topic-partition.")

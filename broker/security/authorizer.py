@@ -214,6 +214,30 @@ class StandardAuthorizer:
     def acls(self, flt: AclBindingFilter) -> list[AclBinding]:
         return [b for b in self._bindings if flt.matches(b)]
 
+    def new_acls(self, bindings: list[AclBinding]) -> int:
+        """How many distinct valid bindings of ``bindings`` are not stored yet (the records a
+        CreateAcls would write: Kafka bounds them per request)."""
+        fresh = set()
+        for b in bindings:
+            try:
+                b.validate()
+            except AclError:
+                continue
+            if b not in self._bindings:
+                fresh.add(b)
+        return len(fresh)
+
+    def matching_acls(self, filters: list[AclBindingFilter]) -> int:
+        """How many distinct stored bindings ``filters`` (the valid ones) would delete."""
+        hit: set = set()
+        for f in filters:
+            try:
+                f.validate()
+            except AclError:
+                continue
+            hit.update(b for b in self._candidates(f) if f.matches(b))
+        return len(hit)
+
     def create_acls(self, bindings: list[AclBinding]) -> list[AclError | None]:
         """One result per binding (None: created or already present); one durable write."""
         results: list[AclError | None] = []
@@ -242,7 +266,7 @@ class StandardAuthorizer:
             except AclError as exc:
                 results.append(exc)
                 continue
-            hit = [b for b in self._bindings if f.matches(b)]
+            hit = [b for b in self._candidates(f) if f.matches(b)]
             gone.update(dict.fromkeys(hit))
             results.append(hit)
         for b in gone:
@@ -253,6 +277,18 @@ class StandardAuthorizer:
 
     def __len__(self) -> int:
         return len(self._bindings)
+
+    def _candidates(self, f: AclBindingFilter):
+        """The bindings ``f`` may match: for a filter naming one resource exactly (a concrete
+        type, LITERAL or PREFIXED, a name) only that resource's, from the index (a DeleteAcls
+        of thousands of such filters over thousands of ACLs was their product on the loop,
+        seconds); every binding otherwise."""
+        p = f.pattern
+        if (p.name is not None and p.resource_type != ResourceType.ANY
+                and p.pattern_type in (PatternType.LITERAL, PatternType.PREFIXED)):
+            pattern = ResourcePattern(p.resource_type, p.name, p.pattern_type)
+            return [AclBinding(pattern, e) for e in self._index.get((p.resource_type, p.pattern_type), {}).get(p.name, ())]
+        return self._bindings
 
     def _add(self, b: AclBinding) -> None:
         self._bindings[b] = None

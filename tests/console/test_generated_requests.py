@@ -2,12 +2,16 @@
 the Schema Registry. Every route the running application serves is in the OpenAPI document
 (``tests.helpers.openapi_routes``: read from the router, with each handler's declared
 responses, ``web.openapi.responds``), and each gets requests schemathesis makes up -- path
-parameters, JSON bodies of any shape, bounded in examples per route. Checked on every answer:
+parameters, JSON bodies of any shape, bounded in examples per route, and the largest values
+the fields allow (``INT32_MAX`` partitions, an ``INT64_MAX`` retention, ...). Checked on every answer:
 never a 5xx; an error is Confluent's JSON ``{"error_code": int, "message": str}``; and
 schemathesis's response checks against the document: the status code is one the operation
 declares, the Content-Type one it declares, the body valid against the declared schema
 (Confluent's shapes are closed objects: no undeclared field, no missing required one, no
-wrong type or null).
+wrong type or null). And while each run goes on, no stall (``tests.helpers.loop_watch``): a
+client per listener (Kafka, the registry, REST v3) is answered within the bound throughout, and
+the broker's loop-lag probe sees no hold-up of its own making -- one request doing unbounded
+work on the event loop (the issue-44 freeze) fails the run.
 
 Why not Confluent's own OpenAPI documents (kafka-rest's api/v3/openapi.yaml, the registry's
 generated spec): no package registry this project may use ships them (Confluent's kafka-rest
@@ -35,12 +39,14 @@ from schemathesis.checks import FailureGroup, content_type_conformance, response
 from console.rest_v3 import schemas as rest_v3_schemas
 from hourglass.embedded import EmbeddedBroker
 from schema_registry import schemas as registry_schemas
+from tests.helpers.loop_watch import LoopWatch
 from tests.helpers.openapi_routes import app_of, document
 from tests.helpers.streams_group import OVERRIDES as STREAMS_OVERRIDES, StreamsGroup
 
 pytestmark = pytest.mark.xdist_group("generated_requests")
 
 EXAMPLES = 25  # per operation (70 in /v3, 33 in the registry): bounds the requests
+INT32_MAX, INT64_MAX = 2**31 - 1, 2**63 - 1  # the largest values the fields' types allow
 
 
 GEN_SCHEMA = {"type": "record", "name": "Gen", "fields": [{"name": "n", "type": "int"}]}
@@ -160,13 +166,22 @@ def rest_v3_bodies() -> dict[str, list]:
     return {
         f"POST {c}/topics": [{"topic_name": "gen-created", "partitions_count": 1,
                               "configs": [{"name": "retention.ms", "value": "600000"}]},
-                             {"topic_name": "gen-validated", "validate_only": True}],
-        f"PATCH {t}": [{"partitions_count": 3}],
-        f"POST {t}/records": [PRODUCED, {"value": {"type": "STRING", "data": "no key"}}, {}],
+                             {"topic_name": "gen-validated", "validate_only": True},
+                             # the largest values: refused at once (Kafka's 10,000-partition bound)
+                             {"topic_name": "gen-huge", "partitions_count": INT32_MAX},
+                             {"topic_name": "gen-huge", "partitions_count": INT32_MAX, "validate_only": True},
+                             {"topic_name": "gen-huge", "replication_factor": 32767},
+                             {"topic_name": "gen-huge", "configs": [{"name": "retention.ms", "value": str(INT64_MAX)},
+                                                                    {"name": "segment.bytes", "value": str(INT32_MAX)}],
+                              "validate_only": True}],
+        f"PATCH {t}": [{"partitions_count": 3}, {"partitions_count": INT32_MAX}, {"partitions_count": 1_000_000}],
+        f"POST {t}/records": [PRODUCED, {"value": {"type": "STRING", "data": "no key"}}, {},
+                              {"partition_id": INT32_MAX, **PRODUCED}],
         f"POST {t}/records:batch": [{"entries": [{"id": "1", **PRODUCED}, {"id": "2", "value": {"type": "BINARY",
                                                                                                "data": "AAE="}}]}],
-        f"POST {t}/configs:alter": [{"data": [{"name": "retention.ms", "value": "700000"}]}],
-        f"PUT {t}/configs/{{name}}": [{"value": "800000"}],
+        f"POST {t}/configs:alter": [{"data": [{"name": "retention.ms", "value": "700000"}]},
+                                    {"data": [{"name": "retention.ms", "value": str(INT64_MAX)}]}],
+        f"PUT {t}/configs/{{name}}": [{"value": "800000"}, {"value": str(INT64_MAX)}],
         f"PUT {c}/broker-configs/{{name}}": [{"value": "900000"}],
         f"POST {c}/broker-configs:alter": [{"data": [{"name": "log.retention.ms", "value": "900000"}]}],
         f"PUT {c}/brokers/{{broker_id}}/configs/{{name}}": [{"value": "900000"}],
@@ -183,7 +198,7 @@ def registry_bodies() -> dict[str, list]:
     schema = {"schema": json.dumps(GEN_SCHEMA)}
     evolved = {"schema": json.dumps(GEN_SCHEMA_2)}
     return {
-        f"POST {s}/versions": [schema, evolved],
+        f"POST {s}/versions": [schema, evolved, {**evolved, "version": INT32_MAX, "id": INT32_MAX}],
         f"POST {s}": [schema],
         f"POST {s}/versions/{{version}}/tags": [
             {"tagsToAdd": [{"schemaEntity": {"entityPath": "Gen.n", "entityType": "sr_field"}, "tags": ["PII"]}]}],
@@ -319,10 +334,19 @@ def never_succeeded(answered: dict[str, set[int]]) -> set[str]:
     return {k for k, v in ok.items() if not v}
 
 
+def watch(b) -> LoopWatch:
+    """Every listener of the broker, timed while a run goes on, and its loop-lag probe."""
+    return LoopWatch(b.broker.loop_lag, kafka=[b.bootstrap_servers],
+                     http=[f"{b.console_url}/v3/clusters/{b.broker.cluster_id}", f"{b.schema_registry_url}/subjects"])
+
+
 @pytest.mark.timeout(600)  # the time bound; each takes 40-70 s on a busy 2-core host
 def test_rest_v3_generated_requests(services, console_schema):
-    sent, failures, answered = fuzz(console_schema, services.console_url)
+    with watch(services) as w:
+        sent, failures, answered = fuzz(console_schema, services.console_url)
+    print(w.summary())
     assert not failures, "\n".join(failures)
+    w.assert_no_stall()
     assert sent > 500, sent
     # every success schema checked at least once but where no success exists here: no
     # reassignment is ever in progress (one node)
@@ -332,8 +356,11 @@ def test_rest_v3_generated_requests(services, console_schema):
 
 @pytest.mark.timeout(600)
 def test_schema_registry_generated_requests(services, registry_schema):
-    sent, failures, answered = fuzz(registry_schema, services.schema_registry_url)
+    with watch(services) as w:
+        sent, failures, answered = fuzz(registry_schema, services.schema_registry_url)
+    print(w.summary())
     assert not failures, "\n".join(failures)
+    w.assert_no_stall()
     assert sent > 400, sent
     # every operation answered a 2xx at least once, but the association writes, which need
     # what random input rarely makes (a subject with a live version, a stored association);

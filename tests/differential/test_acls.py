@@ -102,3 +102,29 @@ def _settle(ex):
     count = lambda r: sum(len(res.acls) for res in r.resources)  # noqa: E731
     n = count(ex.hourglass.request(29, v, body))
     wait_ok(ex.kafka, 29, v, body, ok=lambda r: count(r) == n)
+
+
+def test_acl_requests_past_ten_thousand(ex):
+    """Kafka 4.4's controller writes at most 10,000 ACL records per request: more new distinct
+    valid bindings in one CreateAcls, or more matches in one DeleteAcls, and every entry answers
+    POLICY_VIOLATION with nothing changed (``broker.controller_limits``); repeats and invalid
+    bindings do not count."""
+    p = ex.topic_name()
+    cv, dv = max(ex.versions(30)), max(ex.versions(31))
+    names = [f"{p}-{i}" for i in range(10_001)]
+    ex.send(30, cv, req(30, cv, creations=[_binding(TOPIC, n, LITERAL) for n in names]),
+            scenario="create: 10,001 new bindings")
+    ex.send(30, cv, req(30, cv, creations=[_binding(TOPIC, names[0], LITERAL)] * 10_001),
+            scenario="create: one binding 10,001 times")
+    ex.send(30, cv, req(30, cv, creations=[_binding(TOPIC, n, LITERAL) for n in names[:10_000]]
+                        + [_binding(TOPIC, "", LITERAL)]), scenario="create: 10,000 new and an invalid one")
+    _settle(ex)
+    ex.send(30, cv, req(30, cv, creations=[_binding(TOPIC, n, LITERAL) for n in names]),
+            scenario="create: 10,000 existing and one new")
+    _settle(ex)
+    ex.send(31, dv, req(31, dv, filters=[_filter(TOPIC, n, LITERAL) for n in names]),
+            scenario="delete: 10,001 matches")
+    ex.send(31, dv, req(31, dv, filters=[_filter(TOPIC, n, LITERAL) for n in names[:5_000]]),
+            scenario="delete: 5,000 matches")
+    _settle(ex)
+    ex.send(31, dv, req(31, dv, filters=[_filter()]), scenario="delete: every binding")
