@@ -114,7 +114,8 @@ def test_create_with_configs_then_describe_back_full_set(broker):
     # the whole Kafka 4.4 default set, not only the overrides (librdkafka's 0081 and Kafka's
     # kafka-configs --describe --all expect it), plus Confluent Server's four schema-validation
     # configs (confluent.{key,value}.schema.validation, confluent.{key,value}.subject.name.strategy)
-    assert len(cfg) == 37 + 4 and {"segment.bytes", "message.timestamp.type", "min.insync.replicas",
+    # and the topic's Iceberg table (iceberg.mode, iceberg.target.lag.ms, iceberg.partition.spec)
+    assert len(cfg) == 37 + 4 + 3 and {"segment.bytes", "message.timestamp.type", "min.insync.replicas",
                                "remote.storage.enable", "message.timestamp.after.max.ms"} <= set(cfg)
     r = cfg["retention.ms"]
     assert (r["value"], r["source"], r["isDefault"]) == ("3600000", "DYNAMIC_TOPIC_CONFIG", False)
