@@ -130,7 +130,7 @@ def test_create_with_configs_then_describe_back_full_set(broker):
     # the same answer through librdkafka and kafka-python
     res = ConfigResource("topic", "cfgd")
     entries = admin(broker).describe_configs([res])[res].result(10)
-    assert len(entries) == 37 + 4 and entries["retention.ms"].value == "3600000"
+    assert len(entries) == 37 + 4 + 3 and entries["retention.ms"].value == "3600000"
     # Kafka 4.1+ (KIP-966): from the cluster-level record, not a plain default
     from confluent_kafka.admin import ConfigSource
     mir = entries["min.insync.replicas"]
@@ -143,7 +143,7 @@ def test_create_with_configs_then_describe_back_full_set(broker):
         modified = kp.describe_configs([res])["topic"]["cfgd"]
     finally:
         kp.close()
-    assert len(every) == 37 + 4 and every["segment.ms"]["config_source"] == "DEFAULT_CONFIG"
+    assert len(every) == 37 + 4 + 3 and every["segment.ms"]["config_source"] == "DEFAULT_CONFIG"
     assert set(modified) == {"retention.ms", "cleanup.policy", "max.message.bytes"}
 
 
