@@ -41,34 +41,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.share_throughput import _group_config as group_config, produce  # noqa: E402
+
 REJECT_EVERY = 50
-SIZE = 100
 FENCED = re.compile(r"FENCED_MEMBER_EPOCH|member epoch is fenced", re.I)
-
-
-def produce(bootstrap: str, topic: str, n: int, partitions: int) -> None:
-    from confluent_kafka import Producer
-    from confluent_kafka.admin import AdminClient, NewTopic
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic, partitions)])[topic].result(60)
-    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "batch.num.messages": 10000})
-    payload = b"x" * SIZE
-    for i in range(n):
-        while True:
-            try:
-                p.produce(topic, value=payload, partition=i % partitions)
-                break
-            except BufferError:
-                p.poll(0.01)
-    p.flush(120)
-
-
-def group_config(bootstrap: str, group: str) -> None:
-    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    res = ConfigResource(ResourceType.GROUP, group, incremental_configs=[
-        ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)])
-    admin.incremental_alter_configs([res])[res].result(60)
 
 
 class FenceCounter(logging.Handler):
@@ -141,7 +117,7 @@ class Run:
             c.close()
 
     def go(self) -> dict:
-        produce(self.bootstrap, self.topic, self.n, self.partitions)
+        produce(self.bootstrap, self.topic, self.n, partitions=self.partitions, filled=tuple(range(self.partitions)))
         group_config(self.bootstrap, self.group)
         threads: dict[int, threading.Thread] = {}
 

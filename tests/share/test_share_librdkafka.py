@@ -27,7 +27,8 @@ RELEASES = releases()
 def sbroker(broker_factory):
     # a 5 s lock: long enough that nothing here expires on a loaded host, short enough that a
     # record wrongly left locked shows up as a stuck round rather than a hang
-    return broker_factory({"group.share.record.lock.duration.ms": 5000,
+    return broker_factory({"group.share.heartbeat.interval.ms": 1000, "group.share.min.heartbeat.interval.ms": 1000,
+                           "group.share.record.lock.duration.ms": 5000,
                            "group.share.min.record.lock.duration.ms": 1000})
 
 

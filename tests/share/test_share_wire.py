@@ -21,7 +21,8 @@ ACCEPT, RELEASE, REJECT, RENEW = 1, 2, 3, 4
 
 @pytest.fixture
 def sbroker(broker_factory):
-    return broker_factory({"group.share.record.lock.duration.ms": LOCK_MS,
+    return broker_factory({"group.share.heartbeat.interval.ms": 1000, "group.share.min.heartbeat.interval.ms": 1000,
+                           "group.share.record.lock.duration.ms": LOCK_MS,
                            "group.share.min.record.lock.duration.ms": LOCK_MS})
 
 
