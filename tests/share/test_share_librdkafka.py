@@ -180,7 +180,9 @@ def test_share_fetch_is_held_to_the_consumer_byte_rate(broker_factory, release):
     A throttled answer carries no records and its acquisitions are given back: every record
     the slow consumer got was a first delivery. (Three samples of 1 s, as tests/quotas: a
     fresh client may burst two windows' worth.)"""
-    b = broker_factory({"quota.window.num": 3, "quota.window.size.seconds": 1})
+    # heartbeats every second: a member gets its partition one heartbeat after its join
+    b = broker_factory({"quota.window.num": 3, "quota.window.size.seconds": 1,
+                        "group.share.heartbeat.interval.ms": 1000, "group.share.min.heartbeat.interval.ms": 1000})
     bs = b.bootstrap
     admin = AdminClient({"bootstrap.servers": bs})
     admin.create_topics([NewTopic("rated", 1)])["rated"].result()
