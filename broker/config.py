@@ -169,6 +169,9 @@ BROKER_KEYS: dict[str, BrokerKey] = {k.name: k for k in [
     _k("group.share.heartbeat.interval.ms", _int, "5000", "Heartbeat interval given to share-group members.", *_pos),
     _k("group.share.min.heartbeat.interval.ms", _int, "5000", "Lower bound of share.heartbeat.interval.ms (group config).", *_pos),
     _k("group.share.max.heartbeat.interval.ms", _int, "15000", "Upper bound of share.heartbeat.interval.ms (group config).", *_pos),
+    _k("group.share.assignment.interval.ms", _int, "1000", "Least time between two target assignments of a share group (Kafka 4.4): a change within it is assigned by a later heartbeat.", *_nonneg),
+    _k("group.share.min.assignment.interval.ms", _int, "0", "Lower bound of share.assignment.interval.ms (group config).", *_nonneg),
+    _k("group.share.max.assignment.interval.ms", _int, "15000", "Upper bound of share.assignment.interval.ms (group config).", *_nonneg),
     _k("group.share.max.size", _int, "200", "Most members in one share group (GROUP_MAX_SIZE_REACHED past it).", *_pos),
     _k("group.share.record.lock.duration.ms", _int, "30000", "How long a share-group member holds the records it acquired before they are released to others.", *_pos),
     _k("group.share.min.record.lock.duration.ms", _int, "15000", "Lower bound of share.record.lock.duration.ms (group config).", *_pos),
@@ -272,6 +275,8 @@ _CONSUMER_BOUNDS = [
     ("group.share.heartbeat.interval.ms", ">=", "group.share.min.heartbeat.interval.ms"),
     ("group.share.heartbeat.interval.ms", "<=", "group.share.max.heartbeat.interval.ms"),
     ("group.share.heartbeat.interval.ms", "<", "group.share.session.timeout.ms"),
+    ("group.share.assignment.interval.ms", ">=", "group.share.min.assignment.interval.ms"),
+    ("group.share.assignment.interval.ms", "<=", "group.share.max.assignment.interval.ms"),
     ("group.share.record.lock.duration.ms", ">=", "group.share.min.record.lock.duration.ms"),
     ("group.share.record.lock.duration.ms", "<=", "group.share.max.record.lock.duration.ms"),
 ]

@@ -8,7 +8,9 @@ Keys, their broker defaults and bounds (INVALID_CONFIG outside them, as Kafka's
   ``group.consumer.{min,max}.session.timeout.ms`` / ``...heartbeat.interval.ms``;
 - ``share.session.timeout.ms`` / ``share.heartbeat.interval.ms``: within the
   ``group.share.*`` bounds; ``share.record.lock.duration.ms`` within
-  ``group.share.{min,max}.record.lock.duration.ms``;
+  ``group.share.{min,max}.record.lock.duration.ms``; ``share.assignment.interval.ms`` (Kafka
+  4.4: least time between two target assignments) within
+  ``group.share.{min,max}.assignment.interval.ms``;
 - ``share.delivery.count.limit`` (2-10) and ``share.partition.max.record.locks`` (100-10000):
   Kafka 4.2 per-group overrides of the ``group.share.*`` keys;
 - ``share.auto.offset.reset``: ``latest`` (default), ``earliest``, or
@@ -42,6 +44,8 @@ _INT_KEYS = {
     "share.record.lock.duration.ms": ("group.share.record.lock.duration.ms",
                                       "group.share.min.record.lock.duration.ms",
                                       "group.share.max.record.lock.duration.ms"),
+    "share.assignment.interval.ms": ("group.share.assignment.interval.ms", "group.share.min.assignment.interval.ms",
+                                     "group.share.max.assignment.interval.ms"),
     "share.delivery.count.limit": ("group.share.delivery.count.limit", 2, 10),
     "share.partition.max.record.locks": ("group.share.partition.max.record.locks", 100, 10000),
 }

@@ -5,7 +5,9 @@ Order as Kafka's KafkaApis.handleShareFetchRequest: the share session is checked
 SHARE_SESSION_NOT_FOUND / INVALID_SHARE_SESSION_EPOCH), then the acknowledgements are applied
 (per partition ``acknowledge_error_code``), then records are acquired from the session's
 partitions, up to ``max_bytes`` and ``max_records``, waiting up to ``max_wait_ms`` while none
-can be acquired. A final request (epoch -1) only acknowledges: it closes the session and
+can be acquired. The partitions are walked as Kafka 4.4 does (``broker.share.fetch_order``):
+in the session's order rotated by the request's epoch, each read within an even share of
+``max_bytes``, so a backlogged partition does not starve the others. A final request (epoch -1) only acknowledges: it closes the session and
 releases what the member still holds.
 
 ``max_records`` as Kafka 4.2's share acquire modes (KIP-1206): v1 knows only batch-optimized
@@ -27,8 +29,9 @@ assignment: a member the group does not know asking, or a topic the group does n
 to) is left out of the answer, as Kafka leaves it out until its share coordinator has
 initialized it (it initializes one when the partition enters the group's assignment).
 
-Every partition in the answer carries a record set, empty where nothing was acquired, never
-null: Kafka answers MemoryRecords.EMPTY there, and librdkafka drops a whole ShareFetch
+A partition is in the answer only with acquired records, an error or an acknowledgement result
+(Kafka 4.4 leaves the others out). Every partition in the answer carries a record set, empty
+where nothing was acquired, never null: Kafka answers MemoryRecords.EMPTY there, and librdkafka drops a whole ShareFetch
 response on a null one ("invalid MessageSetSize -1"), records of other partitions included.
 At ``share.version`` 0 (share groups off) the answer is UNSUPPORTED_VERSION, as Kafka 4.4's.
 """
@@ -40,6 +43,7 @@ from broker.quotas.fetch_quota import FetchQuota
 from broker.registry import handles
 from broker.security.api_acls import active
 from broker.share.coordinator import FINAL_EPOCH, INITIAL_EPOCH, ShareError
+from broker.share.fetch_order import rotate_round_robin, uniform_max_bytes
 from protocol.errors import ErrorCode
 from protocol.messages.share_fetch import ShareFetchResponse as R
 
@@ -122,10 +126,10 @@ async def handle(ctx, req):
                     r["ack"] = sc.acknowledge(gid, mid, t.topic_id, p.partition_index, p.acknowledgement_batches,
                                               renew=v >= 2)
             if epoch != FINAL_EPOCH:
-                session.partitions.add((t.topic_id, p.partition_index))
+                session.partitions.setdefault((t.topic_id, p.partition_index))  # joins at the end
     for f in req.forgotten_topics_data:
         for p in f.partitions:
-            session.partitions.discard((f.topic_id, p))
+            session.partitions.pop((f.topic_id, p), None)
     quota = FetchQuota(ctx)
     max_bytes = quota.cap(req.max_bytes)
     if epoch == FINAL_EPOCH:
@@ -136,36 +140,51 @@ async def handle(ctx, req):
         batch_optimized = not (v >= 2 and req.share_acquire_mode == RECORD_LIMIT)
         deadline = time.monotonic() + max(req.max_wait_ms, 0) / 1000.0
         while True:
-            remaining_records, remaining_bytes = max_records, max_bytes
-            got_any = False
-            keys = []
-            for tid, p in sorted(session.partitions):
+            # the session's partitions in the order they joined it, those the request may read
+            # rotated by its epoch (broker.share.fetch_order), then the acquirable ones
+            valid, keys, acquirable = [], [], []
+            for tid, p in session.partitions:
                 if tid in denied:
                     results.setdefault((tid, p), {})["error"] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
                     continue
                 t = b.topics.by_id(tid)
-                if t is not None:
-                    keys.append((t.name, p))
-                    if 0 <= p < t.partitions and not sc.share_partition_initialized(gid, tid, p):
-                        # not in the group's assignment, no state: Kafka answers without it (and
-                        # creates no group): a member the group does not know gets nothing
-                        if "ack" not in results.get((tid, p), {}):
-                            results.pop((tid, p), None)
-                        continue
-                if remaining_records <= 0 or remaining_bytes <= 0:
+                if t is None:
+                    results.setdefault((tid, p), {})["error"] = ErrorCode.UNKNOWN_TOPIC_ID
                     continue
-                out = sc.acquire(gid, mid, tid, p, remaining_records, remaining_bytes,
-                                 batch_optimized=batch_optimized)
+                keys.append((t.name, p))
+                valid.append((tid, p, t.partitions))
+            for tid, p, count in rotate_round_robin(valid, epoch):
+                if not 0 <= p < count:
+                    results.setdefault((tid, p), {})["error"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                elif not sc.share_partition_initialized(gid, tid, p):
+                    # not in the group's assignment, no state: Kafka answers without it (and
+                    # creates no group): a member the group does not know gets nothing
+                    if "ack" not in results.get((tid, p), {}):
+                        results.pop((tid, p), None)
+                elif sc.can_acquire(gid, tid, p):
+                    acquirable.append((tid, p))
+            # Kafka's ReplicaManager.readFromLog over them: each within its share of max_bytes
+            # and what the read so far left of it; the first partition with data may return
+            # one whole batch past that
+            remaining_records, remaining_bytes, min_one = max_records, max_bytes, True
+            got_any = False
+            for (tid, p), share in zip(acquirable, uniform_max_bytes(max_bytes, len(acquirable))):
+                if remaining_records <= 0:
+                    break  # Kafka reads the rest, and acquires nothing from them
                 r = results.setdefault((tid, p), {})
+                out = sc.acquire(gid, mid, tid, p, remaining_records, min(share, remaining_bytes),
+                                 batch_optimized=batch_optimized, min_one=min_one)
                 if isinstance(out, int):
                     r["error"] = out
                     continue
-                data, ranges = out
+                data, ranges, read = out
+                if read:
+                    min_one = False
+                    remaining_bytes = max(remaining_bytes - read, 0)
                 if ranges:
                     got_any = True
                     r["records"], r["acquired"] = data, ranges
                     remaining_records -= sum(last - first + 1 for first, last, _ in ranges)
-                    remaining_bytes -= len(data)
             left = deadline - time.monotonic()
             if got_any or left <= 0 or not keys or b._stopping or (gid, mid) not in sc.sessions:
                 break
@@ -175,8 +194,8 @@ async def handle(ctx, req):
     throttle = _throttle(ctx, quota, gid, mid, results)
     by_topic: dict[bytes, list] = {}
     for (tid, p), r in sorted(results.items()):
-        if throttle and "ack" not in r:
-            continue
+        if "ack" not in r and (throttle or not (r.get("acquired") or r.get("error"))):
+            continue  # Kafka 4.4 answers only the partitions with records, an error or an acknowledgement
         ack_err, ack_msg = r.get("ack", (0, None))
         acquired = [PD.AcquiredRecords(first_offset=a, last_offset=z, delivery_count=c)
                     for a, z, c in r.get("acquired", [])]

@@ -4,8 +4,10 @@ coordinator, in one object (``broker.share_groups``).
 
 Membership (ShareGroupHeartbeat): ``broker.share.group``; a member's session timeout is
 ``share.session.timeout.ms`` (group config, else ``group.share.session.timeout.ms``). A member
-leaving (epoch -1) or expiring is removed, the group epoch bumped and the assignment
-recomputed -- and nothing else: its share session and the records it holds are not touched.
+leaving (epoch -1) or expiring is removed and the group epoch bumped -- and nothing else: the
+other members' epochs and assignments move only in their own heartbeats (as Kafka 4.4: never
+fenced by a change they did not make), and the leaver's share session and the records it holds
+are not touched.
 
 Delivery (ShareFetch / ShareAcknowledge): share sessions keyed by (group id, member id):
 epoch 0 opens (replacing an old one, whose records stay with the member id), -1 closes, any
@@ -45,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from broker.groups.timers import KeyedTimers
-from broker.share.group import ShareGroup, ShareMember
+from broker.share.group import ShareGroup, epoch_error
 from broker.share.partition import (
     ACKNOWLEDGED, ARCHIVED, InvalidRecordState, InvalidRequest, SharePartition, validate_batches,
 )
@@ -72,7 +74,9 @@ class ShareSession:
     group_id: str
     member_id: str
     epoch: int = 1  # the epoch the next request must carry
-    partitions: set = field(default_factory=set)  # {(topic id, partition)}
+    # (topic id, partition) -> None: an ordered set, in the order the partitions joined the
+    # session (Kafka's ShareSession partition map), which ShareFetch rotates
+    partitions: dict = field(default_factory=dict)
     conn: object = None  # the connection that opened it: its close ends the session
 
 
@@ -105,8 +109,8 @@ class ShareCoordinator:
             from broker.groups.coordinator import LoopScheduler
             self.scheduler = LoopScheduler(loop)
         self.persisted = self.store.load()
-        for (g, _tid, _p) in self.persisted:
-            self.groups.setdefault(g, ShareGroup(g))
+        for (g, tid, p) in self.persisted:
+            self.groups.setdefault(g, ShareGroup(g)).initialized.add((tid, p))
         if self.persisted:
             log.info("loaded the state of %d share-partition(s) of %d share group(s)", len(self.persisted),
                      len(self.groups))
@@ -163,7 +167,6 @@ class ShareCoordinator:
                 raise ShareError(E.GROUP_ID_NOT_FOUND, f"Share group {gid} not found.")
             g = self.groups[gid] = ShareGroup(gid)
         m = g.members.get(mid)
-        bump = False
         if m is None:
             if epoch != 0:
                 raise ShareError(E.UNKNOWN_MEMBER_ID, f"Member {mid} is not a member of group {gid}.")
@@ -171,37 +174,23 @@ class ShareCoordinator:
                 raise ShareError(E.GROUP_MAX_SIZE_REACHED,
                                  f"The share group has reached its maximum capacity of "
                                  f"{self.cfg['group.share.max.size']} members.")
-            m = g.members[mid] = ShareMember(mid)
-            bump = True
-        elif epoch != 0 and epoch != m.member_epoch:
-            raise ShareError(E.FENCED_MEMBER_EPOCH,
-                             f"The share group member has a smaller member epoch ({epoch}) than the one known by "
-                             f"the group coordinator ({m.member_epoch}). The member must abandon all its partitions "
-                             f"and rejoin." if epoch < m.member_epoch else
-                             f"The share group member has a greater member epoch ({epoch}) than the one known by "
-                             f"the group coordinator ({m.member_epoch}). The member must abandon all its partitions "
-                             f"and rejoin.")
+            log.info("[GroupId %s] Member %s joins the share group using the share protocol.", gid, mid)
+        else:
+            fenced = epoch_error(m.member_epoch, m.previous_member_epoch, epoch)
+            if fenced:
+                raise ShareError(E.FENCED_MEMBER_EPOCH, fenced)
+        # only this member's epoch and assignment move (broker.share.group)
+        m, before = g.heartbeat(mid, req.subscribed_topic_names, self._topics_of, self.now(),
+                                self.group_config(gid, "share.assignment.interval.ms"))
+        # Kafka's share coordinator initializes the new share-partitions after the heartbeat:
+        # they enter the assignment from the next one
+        g.initialize()
         m.client_id, m.client_host = client_id, client_host
         if req.rack_id is not None:
             m.rack_id = req.rack_id
-        if req.subscribed_topic_names is not None and sorted(req.subscribed_topic_names) != sorted(m.subscribed_topic_names):
-            m.subscribed_topic_names = sorted(set(req.subscribed_topic_names))
-            bump = True
-        # the topic id is part of it (Kafka's subscription metadata hash): a topic deleted and
-        # created again under its name, with as many partitions, is a new assignment
-        meta = self._topics_of(g.subscribed_topic_names())
-        if meta != g.subscription_metadata:
-            g.subscription_metadata = meta
-            bump = True
-        if bump:
-            g.group_epoch += 1
-            g.compute_assignment(self._topics_of(g.subscribed_topic_names()))
         self._timer(("session", gid, mid), self.group_config(gid, "share.session.timeout.ms"),
                     lambda: self._expire_member(gid, mid))
-        assignment = None
-        if epoch == 0 or m.sent_assignment != m.assignment:
-            assignment = m.assignment
-            m.sent_assignment = dict(m.assignment)
+        assignment = m.assignment if epoch == 0 or m.assignment != before else None
         return dict(member_id=mid, member_epoch=m.member_epoch, heartbeat_interval_ms=interval, assignment=assignment)
 
     def _expire_member(self, gid: str, mid: str) -> None:
@@ -213,10 +202,8 @@ class ShareCoordinator:
     def remove_member(self, g: ShareGroup, mid: str, reason: str) -> None:
         """The member leaves the group (its leave heartbeat, or its session timed out). Its
         share session and acquired records stay: see the module docstring for why."""
-        del g.members[mid]
+        g.remove(mid, self._topics_of)
         self._cancel_timer(("session", g.group_id, mid))
-        g.group_epoch += 1
-        g.compute_assignment(self._topics_of(g.subscribed_topic_names()))
 
     def _release_member(self, gid: str, mid: str, only=None) -> None:
         for key, sp in list(self.partitions.items()):
@@ -248,8 +235,10 @@ class ShareCoordinator:
     # ---- share-group offsets (admin) ---------------------------------------------------------------
     def start_offsets(self, group_id: str) -> dict:
         """(topic id, partition) -> share-partition start offset of every initialized
-        share-partition of the group (live or only persisted)."""
-        out = {(k[1], k[2]): ps.start_offset for k, ps in self.persisted.items() if k[0] == group_id}
+        share-partition of the group (live or only persisted; -1 until its first fetch)."""
+        g = self.groups.get(group_id)
+        out = {tp: -1 for tp in (g.initialized if g is not None else ())}  # initialized, never fetched
+        out.update({(k[1], k[2]): ps.start_offset for k, ps in self.persisted.items() if k[0] == group_id})
         out.update({(k[1], k[2]): sp.start_offset for k, sp in self.partitions.items() if k[0] == group_id})
         return out
 
@@ -274,13 +263,17 @@ class ShareCoordinator:
             sp = self.partitions[key] = SharePartition(offset)
         sp.reset_start(offset)
         sp.state_epoch += 1
-        self.groups.setdefault(group_id, ShareGroup(group_id))
+        self.groups.setdefault(group_id, ShareGroup(group_id)).initialized.add((tid, p))
         self.store.epochs.pop(key, None)  # a fresh snapshot
         self._persist(key, sp)
 
     def delete_start_offsets(self, group_id: str, tid: bytes) -> list[int]:
         """DeleteShareGroupOffsets of one topic: the partitions whose state was deleted."""
+        g = self.groups.get(group_id)
         keys = {k for k in list(self.partitions) + list(self.persisted) if k[0] == group_id and k[1] == tid}
+        if g is not None:
+            keys |= {(group_id, t, p) for t, p in g.initialized if t == tid}
+            g.initialized -= {(t, p) for t, p in g.initialized if t == tid}
         for key in keys:
             self.partitions.pop(key, None)
             self.persisted.pop(key, None)
@@ -310,15 +303,16 @@ class ShareCoordinator:
         return hit[0] if hit is not None else plog.high_watermark
 
     def share_partition_initialized(self, gid: str, tid: bytes, p: int) -> bool:
-        """Whether the group has state for this share-partition, or has it in a member's
-        assignment (its state then starts at the first fetch). Kafka initializes a share-partition
-        when it first enters the group's assignment (or AlterShareGroupOffsets sets its start);
-        until then its ShareFetch answers without that partition, whoever asks."""
+        """Whether the group has state for this share-partition, or initialized it (after the
+        heartbeat that first saw its topic subscribed: ``ShareGroup.initialize``; its state then
+        starts at the first fetch). Kafka's share coordinator initializes a share-partition once
+        the group subscribes to its topic (or AlterShareGroupOffsets sets its start); until then
+        its ShareFetch answers without that partition, whoever asks."""
         key = (gid, tid, p)
         if key in self.partitions or key in self.persisted:
             return True
         g = self.groups.get(gid)
-        return g is not None and any(p in m.assignment.get(tid, ()) for m in g.members.values())
+        return g is not None and (tid, p) in g.initialized
 
     def share_partition(self, gid: str, tid: bytes, p: int, plog) -> SharePartition:
         key = (gid, tid, p)
@@ -413,10 +407,18 @@ class ShareCoordinator:
         return err, msg
 
     # ---- fetching --------------------------------------------------------------------------------
+    def can_acquire(self, gid: str, tid: bytes, p: int) -> bool:
+        """Kafka's SharePartition.canAcquireRecords: a fetch may try the share-partition (not
+        yet created, something available in flight, or room under the record-lock limit)."""
+        sp = self.partitions.get((gid, tid, p))
+        return sp is None or sp.can_acquire_records()
+
     def acquire(self, gid: str, mid: str, tid: bytes, p: int, max_records: int, max_bytes: int, *,
-                batch_optimized: bool = True):
+                batch_optimized: bool = True, min_one: bool = True):
         """Acquire records of one share-partition for ``mid``: (records bytes, [(first, last,
-        count)]) or an error code. ``batch_optimized``: see ``SharePartition.acquire``."""
+        count)], bytes read from the log) or an error code. The log is read up to
+        ``max_bytes`` (one whole batch past it when ``min_one``); ``batch_optimized``: see
+        ``SharePartition.acquire``."""
         t = self.topics.by_id(tid)
         if t is None:
             return E.UNKNOWN_TOPIC_ID
@@ -430,9 +432,10 @@ class ShareCoordinator:
         committed = self.group_config(gid, "share.isolation.level") == "read_committed"
         limit = plog.last_stable_offset if committed else plog.high_watermark
         start = sp.next_fetch_offset(now)
-        if start >= limit:
-            return b"", []
-        res = plog.read(max(start, plog.log_start_offset), max(max_bytes, 1), min_one=True, max_offset=limit)
+        if start >= limit or (max_bytes <= 0 and not min_one):
+            return b"", [], 0
+        res = plog.read(max(start, plog.log_start_offset), max(max_bytes, 0), min_one=min_one, max_offset=limit)
+        read = sum(len(c) for c in res.chunks)
         aborted = []
         if committed and res.chunks:
             upper = start
@@ -449,7 +452,7 @@ class ShareCoordinator:
                 batches.append((h.base_offset, h.next_offset - 1, skip))
         got = sp.acquire(mid, batches, now, max_records, batch_optimized=batch_optimized)
         if not got:
-            return b"", []
+            return b"", [], read
         self._persist((gid, tid, p), sp)
         # the stored batches overlapping the acquired ranges, as Kafka returns them
         lo, hi = got[0][0], got[-1][1]
@@ -459,7 +462,7 @@ class ShareCoordinator:
                 c = res.chunks[i]
                 out.append(bytes(c[pos:pos + h.size]))
         self._arm_lock_timer(gid, tid, p, sp)
-        return b"".join(out), got
+        return b"".join(out), got, read
 
     def give_back(self, gid: str, mid: str, tid: bytes, p: int, ranges) -> None:
         """Undo ``acquire`` of ``ranges`` (an answer throttled before delivery:

@@ -79,6 +79,12 @@ class SharePartition:
             return True
         return self.end_offset < log_end and self.end_offset - self.start_offset < self.max_record_locks
 
+    def can_acquire_records(self) -> bool:
+        """Kafka's SharePartition.canAcquireRecords: an in-flight record is AVAILABLE, or the
+        in-flight window is below the record-lock limit (locks past their deadline count as
+        held until ``expire`` runs)."""
+        return self.next_fetch_offset() != self.end_offset or self.end_offset - self.start_offset < self.max_record_locks
+
     def in_flight(self) -> int:
         return sum(1 for r in self.records.values() if r.state in (AVAILABLE, ACQUIRED))
 

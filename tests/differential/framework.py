@@ -211,6 +211,9 @@ ALIGNED: tuple[Aligned, ...] = (
     Aligned(43, "replica_election_results", "topic", "topics are keyed by name (mapKey in Kafka's spec)"),
     Aligned(43, "replica_election_results[*].partition_result", "partition_id",
             "Kafka answers the partitions in its own order"),
+    Aligned(78, "responses[*].partitions", "partition_index",
+            "Kafka builds a ShareFetch answer from a hash map of its partitions: their order is the map's; "
+            "which partitions an answer holds, and what each carries, is compared"),
     Aligned(19, "topics[*].configs", "name",
             "Kafka lists a new topic's configs in its ConfigDef's order; the set and each entry matter"),
 )
@@ -638,6 +641,22 @@ class Exchange:
                 d.kept = next((x.reason for x in _kept() if x.matches(api, version, d, scenario)), None)
         else:
             c = compare(api, version, k, h, normalize, scenario)
+        self.report.add(Entry(self.test, scenario, api, version, c.fields, c.differences))
+        for d in c.differences:
+            if not d.kept:
+                self.unexpected.append(f"{APIS[api].name} v{version} {scenario}: {d}")
+        return c
+
+    def compare_values(self, api: int, version: int, values: dict[str, tuple[Any, Any]], *,
+                       scenario: str = "") -> Comparison:
+        """Compare values derived from several answers (``path -> (kafka, hourglass)``), for
+        facts no single answer holds (what a run of answers drew, in which order); kept and
+        recorded like any comparison."""
+        c = Comparison(api, version)
+        for path, (k, h) in values.items():
+            c.leaf(path, k, h)
+        for d in c.differences:
+            d.kept = next((x.reason for x in _kept() if x.matches(api, version, d)), None)
         self.report.add(Entry(self.test, scenario, api, version, c.fields, c.differences))
         for d in c.differences:
             if not d.kept:

@@ -73,6 +73,19 @@ KEPT: list[Kept] = [
          "with UNKNOWN_SERVER_ERROR instead of leaving it out, when its read of the share partition's state "
          "comes before the share coordinator initialized it ('Read on uninitialized share partition' in "
          "its log); Hourglass leaves it out (Kafka's answer without the race)", kafka=1, hourglass=0),
+    Kept(78, ANY, "responses[*].partitions[*].records.trailing_partial_bytes",
+         "a ShareFetch partition read within its share of max_bytes: Kafka returns the log bytes as read, "
+         "ending inside the batch that did not fit (clients drop the partial batch), as its Fetch does; "
+         "Hourglass returns whole batches only (see Fetch's entry). The acquired records are the same",
+         hourglass=0),
+    Kept(78, ANY, "draws.partition_order",
+         "which partition leads each ShareFetch answer of a backlogged session: both rotate the session's "
+         "partitions by the share session epoch (Kafka's PartitionRotateStrategy.ROUND_ROBIN), but Kafka 4.4's "
+         "DelayedShareFetch then acquires first from the partitions whose cached log position it did not have "
+         "to re-read in tryComplete (combineLogReadResponse appends the ones it re-read), an artefact of its "
+         "fetch-offset-metadata cache; Hourglass acquires in the rotated order. Compared alike: the partitions "
+         "each answer draws from (how many), the records it carries, each partition's total and the answers "
+         "needed to drain the session"),
     # IncrementalAlterConfigs (44)
     Kept(44, ANY, "responses[*].error_*",
          "an unknown config operation: Kafka 4.4 answers UNKNOWN_SERVER_ERROR (an exception escapes its "

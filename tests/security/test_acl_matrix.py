@@ -319,6 +319,11 @@ def test_share_group_keeps_to_readable_and_describable_topics(broker, alice, bob
         r = admin.request(30, 3, make(30, 3, creations=[
             acl(2, "u-desc", LITERAL, "User:alice", op=8), acl(3, gid, LITERAL, "User:bob", op=8)]))
         assert [x.error_code for x in r.results] == [0, 0]
+        # each change assigned at once (Kafka 4.4 waits share.assignment.interval.ms between two)
+        r = admin.request(44, 1, make(44, 1, validate_only=False, resources=[dict(
+            resource_type=32, resource_name=gid, configs=[dict(name="share.assignment.interval.ms",
+                                                               config_operation=0, value="0")])]))
+        assert [x.error_code for x in r.responses] == [0]
         epoch = 0
         for _ in range(3):  # join, then heartbeat until the assignment names the topic
             r = alice.request(76, 1, make(76, 1, group_id=gid, member_id=mid, member_epoch=epoch,

@@ -27,7 +27,11 @@ from protocol.messages.share_group_heartbeat import ShareGroupHeartbeatRequest a
 from tests.helpers.raw import RawClient
 
 LOCK_MS = 2000
-BROKER = {"group.share.record.lock.duration.ms": LOCK_MS, "group.share.min.record.lock.duration.ms": 1000}
+# heartbeats every second: as in Kafka 4.4, a member gets its partitions one heartbeat after
+# its join (their share state is initialized after the heartbeat that subscribed to them)
+HEARTBEAT = {"group.share.heartbeat.interval.ms": 1000, "group.share.min.heartbeat.interval.ms": 1000}
+BROKER = {"group.share.record.lock.duration.ms": LOCK_MS, "group.share.min.record.lock.duration.ms": 1000,
+          **HEARTBEAT}
 
 
 @pytest.fixture
@@ -78,7 +82,9 @@ def test_three_consumers_share_one_partition_each_record_at_one_at_a_time(sbroke
     deadline = time.time() + 30
     try:
         while (len(seen) < 300) and time.time() < deadline:
-            if produced < 300:
+            # the next 20 once the last are consumed: all three members (assigned one
+            # heartbeat after their join) are there for most of the records
+            if produced < 300 and len(seen) >= produced:
                 for _ in range(20):
                     p.produce("t", value=b"%d" % produced)
                     produced += 1
@@ -147,11 +153,11 @@ def test_member_dying_or_hanging_with_records_has_them_redelivered(sbroker, sig)
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, bs], stdout=subprocess.PIPE, stdin=subprocess.PIPE,
                               text=True, env={**os.environ, "PYTHONPATH": ""})
     try:
+        c = consumer(bs)  # joined first: it holds the partition by the time the records are released
         held = [int(x) for x in holder.stdout.readline().strip().split(",")]
         assert held == [0, 1, 2, 3, 4]
         stopped_at = time.time()
         os.kill(holder.pid, getattr(signal, sig))
-        c = consumer(bs)
         got = []
         deadline = time.time() + 15
         while len(got) < 5 and time.time() < deadline:
@@ -276,11 +282,15 @@ def _ack(raw, member, epoch, tid, acks):
 def test_raw_errors(sbroker):
     bs = sbroker.bootstrap
     setup_topic(bs, "t", 5)
+    set_group_configs(bs, "g", **{"share.assignment.interval.ms": 0})  # each change assigned at once
     raw = RawClient(bs)
     try:
         tid = _topic_id(raw, "t")
         hb = raw.request(76, 1, HbReq(group_id="g", member_id="m1", member_epoch=0, subscribed_topic_names=["t"]))
         assert hb.error_code == 0 and hb.member_epoch == 2  # a new group is at epoch 1 (Kafka 4.4)
+        assert hb.assignment.topic_partitions == []  # the share-partition is initialized after this heartbeat
+        hb = raw.request(76, 1, HbReq(group_id="g", member_id="m1", member_epoch=2))
+        assert hb.error_code == 0 and hb.member_epoch == 3
         assert [(tp.topic_id, tp.partitions) for tp in hb.assignment.topic_partitions] == [(tid, [0])]
         # heartbeats: empty member id, unknown member, fenced epoch
         assert raw.request(76, 1, HbReq(group_id="g", member_id="", member_epoch=0,
@@ -288,6 +298,9 @@ def test_raw_errors(sbroker):
         assert raw.request(76, 1, HbReq(group_id="g", member_id="nobody", member_epoch=3)).error_code \
             == E.UNKNOWN_MEMBER_ID
         assert raw.request(76, 1, HbReq(group_id="g", member_id="m1", member_epoch=7)).error_code \
+            == E.FENCED_MEMBER_EPOCH
+        assert raw.request(76, 1, HbReq(group_id="g", member_id="m1", member_epoch=2)).error_code == 0  # the previous
+        assert raw.request(76, 1, HbReq(group_id="g", member_id="m1", member_epoch=1)).error_code \
             == E.FENCED_MEMBER_EPOCH
         # no session yet
         assert _fetch(raw, "m1", 1, tid).error_code == E.SHARE_SESSION_NOT_FOUND

@@ -27,7 +27,8 @@ RELEASES = releases()
 def sbroker(broker_factory):
     # a 5 s lock: long enough that nothing here expires on a loaded host, short enough that a
     # record wrongly left locked shows up as a stuck round rather than a hang
-    return broker_factory({"group.share.record.lock.duration.ms": 5000,
+    return broker_factory({"group.share.heartbeat.interval.ms": 1000, "group.share.min.heartbeat.interval.ms": 1000,
+                           "group.share.record.lock.duration.ms": 5000,
                            "group.share.min.record.lock.duration.ms": 1000})
 
 
@@ -179,7 +180,9 @@ def test_share_fetch_is_held_to_the_consumer_byte_rate(broker_factory, release):
     A throttled answer carries no records and its acquisitions are given back: every record
     the slow consumer got was a first delivery. (Three samples of 1 s, as tests/quotas: a
     fresh client may burst two windows' worth.)"""
-    b = broker_factory({"quota.window.num": 3, "quota.window.size.seconds": 1})
+    # heartbeats every second: a member gets its partition one heartbeat after its join
+    b = broker_factory({"quota.window.num": 3, "quota.window.size.seconds": 1,
+                        "group.share.heartbeat.interval.ms": 1000, "group.share.min.heartbeat.interval.ms": 1000})
     bs = b.bootstrap
     admin = AdminClient({"bootstrap.servers": bs})
     admin.create_topics([NewTopic("rated", 1)])["rated"].result()
