@@ -17,6 +17,8 @@ retention check a shorter ``retention.ms``.
 """
 from __future__ import annotations
 
+import asyncio
+
 from collections import Counter
 
 import logging
@@ -78,14 +80,18 @@ def apply_topic_configs(b, name: str, new_overrides: dict, validate_only: bool) 
         log.info("configs of topic %s are now %s", name, new_overrides or "{} (all defaults)")
 
 
-def answer_resources(b, resources, alter_topic, alter_broker, alter_group=None, az=None,
-                     incremental: bool = False) -> list[tuple]:
+async def answer_resources(b, resources, alter_topic, alter_broker, alter_group=None, az=None,
+                           incremental: bool = False) -> list[tuple]:
     """The per-resource loop AlterConfigs and IncrementalAlterConfigs share, as Kafka answers:
     a resource named twice gets one INVALID_REQUEST (IncrementalAlterConfigs: one per entry,
     "Each resource must appear at most once.", as Kafka 4); with ACLs on, ALTER_CONFIGS on the topic
     (TOPIC_AUTHORIZATION_FAILED), the group (GROUP_AUTHORIZATION_FAILED) or the cluster for
     broker resources (CLUSTER_AUTHORIZATION_FAILED); a topic goes to ``alter_topic(res)``;
-    broker and broker-logger resources go to ``alter_broker(res)``; other types are refused. Returns (error, message, type, name)."""
+    broker and broker-logger resources go to ``alter_broker(res)``; other types are refused. Returns (error, message, type, name).
+
+    Each change is written durably (a topic's record, the dynamic broker configs) on the event
+    loop, ~2 ms: between resources the loop serves other connections, so a request naming
+    thousands of resources never holds it for longer than one of them."""
     out = []
     if incremental:
         # Kafka 4's IncrementalAlterConfigs answers every entry of a duplicated resource
@@ -93,7 +99,9 @@ def answer_resources(b, resources, alter_topic, alter_broker, alter_group=None, 
         entries = [(r, counts[(r.resource_type, r.resource_name)] > 1) for r in resources]
     else:
         entries = once_per_key(resources, lambda r: (r.resource_type, r.resource_name))
-    for res, duplicated in entries:
+    for i, (res, duplicated) in enumerate(entries):
+        if i:
+            await asyncio.sleep(0)
         code, message = 0, None
         try:
             if duplicated:
@@ -141,7 +149,7 @@ async def handle(ctx, req):
         alter_broker_configs(b, res.resource_type, res.resource_name, lambda _cur: {c.name: c.value for c in res.configs},
                              req.validate_only)
 
-    results = answer_resources(b, req.resources, alter_topic, alter_broker, az=active(ctx))
+    results = await answer_resources(b, req.resources, alter_topic, alter_broker, az=active(ctx))
     return R(throttle_time_ms=0, responses=[
         R.AlterConfigsResourceResponse(error_code=code, error_message=msg, resource_type=rtype, resource_name=name)
         for code, msg, rtype, name in results])

@@ -104,7 +104,7 @@ async def handle(ctx, req):
         alter_broker_configs(b, res.resource_type, res.resource_name, lambda cur: apply_ops(cur, ops, broker=True),
                              req.validate_only)
 
-    results = answer_resources(b, req.resources, alter_topic, alter_broker, alter_group, active(ctx),
+    results = await answer_resources(b, req.resources, alter_topic, alter_broker, alter_group, active(ctx),
                                incremental=True)
     return R(throttle_time_ms=0, responses=[
         R.AlterConfigsResourceResponse(error_code=code, error_message=msg, resource_type=rtype, resource_name=name)
