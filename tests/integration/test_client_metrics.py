@@ -89,8 +89,44 @@ def test_telemetry_exchange(broker):
     c2 = WireClient(broker.bootstrap, client_id="app-2")
     g3 = get(c2)
     assert push(c2, g3.client_instance_id, g3.subscription_id, data=b"x" * 65) == E.TELEMETRY_TOO_LARGE
-    assert push(c2, g3.client_instance_id, g3.subscription_id, data=b"\xff" * 10, terminating=True) == 0   # Kafka without a plugin drops it
+    assert push(c2, g3.client_instance_id, g3.subscription_id, data=b"\xff" * 10, terminating=True) == E.INVALID_RECORD
     assert push(c2, g3.client_instance_id, g3.subscription_id, terminating=True) == E.INVALID_REQUEST
     c.close()
     c2.close()
 
+
+def test_librdkafka_pushes_metrics_onto_metrics_endpoint(tmp_path):
+    """A librdkafka producer with ``enable.metrics.push`` (KIP-714) subscribed by a client_id
+    match: what it pushes appears on /metrics labelled with its instance, client id and software;
+    after it closes (a terminating push) and its series expire, they are gone."""
+    import urllib.request
+
+    from confluent_kafka import Producer
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from tests.everyday.test_metrics import _metrics_url
+    from tests.helpers.clients import wait_until
+
+    b = BrokerProcess(tmp_path / "d", {"metrics.port": 0}).start()
+    try:
+        c = WireClient(b.bootstrap)
+        assert alter(c, "rdkafka", {"metrics": "org.apache.kafka.producer.", "interval.ms": "500",
+                                    "match": "client_id=pusher-.*"}).error_code == 0
+        c.close()
+        url = _metrics_url(b)
+
+        def pushed():
+            text = urllib.request.urlopen(url + "/metrics", timeout=5).read().decode()
+            return [s for fam in text_string_to_metric_families(text) if fam.name.startswith("hourglass_client_")
+                    for s in fam.samples]
+        p = Producer({"bootstrap.servers": b.bootstrap, "client.id": "pusher-1", "enable.metrics.push": True})
+        p.produce("t", b"v")
+        p.flush(10)
+        wait_until(lambda: pushed(), timeout=30, what="pushed client metrics on /metrics")
+        samples = pushed()
+        assert all(s.labels["client_id"] == "pusher-1" and s.labels["client_software_name"]
+                   and s.labels["client_instance_id"] for s in samples), samples[:3]
+        assert any("producer" in s.name for s in samples)
+        assert not b.log_text().count("INVALID_RECORD")
+    finally:
+        b.kill()
