@@ -112,6 +112,11 @@ def test_list_config_resources(ex):
         for r in (k, h):   # the shared pair holds others' subscriptions: compare this test's
             r.config_resources = [c for c in r.config_resources if c.resource_name == name]
         ex.compare(74, v, k, h, scenario="every client metrics resource (this test's compared)")
+    k, h = ex.send(74, 1, req(74, 1, resource_types=[4, 8]), scenario="this node as broker and broker-logger")
+    k, h = ex.send(74, 1, req(74, 1), compare_=False)
+    for r in (k, h):   # every type: the node's own entries and this test's subscription compared
+        r.config_resources = [c for c in r.config_resources if c.resource_type in (4, 8) or c.resource_name == name]
+    ex.compare(74, 1, k, h, scenario="every type (the node's entries and this test's subscription)")
     for types, scenario in (([CLIENT_METRICS], "client metrics only"), ([99], "an unknown type"),
                             ([1], "type 1 (ANY? not a config type)")):
         k, h = ex.send(74, 1, req(74, 1, resource_types=types), compare_=False)
