@@ -33,9 +33,9 @@ class Series:
 
 
 def prometheus_name(metric: str) -> str:
-    """A Prometheus metric name for an OTLP metric name: ``hourglass_client_`` + the name with
+    """A Prometheus metric name for an OTLP metric name: ``hourglass_client_telemetry_`` + the name with
     every character outside ``[a-zA-Z0-9_]`` as ``_``."""
-    return "hourglass_client_" + re.sub(r"[^a-zA-Z0-9_]", "_", metric)
+    return "hourglass_client_telemetry_" + re.sub(r"[^a-zA-Z0-9_]", "_", metric)
 
 
 def _attr_value(v) -> str:

@@ -67,6 +67,6 @@ def test_prometheus_families():
     pm.accept(client(1), 1000, 0, payload({"org.apache.kafka.producer.rate": 2.0}))
     fams = {f.name: f for f in families(pm, GaugeMetricFamily)}
     f = fams[prometheus_name("org.apache.kafka.producer.rate")]
-    assert f.name == "hourglass_client_org_apache_kafka_producer_rate"
+    assert f.name == "hourglass_client_telemetry_org_apache_kafka_producer_rate"
     (s,) = f.samples
     assert s.value == 2.0 and s.labels == {**client(1), "node": "1"}

@@ -117,7 +117,7 @@ def test_librdkafka_pushes_metrics_onto_metrics_endpoint(tmp_path):
 
         def pushed():
             text = urllib.request.urlopen(url + "/metrics", timeout=5).read().decode()
-            return [s for fam in text_string_to_metric_families(text) if fam.name.startswith("hourglass_client_")
+            return [s for fam in text_string_to_metric_families(text) if fam.name.startswith("hourglass_client_telemetry_")
                     for s in fam.samples]
         p = Producer({"bootstrap.servers": b.bootstrap, "client.id": "pusher-1", "enable.metrics.push": True})
         p.produce("t", b"v")
@@ -128,5 +128,33 @@ def test_librdkafka_pushes_metrics_onto_metrics_endpoint(tmp_path):
                    and s.labels["client_instance_id"] for s in samples), samples[:3]
         assert any("producer" in s.name for s in samples)
         assert not b.log_text().count("INVALID_RECORD")
+    finally:
+        b.kill()
+
+
+def test_java_4_4_consumer_pushes_metrics(tmp_path):
+    """A Kafka 4.4 Java consumer (metrics push is on by default) subscribed by its software name
+    and version pushes its metrics while it polls: they appear on /metrics."""
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from tests.everyday.test_metrics import _metrics_url
+    from tests.helpers.java import run_java
+
+    b = BrokerProcess(tmp_path / "d", {"metrics.port": 0}).start()
+    try:
+        with WireClient(b.bootstrap) as c:
+            assert alter(c, "java", {"metrics": "org.apache.kafka.consumer.", "interval.ms": "500",
+                                     "match": "client_software_name=apache-kafka-java, client_software_version=4\\.4\\..*"}
+                         ).error_code == 0
+        # polls an empty partition for 4 s: several push intervals
+        run_java(["consume", "--bootstrap", b.bootstrap, "--topic", "jt", "--partition", 0, "--from-offset", 0,
+                  "--count", 1, "--timeout-ms", 4000], clients="4.4.0", check=False)
+        text = urllib.request.urlopen(_metrics_url(b) + "/metrics", timeout=5).read().decode()
+        samples = [s for fam in text_string_to_metric_families(text)
+                   if fam.name.startswith("hourglass_client_telemetry_org_apache_kafka_consumer_") for s in fam.samples]
+        assert samples and all(s.labels["client_software_name"] == "apache-kafka-java"
+                               and s.labels["client_software_version"] == "4.4.0" for s in samples)
     finally:
         b.kill()
