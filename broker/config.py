@@ -239,6 +239,7 @@ BROKER_KEYS: dict[str, BrokerKey] = {k.name: k for k in [
     _k("delegation.token.max.lifetime.ms", _long, "604800000", "A delegation token's maximum lifetime, beyond which it cannot be renewed (a create request may ask for less).", *_pos),
     _k("delegation.token.expiry.time.ms", _long, "86400000", "How long a delegation token is valid before it needs a renewal (a renewal may ask for less).", *_pos),
     _k("delegation.token.expiry.check.interval.ms", _long, "3600000", "How often expired delegation tokens are removed.", *_pos),
+    _k("telemetry.max.bytes", _int, "1048576", "Largest metrics payload a client may push with PushTelemetry (KIP-714; larger: TELEMETRY_TOO_LARGE); GetTelemetrySubscriptions tells clients this bound.", *_pos),
     _k("hourglass.clean.shutdown.skip.recovery", _bool, "true", "Skip the log scan after a clean shutdown (Kafka's behaviour)."),
     _k("hourglass.log.max.open.files", _int, "0", "Hourglass: most segment and index files held open at once (a cache: idle ones are closed and reopened on use, so partitions are not bounded by the file-descriptor limit). 0: three quarters of the descriptor limit, which the broker raises to its hard limit at start; the rest is left for connections.", *_nonneg),
 ]}

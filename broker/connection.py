@@ -100,6 +100,8 @@ class Connection:
         peer = writer.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         self.host = peer[0] if isinstance(peer, tuple) else str(peer)  # what ACL hosts match
+        self.port = peer[1] if isinstance(peer, tuple) else None
+        self.client_software: tuple[str | None, str | None] = (None, None)  # ApiVersions v3+ (KIP-511)
         # Who this is (Kafka's principal builder): ANONYMOUS on PLAINTEXT and on SSL without a
         # client certificate, the mapped certificate DN on SSL, the SASL identity once
         # authenticated (None until then).
@@ -125,6 +127,9 @@ class Connection:
         if self.closed:
             return
         self.closed = True
+        telemetry = getattr(self.broker, "client_telemetry", None)
+        if telemetry is not None:  # Kafka's ClientMetricsManager disconnect listener
+            telemetry.connection_closed(self)
         share_groups = getattr(self.broker, "share_groups", None)
         if share_groups is not None:  # Kafka 4.2's ShareSessionCache disconnect listener
             share_groups.on_connection_closed(self)

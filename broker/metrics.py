@@ -147,6 +147,10 @@ class BrokerCollector:
             deleted += plog.segments_deleted
         yield from (start, end, size, nseg)
         yield from quota_families(b, GaugeMetricFamily, CounterMetricFamily)
+        pushed = getattr(b, "pushed_metrics", None)
+        if pushed is not None:   # what clients push with PushTelemetry (KIP-714)
+            from broker.pushed_metrics import families
+            yield from families(pushed, GaugeMetricFamily)
         yield CounterMetricFamily("hourglass_segments_rolled", "Segments rolled (open logs)", value=rolled)
         yield CounterMetricFamily("hourglass_segments_deleted", "Segments deleted by retention (open logs)",
                                   value=deleted)

@@ -145,6 +145,17 @@ class Broker:
         self.features = FeatureStore(cfg.log_dirs[0] / ".hourglass" / "features.json")
         from broker.groups.group_configs import GroupConfigs
         self.group_configs = GroupConfigs(cfg, cfg.log_dirs[0])
+        from broker.client_metrics import ClientMetricsSubscriptions
+        self.client_metrics = ClientMetricsSubscriptions(cfg.log_dirs[0])
+        from broker.client_telemetry import ClientMetricsManager
+        self.client_telemetry = ClientMetricsManager(self.client_metrics.subscriptions,
+                                                     lambda: self.client_metrics.version, cfg["telemetry.max.bytes"])
+        # Kafka drops pushed metrics without an exporter plugin; Hourglass keeps them for /metrics
+        from broker.pushed_metrics import PushedMetrics
+        self.pushed_metrics = PushedMetrics()
+        self.client_telemetry.on_push.append(
+            lambda inst, compression, payload: self.pushed_metrics.accept(inst.attributes, inst.interval_ms,
+                                                                          compression, payload))
         from broker.security.listener import ListenerSecurity, per_ip_limits
         from broker.security.state import BrokerSecurity, security_dir
         self.per_ip_limits = per_ip_limits(cfg["max.connections.per.ip.overrides"])

@@ -24,7 +24,8 @@ from collections import Counter
 import logging
 
 from broker.handlers.describe_configs import (
-    BROKER, BROKER_LOGGER, GROUP, RESOURCE_TYPE_NAMES, TOPIC, ResourceError, check_broker_resource,
+    BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP, RESOURCE_TYPE_NAMES, TOPIC, ResourceError,
+    check_broker_resource,
 )
 from broker.handlers import once_per_key
 from broker.registry import handles
@@ -80,8 +81,27 @@ def apply_topic_configs(b, name: str, new_overrides: dict, validate_only: bool) 
         log.info("configs of topic %s are now %s", name, new_overrides or "{} (all defaults)")
 
 
+def alter_client_metrics(b, res, incremental: bool, validate_only: bool) -> None:
+    """A CLIENT_METRICS resource: the subscription's new key set (the request's keys replace
+    it, or SET/DELETE change it), validated as Kafka's ClientMetricsConfigs, kept durably."""
+    from broker.client_metrics import ClientMetricsError
+    from broker.handlers.incremental_alter_configs import apply_ops
+    name = res.resource_name
+    if incremental:   # Kafka 4.4 takes no key of a subscription for a LIST (no APPEND/SUBTRACT)
+        new = apply_ops(b.client_metrics.get(name), [(c.name, c.config_operation, c.value) for c in res.configs],
+                        list_keys=False)
+    else:
+        new = {c.name: c.value for c in res.configs if c.value is not None}
+    try:
+        b.client_metrics.set(name, new, validate_only=validate_only)
+    except ClientMetricsError as exc:
+        raise ResourceError(exc.code, exc.message) from None
+    if not validate_only:
+        log.info("client metrics subscription %s is now %s", name, new or "(deleted)")
+
+
 async def answer_resources(b, resources, alter_topic, alter_broker, alter_group=None, az=None,
-                           incremental: bool = False) -> list[tuple]:
+                           incremental: bool = False, validate_only: bool = False) -> list[tuple]:
     """The per-resource loop AlterConfigs and IncrementalAlterConfigs share, as Kafka answers:
     a resource named twice gets one INVALID_REQUEST (IncrementalAlterConfigs: one per entry,
     "Each resource must appear at most once.", as Kafka 4); with ACLs on, ALTER_CONFIGS on the topic
@@ -109,7 +129,8 @@ async def answer_resources(b, resources, alter_topic, alter_broker, alter_group=
                                     if incremental else "Duplicate resource.")
             if az is not None and res.resource_type == TOPIC and not az.allowed("topic", res.resource_name):
                 raise ResourceError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
-            if az is not None and res.resource_type in (BROKER, BROKER_LOGGER) and not az.allowed("broker"):
+            if (az is not None and res.resource_type in (BROKER, BROKER_LOGGER, CLIENT_METRICS)
+                    and not az.allowed("broker")):
                 raise ResourceError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
             if az is not None and res.resource_type == GROUP and not az.allowed("group", res.resource_name):
                 raise ResourceError(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
@@ -117,6 +138,8 @@ async def answer_resources(b, resources, alter_topic, alter_broker, alter_group=
                 alter_topic(res)
             elif res.resource_type == GROUP and alter_group is not None:
                 alter_group(res)
+            elif res.resource_type == CLIENT_METRICS:
+                alter_client_metrics(b, res, incremental, validate_only)
             elif res.resource_type in (BROKER, BROKER_LOGGER):
                 alter_broker(res)
             elif res.resource_type in RESOURCE_TYPE_NAMES and res.resource_type != 0:
@@ -149,7 +172,8 @@ async def handle(ctx, req):
         alter_broker_configs(b, res.resource_type, res.resource_name, lambda _cur: {c.name: c.value for c in res.configs},
                              req.validate_only)
 
-    results = await answer_resources(b, req.resources, alter_topic, alter_broker, az=active(ctx))
+    results = await answer_resources(b, req.resources, alter_topic, alter_broker, az=active(ctx),
+                                     validate_only=req.validate_only)
     return R(throttle_time_ms=0, responses=[
         R.AlterConfigsResourceResponse(error_code=code, error_message=msg, resource_type=rtype, resource_name=name)
         for code, msg, rtype, name in results])

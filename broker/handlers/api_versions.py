@@ -54,6 +54,8 @@ async def handle(ctx, req):
         log.info("ApiVersions from a client that meant cluster %r node %d (this is cluster %r node %d): "
                  "REBOOTSTRAP_REQUIRED", req.cluster_id, req.node_id, b.cluster_id, b.node_id)
         return ApiVersionsResponse(error_code=ErrorCode.REBOOTSTRAP_REQUIRED, api_keys=[], throttle_time_ms=0)
+    if ctx.api_version >= 3:   # KIP-511: what KIP-714 subscriptions match on
+        ctx.conn.client_software = (req.client_software_name, req.client_software_version)
     protocols = b.cfg["group.coordinator.rebalance.protocols"]
     consumer, streams = "consumer" in protocols, "streams" in protocols
     keys = _CACHE.get((consumer, streams))

@@ -276,8 +276,28 @@ def _entries_for(b, rtype: int, rname: str, names):
         return logger_entries(names)
     if rtype == GROUP:
         return group_config_entries(b, rname, names)
+    if rtype == CLIENT_METRICS:
+        return client_metrics_entries(b, rname, names)
     # Kafka answers with INVALID_REQUEST's own description (Errors.INVALID_REQUEST.message())
     raise ResourceError(ErrorCode.INVALID_REQUEST, INVALID_REQUEST_MESSAGE)
+
+
+def client_metrics_entries(b, name: str, names=None):
+    """A client metrics subscription's configs as Kafka 4.4 lists them: every key, those set
+    with source CLIENT_METRICS_CONFIG (and themselves as synonym), the others with their
+    default (DEFAULT_CONFIG); an unknown subscription lists the defaults."""
+    if not name:
+        raise ResourceError(ErrorCode.INVALID_REQUEST, "Client metrics subscription name must not be empty")
+    from broker.client_metrics import CONFIG_TYPES, DEFAULTS, DOCS
+    props = b.client_metrics.get(name)
+    out = []
+    for n in sorted(CONFIG_TYPES) if names is None else [n for n in names if n in CONFIG_TYPES]:
+        if n in props:
+            out.append((n, props[n], "CLIENT_METRICS_CONFIG", False, False,
+                        [lc.ConfigSynonymEntry(n, props[n], "CLIENT_METRICS_CONFIG")], CONFIG_TYPES[n], DOCS[n]))
+        else:
+            out.append((n, DEFAULTS[n], lc.SOURCE_DEFAULT, False, False, [], CONFIG_TYPES[n], DOCS[n]))
+    return out
 
 
 def group_config_entries(b, group_id: str, names=None):
@@ -309,7 +329,8 @@ async def handle(ctx, req):
         denied = None
         if az is not None and res.resource_type == TOPIC and not az.allowed("topic", res.resource_name):
             denied = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-        elif az is not None and res.resource_type in (BROKER, BROKER_LOGGER) and not az.allowed("broker"):
+        elif (az is not None and res.resource_type in (BROKER, BROKER_LOGGER, CLIENT_METRICS)
+              and not az.allowed("broker")):
             denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
         elif az is not None and res.resource_type == GROUP and not az.allowed("group", res.resource_name):
             denied = ErrorCode.GROUP_AUTHORIZATION_FAILED

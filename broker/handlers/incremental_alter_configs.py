@@ -38,9 +38,10 @@ def _parts(value: str | None, key: str) -> list[str]:
     return [p.strip() for p in value.split(",") if p.strip()]
 
 
-def apply_ops(current: dict[str, str], ops, broker: bool = False) -> dict[str, str]:
+def apply_ops(current: dict[str, str], ops, broker: bool = False, list_keys: bool = True) -> dict[str, str]:
     """New override set from ``current`` and [(key, op, value)]; pure. Raises ResourceError.
-    ``broker``: keys are broker keys (list-typed ones by the broker key's type)."""
+    ``broker``: keys are broker keys (list-typed ones by the broker key's type);
+    ``list_keys=False``: no key takes APPEND/SUBTRACT (client metrics subscriptions, as Kafka 4.4)."""
     keys = [k for k, _op, _v in ops]
     if len(set(keys)) != len(keys):
         raise ResourceError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
@@ -57,7 +58,7 @@ def apply_ops(current: dict[str, str], ops, broker: bool = False) -> dict[str, s
             new.pop(key, None)
         else:
             d = TOPIC_CONFIGS.get(key) if not broker else _broker_list_key(key)
-            if d is None or d.type != "list":
+            if not list_keys or d is None or d.type != "list":
                 raise ResourceError(ErrorCode.INVALID_CONFIG,
                                     f"Can't {OP_NAMES[op]} to key {key} because its type is not LIST.")
             items = _parts(new.get(key), key)
@@ -105,7 +106,7 @@ async def handle(ctx, req):
                              req.validate_only)
 
     results = await answer_resources(b, req.resources, alter_topic, alter_broker, alter_group, active(ctx),
-                               incremental=True)
+                                     incremental=True, validate_only=req.validate_only)
     return R(throttle_time_ms=0, responses=[
         R.AlterConfigsResourceResponse(error_code=code, error_message=msg, resource_type=rtype, resource_name=name)
         for code, msg, rtype, name in results])

@@ -154,12 +154,12 @@ API_CHECKS: dict[int, tuple[Check, ...]] = {
     31: (C("cluster", Op.ALTER, RT.CLUSTER, CLUSTER_AUTH, REQ, None),),     # DeleteAcls
     32: (  # DescribeConfigs
         C("topic", Op.DESCRIBE_CONFIGS, RT.TOPIC, TOPIC_AUTH, ITEM, "resources.resource_name", when="TOPIC resources"),
-        C("broker", Op.DESCRIBE_CONFIGS, RT.CLUSTER, CLUSTER_AUTH, ITEM, None, when="BROKER and BROKER_LOGGER resources"),
+        C("broker", Op.DESCRIBE_CONFIGS, RT.CLUSTER, CLUSTER_AUTH, ITEM, None, when="BROKER, BROKER_LOGGER and CLIENT_METRICS resources"),
         C("group", Op.DESCRIBE_CONFIGS, RT.GROUP, GROUP_AUTH, ITEM, "resources.resource_name", when="GROUP resources"),
     ),
     33: (  # AlterConfigs
         C("topic", Op.ALTER_CONFIGS, RT.TOPIC, TOPIC_AUTH, ITEM, "resources.resource_name", when="TOPIC resources"),
-        C("broker", Op.ALTER_CONFIGS, RT.CLUSTER, CLUSTER_AUTH, ITEM, None, when="BROKER and BROKER_LOGGER resources"),
+        C("broker", Op.ALTER_CONFIGS, RT.CLUSTER, CLUSTER_AUTH, ITEM, None, when="BROKER, BROKER_LOGGER and CLIENT_METRICS resources"),
         C("group", Op.ALTER_CONFIGS, RT.GROUP, GROUP_AUTH, ITEM, "resources.resource_name", when="GROUP resources"),
     ),
     34: (C("cluster", Op.ALTER, RT.CLUSTER, CLUSTER_AUTH, ITEM, None),),  # AlterReplicaLogDirs
@@ -177,7 +177,7 @@ API_CHECKS: dict[int, tuple[Check, ...]] = {
     42: (C("group", Op.DELETE, RT.GROUP, GROUP_AUTH, ITEM, "groups_names"),),  # DeleteGroups
     44: (  # IncrementalAlterConfigs
         C("topic", Op.ALTER_CONFIGS, RT.TOPIC, TOPIC_AUTH, ITEM, "resources.resource_name", when="TOPIC resources"),
-        C("broker", Op.ALTER_CONFIGS, RT.CLUSTER, CLUSTER_AUTH, ITEM, None, when="BROKER and BROKER_LOGGER resources"),
+        C("broker", Op.ALTER_CONFIGS, RT.CLUSTER, CLUSTER_AUTH, ITEM, None, when="BROKER, BROKER_LOGGER and CLIENT_METRICS resources"),
         C("group", Op.ALTER_CONFIGS, RT.GROUP, GROUP_AUTH, ITEM, "resources.resource_name", when="GROUP resources"),
     ),
     43: (C("cluster", Op.ALTER, RT.CLUSTER, CLUSTER_AUTH, REQ, None,
@@ -221,6 +221,7 @@ API_CHECKS: dict[int, tuple[Check, ...]] = {
     89: (  # StreamsGroupDescribe
         C("group", Op.DESCRIBE, RT.GROUP, GROUP_AUTH, ITEM, "group_ids"),
     ),
+    74: (C("cluster", Op.DESCRIBE_CONFIGS, RT.CLUSTER, CLUSTER_AUTH, REQ, None),),  # ListConfigResources
     75: (  # DescribeTopicPartitions
         C("topic", Op.DESCRIBE, RT.TOPIC, TOPIC_AUTH, ITEM, "topics.name", when="topics are listed"),
         C("all_topics", Op.DESCRIBE, RT.TOPIC, TOPIC_AUTH, OMIT, None, when="all topics"),
@@ -263,8 +264,9 @@ API_CHECKS: dict[int, tuple[Check, ...]] = {
 
 # Answered to anyone (before or after authentication); DescribeCluster checks nothing but
 # reports cluster_authorized_operations when asked; Renew/ExpireDelegationToken check the
-# token's owner and renewers, not ACLs (as Kafka).
-NO_CHECKS = frozenset({17, 18, 36, 39, 40, 60})
+# token's owner and renewers, not ACLs (as Kafka); a client's own telemetry (71, 72) is not
+# authorized either (KafkaApis asks no ACL for it).
+NO_CHECKS = frozenset({17, 18, 36, 39, 40, 60, 71, 72})
 
 
 @functools.lru_cache(maxsize=None)

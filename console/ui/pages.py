@@ -186,7 +186,8 @@ class Pages:
                          ("/topics/{topic}/records", self.records), ("/topics/{topic}/tail", self.tail),
                          ("/groups", self.groups), ("/groups/{group}", self.group),
                          ("/groups/{group}/lag.json", self.lag_json), ("/rates.json", self.rates_json),
-                         ("/transactions", self.transactions), ("/schemas", self.schemas),
+                         ("/transactions", self.transactions), ("/clients", self.clients),
+                         ("/schemas", self.schemas),
                          ("/schemas/{subject}", self.schema_subject),
                          ("/security", self.security)):
             r.add_get(path, self._wrap(fn))
@@ -719,6 +720,15 @@ class Pages:
         rows = [t for t in await model.transactions(self.kafka(request)) if t["state"] in OPEN_TXN_STATES]
         return self.render(request, "transactions.html", title="Transactions", rows=rows,
                            now=self.broker.clock.now_ms())
+
+    async def clients(self, request):
+        """The metrics clients push (KIP-714), per client instance: what the broker's /metrics
+        shows, for operators without a Prometheus."""
+        self.need(request, Op.DESCRIBE_CONFIGS, RT.CLUSTER)
+        pushed = getattr(self.broker, "pushed_metrics", None)
+        rows = sorted((pushed.clients() if pushed is not None else {}).items(),
+                      key=lambda kv: (kv[1]["labels"]["client_id"], kv[0]))
+        return self.render(request, "clients.html", title="Clients", rows=rows)
 
     def _registry(self, request):
         store = registry.store_of(self.broker)

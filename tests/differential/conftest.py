@@ -37,9 +37,10 @@ def differential_report(request):
 
 
 def start_pair(tmp_path_factory, kafka_overrides=None, hourglass_overrides=None, *, name="pair",
-               kafka_listeners=None):
+               kafka_listeners=None, kafka_classpath=()):
     base = tmp_path_factory.mktemp(name)
-    kafka = KafkaProcess(base / "kafka" / "data", {**COMMON, **(kafka_overrides or {})}, listeners=kafka_listeners)
+    kafka = KafkaProcess(base / "kafka" / "data", {**COMMON, **(kafka_overrides or {})}, listeners=kafka_listeners,
+                         extra_classpath=kafka_classpath)
     hourglass = BrokerProcess(base / "hourglass" / "data", {**COMMON, **(hourglass_overrides or {})})
     try:
         kafka.start()

@@ -113,6 +113,9 @@ KEPT: list[Kept] = [
 # ApiVersions: API key -> why Hourglass advertises another range than Kafka 4.4.
 OLD = "older versions Kafka 4 removed (KIP-896) stay served for older clients"
 KRAFT = "no KRaft quorum: Hourglass is its own controller without a metadata log"
+TELEMETRY = ("Kafka serves client telemetry (KIP-714) only with an exporter plugin in metric.reporters and drops "
+             "what clients push otherwise; Hourglass always keeps pushed metrics (its /metrics and console show "
+             "them), so it always serves them (test_client_telemetry compares both against a Kafka with a plugin)")
 KEPT_RANGES: dict[int, str] = {
     1: OLD,
     2: OLD,
@@ -123,7 +126,8 @@ KEPT_RANGES: dict[int, str] = {
     23: OLD,
     29: OLD, 30: OLD, 31: OLD, 32: OLD,
     64: KRAFT + " (UnregisterBroker)",
-    74: "client metrics resources (KIP-714 subscriptions) are not served (ListConfigResources)",
+    71: TELEMETRY + " (GetTelemetrySubscriptions)",
+    72: TELEMETRY + " (PushTelemetry)",
     80: KRAFT + " (AddRaftVoter)",
     81: KRAFT + " (RemoveRaftVoter)",
     83: "share-group state RPCs are Kafka's inter-broker path; Hourglass's share coordinator keeps "

@@ -102,8 +102,10 @@ class KafkaProcess(ServerProcess):
 
     def __init__(self, data_dir: str | os.PathLike, overrides: Mapping[str, object] | None = None, *,
                  listeners: Mapping[str, str] | None = None, heap: str = "768m",
-                 jvm_opts: tuple[str, ...] = (), ready_timeout: float = READY_TIMEOUT_S):
+                 jvm_opts: tuple[str, ...] = (), ready_timeout: float = READY_TIMEOUT_S,
+                 extra_classpath: tuple[str, ...] = ()):
         super().__init__()
+        self.extra_classpath = tuple(str(p) for p in extra_classpath)  # plugins (tests/java/classes)
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.home = self.data_dir.with_name(self.data_dir.name + ".kafka")
@@ -178,7 +180,8 @@ class KafkaProcess(ServerProcess):
         return [jvm.java(), "-Xms256m", f"-Xmx{self.heap}", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
                 "-Djava.awt.headless=true",
                 f"-Dlog4j2.configurationFile={self.home / 'log4j2.properties'}",
-                *self.jvm_opts, "-cp", kafka_classpath(), "kafka.Kafka", str(config)]
+                *self.jvm_opts, "-cp", os.pathsep.join([kafka_classpath(), *self.extra_classpath]),
+                "kafka.Kafka", str(config)]
 
     def start(self) -> "KafkaProcess":
         if self.running:
