@@ -47,7 +47,7 @@ JVM_SRCS := $(shell find tests/jvm -path '*/src/*' -type f -not -path '*/target/
 JVM_STAMP = $(HOURGLASS_CACHE)/jvm-$(shell cat $(JVM_POMS) $(JVM_SRCS) | sha1sum | cut -c1-16).stamp
 MVN := mvn -q -B -Dmaven.repo.local=$(HOURGLASS_CACHE)/m2
 
-.PHONY: jvm flink venv venv-run deps jars java-harness confluent-kafka-versions run test crash-test fuzz bench soak load-limits
+.PHONY: jvm flink iceberg-spark venv venv-run deps jars java-harness confluent-kafka-versions run test crash-test fuzz bench soak load-limits
 
 venv: $(VENV_STAMP)
 venv-run: $(RUN_STAMP)
@@ -79,6 +79,12 @@ jvm: deps
 flink: $(VENV_STAMP) jvm
 	@$(VPY) -m tests.helpers.pyflink >/dev/null
 
+# PySpark at tests/jvm/pom.xml's iceberg.spark.version in its own venv in ~/.cache/hourglass, for
+# Spark SQL over topics' Iceberg tables with Iceberg's Spark runtime, which is served for Spark 4.1
+# but not for the pinned 4.2 (tests/helpers/spark_iceberg.py)
+iceberg-spark: $(VENV_STAMP) jvm
+	@$(VPY) -m tests.helpers.spark_iceberg >/dev/null
+
 # a second confluent-kafka (its own librdkafka) for the share-group tests, in ~/.cache/hourglass
 confluent-kafka-versions: $(VENV_STAMP)
 	@$(VPY) -m tests.helpers.librdkafka >/dev/null
@@ -93,7 +99,7 @@ RUN_ARGS ?=
 run: $(RUN_STAMP)
 	$(VPY) -m broker serve --config config/server.properties $(RUN_ARGS)
 
-test: venv deps jars java-harness confluent-kafka-versions jvm flink
+test: venv deps jars java-harness confluent-kafka-versions jvm flink iceberg-spark
 	$(VPY) -m pytest $(PYTEST_ARGS) tests
 
 # Reliability tools (short passes of both run inside `make test`, in tests/reliability).

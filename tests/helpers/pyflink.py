@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 from tests.helpers import jvm
@@ -44,18 +42,8 @@ def venv_dir() -> Path:
 
 
 def python() -> Path:
-    """The PyFlink venv's interpreter, the venv made and ``apache-flink`` installed first if
-    missing (a half-made venv from an interrupted install has no stamp and is made again)."""
-    d = venv_dir()
-    stamp = d / ".hourglass-installed"
-    if not stamp.exists():
-        shutil.rmtree(d, ignore_errors=True)
-        base = getattr(sys, "_base_executable", None) or sys.executable
-        subprocess.run([base, "-m", "venv", str(d)], check=True)
-        subprocess.run([str(d / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                        f"apache-flink=={version()}"], check=True)
-        stamp.write_text(version() + "\n")
-    return d / "bin" / "python"
+    """The venv's interpreter (``jvm.cached_venv``)."""
+    return jvm.cached_venv(venv_dir(), f"apache-flink=={version()}")
 
 
 def run_job(job: str, timeout: float = 300.0, **args) -> dict:
