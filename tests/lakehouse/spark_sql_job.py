@@ -14,10 +14,10 @@ ANSWER = "SPARK-SQL-ANSWER "
 def plain(v):
     if isinstance(v, (bytes, bytearray)):
         return base64.b64encode(bytes(v)).decode()
+    if hasattr(v, "asDict"):  # a struct (a Row is a tuple too)
+        return {k: plain(x) for k, x in v.asDict().items()}
     if isinstance(v, (list, tuple)):
         return [plain(x) for x in v]
-    if hasattr(v, "asDict"):
-        return {k: plain(x) for k, x in v.asDict().items()}
     return v if v is None or isinstance(v, (int, float, str, bool)) else str(v)
 
 
