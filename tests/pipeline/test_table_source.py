@@ -1,12 +1,13 @@
 """The pipeline reads a topic's Iceberg table from a time (``--source iceberg``: the Python data
 source ``hourglass_iceberg`` over the broker's Iceberg REST catalog) instead of the log: the same
-rows as Spark's own kafka source with ``startingTimestamp`` T and read_committed, record for
-record, on a random topic (keys, headers, out-of-order CreateTimes, committed and aborted
-transactions, several partitions); and after the log's retention deleted the oldest segments,
-the table still replays them."""
+rows as Spark's own kafka source with ``startingTimestamp`` T (and ``startingOffsetsByTimestamp``)
+and read_committed, record for record, on a random topic (keys, headers, out-of-order
+CreateTimes, committed and aborted transactions, several partitions); and after the log's
+retention deleted the oldest segments, the table still replays them."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import random
 
 import pytest
@@ -63,6 +64,13 @@ def test_table_source_reads_the_rows_of_spark_kafka_source_from_a_time(lake, spa
     table = rows(job.read(spark, args(b, topic, "--from", str(t), "--source", "iceberg", "--catalog", url)))
     assert table == kafka, f"seed {seed}"
     assert 0 < len(kafka) < len(everything), f"seed {seed}"
+    # a time per partition (startingOffsetsByTimestamp), each among that partition's own times
+    per = {p: sorted(r[2] for r in everything if r[0] == p) for p in range(3)}
+    by_ts = json.dumps({topic: {str(p): ts[len(ts) // 3] for p, ts in per.items()}})
+    kafka = rows(job.read(spark, args(b, topic, "--from", by_ts, "--isolation-level", READ_COMMITTED,
+                                      "--source", "kafka")))
+    table = rows(job.read(spark, args(b, topic, "--from", by_ts, "--source", "iceberg", "--catalog", url)))
+    assert table == kafka and 0 < len(kafka) < len(everything), f"seed {seed}"
     # the whole job over either source: the same windowed counts
     counts = {}
     for source in ("kafka", "iceberg"):
