@@ -40,21 +40,16 @@ def _load(uri: str, table: str):
     return RestCatalog("hourglass", uri=uri).load_table((NAMESPACE, table))
 
 
-def _offsets(tbl, snapshot_id: int, row_filter: str = "True"):
-    """(partition, offset, timestamp µs) columns of the rows the filter selects, as Arrow."""
-    import pyarrow.compute as pc
-    arrow = tbl.scan(snapshot_id=snapshot_id, row_filter=row_filter, selected_fields=("redpanda",)).to_arrow()
-    m = arrow.column("redpanda")
-    return (pc.struct_field(m, "partition").to_pylist(), pc.struct_field(m, "offset").to_pylist(),
-            pc.struct_field(m, "timestamp").cast("int64").to_pylist())
-
-
 def _first_at_or_after(tbl, snapshot_id: int, targets: dict[O.TP, int]) -> dict[O.TP, int]:
     """(topic, partition) -> the lowest offset the table holds whose timestamp is >= that partition's time (ms)."""
+    import pyarrow.compute as pc
     out: dict[O.TP, int] = {}
     by_partition = {p: ms for (_, p), ms in targets.items()}
     topic = {p: t for t, p in targets}
-    for p, o, ts in zip(*_offsets(tbl, snapshot_id, f"redpanda.timestamp >= {min(targets.values()) * 1000}")):
+    m = tbl.scan(snapshot_id=snapshot_id, selected_fields=("redpanda",),
+                 row_filter=f"redpanda.timestamp >= {min(targets.values()) * 1000}").to_arrow().column("redpanda")
+    for p, o, ts in zip(pc.struct_field(m, "partition").to_pylist(), pc.struct_field(m, "offset").to_pylist(),
+                        pc.struct_field(m, "timestamp").cast("int64").to_pylist()):
         if p in by_partition and ts is not None and ts >= by_partition[p] * 1000:
             tp = (topic[p], p)
             out[tp] = min(out.get(tp, o), o)
@@ -62,7 +57,7 @@ def _first_at_or_after(tbl, snapshot_id: int, targets: dict[O.TP, int]) -> dict[
 
 
 class _Planner:
-    """Driver side: the table's pinned snapshot, its partitions and extent, the broker's ListOffsets."""
+    """Driver side: the table's pinned snapshot, the starts, the broker's ListOffsets."""
 
     def __init__(self, options):
         self.options = options = O.normalize(options)
@@ -78,24 +73,21 @@ class _Planner:
         self.snapshot_id = None if snap is None else snap.snapshot_id
         self.summary = {} if snap is None else dict(snap.summary.additional_properties)
 
-    def extent(self) -> dict[O.TP, tuple[int, int]]:
-        """(topic, partition) -> (lowest offset held, one past the last): the table's watermarks."""
-        from lakehouse.translate import last_offsets
-        low: dict[int, int] = {}
-        for p, o, _ in zip(*_offsets(self.tbl, self.snapshot_id)):
-            low[p] = min(low.get(p, o), o)
-        return {(self.topic, p): (low.get(p, last + 1), last + 1) for p, last in sorted(last_offsets(self.summary).items())}
-
     def starts(self) -> dict[O.TP, int]:
-        extent = self.extent()
-        targets = O.starting_targets(self.options, list(extent), O.EARLIEST)
+        from lakehouse.translate import last_offsets
+        last = {(self.topic, p): o for p, o in last_offsets(self.summary).items()}
+        targets = O.starting_targets(self.options, sorted(last), O.EARLIEST)
+
+        def watermarks(tp: O.TP) -> tuple[int, int]:
+            # the table's earliest: offset >= 0 selects every row it holds, with no scan to find the lowest
+            return 0, last[tp] + 1
 
         def for_times(by_time: dict[O.TP, int]) -> dict[O.TP, int]:
             in_table = _first_at_or_after(self.tbl, self.snapshot_id, by_time)
             listed = self._list_offsets(by_time)
             return {tp: O.earliest_at_or_after(listed.get(tp, -1), in_table.get(tp, -1)) for tp in by_time}
         strategy = self.options.get("startingoffsetsbytimestampstrategy", "error")
-        return O.resolve(targets, watermarks=lambda tp: extent[tp], for_times=for_times, strategy=strategy)
+        return O.resolve(targets, watermarks=watermarks, for_times=for_times, strategy=strategy)
 
     def _list_offsets(self, by_time: dict[O.TP, int]) -> dict[O.TP, int]:
         """The broker's offsets-for-times, where Spark's kafka source starts (none without
