@@ -86,6 +86,12 @@ jvm: deps
 flink: $(VENV_STAMP) jvm
 	@$(VPY) -m tests.helpers.pyflink >/dev/null
 
+# PySpark at tests/jvm/pom.xml's iceberg.spark.version in its own venv in ~/.cache/hourglass, for
+# Spark SQL over topics' Iceberg tables with Iceberg's Spark runtime, which is served for Spark 4.1
+# but not for the pinned 4.2 (tests/helpers/spark_iceberg.py)
+iceberg-spark: $(VENV_STAMP) jvm
+	@$(VPY) -m tests.helpers.spark_iceberg >/dev/null
+
 # a second confluent-kafka (its own librdkafka) for the share-group tests, in ~/.cache/hourglass
 confluent-kafka-versions: $(VENV_STAMP)
 	@$(VPY) -m tests.helpers.librdkafka >/dev/null

@@ -69,7 +69,9 @@ def _check_namespace(catalog, ns: tuple[str, ...]) -> None:
 
 def _load(catalog, ns: tuple[str, ...], name: str) -> dict:
     from pyiceberg.exceptions import NoSuchTableError
-    _check_namespace(catalog, ns)
+    # no namespace check: the REST spec's LoadTable 404 is NoSuchTableException, and Iceberg's
+    # Spark catalog reads `ns.table.snapshots` (a metadata table) only after that error for table
+    # `snapshots` in namespace `ns.table`; NoSuchNamespaceException would end the query there
     try:
         location = catalog.load_table((*ns, name)).metadata_location
     except NoSuchTableError:

@@ -9,7 +9,10 @@ Reads with Spark's own ``kafka`` source whenever its connector (spark-sql-kafka-
 classpath: ``--packages``, ``spark.jars``, or the jars named by ``SPARK_KAFKA_JARS`` (a folder, a
 glob or a comma list). Without it the job reads with the Python data source ``hourglass_kafka``
 (same options and schema, no JVM jars); ``--source kafka|python`` chooses explicitly, and one log
-line says which source reads. Events are JSON ``{"id": ..., "ts": epoch_ms, "kind": "..."}``;
+line says which source reads. ``--source iceberg --catalog URL`` reads the topic's Iceberg table
+instead of the log (the topic's ``iceberg.mode`` on, the broker's ``iceberg.catalog.listeners``
+URL; the Python data source ``hourglass_iceberg``, batch only): the same rows from ``--from`` as
+Spark's kafka source with read_committed, and the rows the log's retention already deleted. Events are JSON ``{"id": ..., "ts": epoch_ms, "kind": "..."}``;
 ``ts`` is the event time (the record's timestamp when absent).
 """
 from __future__ import annotations
@@ -66,6 +69,8 @@ def reader_options(args, source: str = "kafka") -> dict:
         opts["kafka.isolation.level"] = args.isolation_level
     if source == "kafka":
         opts["includeHeaders"] = "true"  # the Python data source always has them
+    if source == "iceberg":
+        opts["catalog.uri"] = args.catalog
     return opts
 
 
@@ -95,6 +100,8 @@ def choose_source(requested: str, connector_present: bool, spark_version: str = 
                "spark.jars or SPARK_KAFKA_JARS)")
     if requested == "python":
         return "python", "chosen with --source python"
+    if requested == "iceberg":
+        return "iceberg", "chosen with --source iceberg"
     if requested == "kafka":
         if not connector_present:
             raise SourceError(f"--source kafka: {missing}")
@@ -108,18 +115,27 @@ def choose_source(requested: str, connector_present: bool, spark_version: str = 
 
 def resolve_source(spark, args) -> str:
     """The source ``args.source`` names on this session, logged once per read."""
-    present = kafka_connector_present(spark) if args.source != "python" else False
+    present = kafka_connector_present(spark) if args.source not in ("python", "iceberg") else False
     source, why = choose_source(args.source, present, spark.version)
-    name = "Spark's kafka source" if source == "kafka" else "the Python data source hourglass_kafka"
+    name = {"kafka": "Spark's kafka source", "python": "the Python data source hourglass_kafka",
+            "iceberg": f"the Python data source hourglass_iceberg (its Iceberg table, catalog {args.catalog})"}[source]
     log.info("hourglass-pipeline: reading %s with %s (%s)", args.topic, name, why)
     return source
 
 
 def read(spark, args):
     source = resolve_source(spark, args)
-    fmt = "hourglass_kafka" if source == "python" else "kafka"
+    fmt = {"python": "hourglass_kafka", "kafka": "kafka", "iceberg": "hourglass_iceberg"}[source]
     if source == "python":
         from pipeline.source import register
+        register(spark)
+    if source == "iceberg":
+        refused = [flag for flag, on in (("--stream", args.stream), ("--until", args.until),
+                                         ("--ending-offsets", args.ending_offsets)) if on]
+        if refused:
+            raise SourceError(f"--source iceberg reads the table once, up to what it holds: {', '.join(refused)} "
+                              "not served")
+        from pipeline.table_source import register
         register(spark)
     r = spark.readStream if args.stream else spark.read
     return r.format(fmt).options(**reader_options(args, source)).load()
@@ -155,10 +171,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--isolation-level", choices=["read_committed", "read_uncommitted"],
                    help="kafka.isolation.level: read_committed reads only committed transactions, up to "
                         "the last stable offset")
-    p.add_argument("--source", choices=["auto", "kafka", "python"],
+    p.add_argument("--source", choices=["auto", "kafka", "python", "iceberg"],
                    default=os.environ.get("HOURGLASS_PIPELINE_SOURCE", "auto"),
                    help="auto (default): Spark's kafka source when spark-sql-kafka-0-10 is on the classpath, "
-                        "else the Python data source hourglass_kafka")
+                        "else the Python data source hourglass_kafka; iceberg: the topic's Iceberg table "
+                        "(iceberg.mode) through --catalog, batch only")
+    p.add_argument("--catalog", default=os.environ.get("HOURGLASS_ICEBERG_CATALOG", "http://localhost:8181"),
+                   help="--source iceberg: the broker's Iceberg REST catalog URL (iceberg.catalog.listeners)")
     p.add_argument("--stream", action="store_true", help="Structured Streaming instead of one batch")
     p.add_argument("--trigger", choices=["availableNow", "continuous-poll"], default="availableNow",
                    help="streaming: process what is there and stop, or keep polling every 5 s")

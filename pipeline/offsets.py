@@ -142,3 +142,12 @@ def rate_limit(start: Mapping[TP, int], latest: Mapping[TP, int], max_offsets: i
         share = min(n, max(1, math.floor(max_offsets * n / total))) if n else 0
         out[tp] = start.get(tp, latest[tp]) + share
     return out
+
+
+def earliest_at_or_after(listed: int, in_table: int) -> int:
+    """Where a read from a time starts on a topic that is also a table: the broker's answer
+    (``listed``, offsets-for-times: where Spark's kafka source starts), or the table's lowest
+    offset at or after the time when that is lower (the log's retention deleted those records,
+    the table keeps them); -1 where neither has one."""
+    found = [o for o in (listed, in_table) if o >= 0]
+    return min(found) if found else -1

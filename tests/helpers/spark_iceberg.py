@@ -1,17 +1,19 @@
-"""PySpark with Apache Iceberg's Spark runtime, to read topics' Iceberg tables (tests/lakehouse).
+"""PySpark with Apache Iceberg's Spark runtime, to read topics' Iceberg tables in Spark SQL.
 
-Maven Central serves Iceberg's Spark runtime for Spark 4.0 and 4.1 but not for the Spark 4.2
-that pyproject.toml pins (the pipeline needs 4.2), and the 4.1 runtime does not load under
-Spark 4.2 (``IncompatibleClassChangeError`` on ``SparkView``). So the Iceberg reads run PySpark
-``iceberg.spark.version`` (tests/jvm/pom.xml) in its own venv in
-``~/.cache/hourglass/pyspark-<version>`` (outside the checkout, made by ``make iceberg-spark``
-or on first use), with the runtime jar ``make jvm`` copied into the cache.
+Maven Central serves Iceberg's Spark runtime for Spark 4.0 and 4.1, none for the Spark 4.2 that
+pyproject.toml pins (the pipeline's Python data sources need 4.2), and the 4.1 runtime does not
+load under 4.2 (tests/jvm/pom.xml at ``iceberg.spark.version`` says how it fails). So Spark SQL
+over the tables runs PySpark ``iceberg.spark.version`` in a venv of its own,
+``~/.cache/hourglass/pyspark-<version>`` (outside the checkout, made by ``make iceberg-spark`` or
+on first use), with the runtime jar ``make jvm`` copied into the cache.
 
-Jobs run as ``tests/lakehouse/spark_read.py <json args>`` under that interpreter; the job
-prints its answer as JSON on a line starting with ``ANSWER``.
+A job is ``tests/lakehouse/spark_sql_job.py <json>`` under that interpreter: one Spark session
+for the catalog URL, every named SQL query of the request run in it, the answer printed as JSON
+on the line starting with ``ANSWER`` (one JVM per call: a test module makes one call).
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -19,8 +21,8 @@ from pathlib import Path
 
 from tests.helpers import jvm
 
-ANSWER = "SPARK-ICEBERG-ANSWER "
-JOB = Path(__file__).resolve().parent.parent / "lakehouse" / "spark_read.py"
+ANSWER = "SPARK-SQL-ANSWER "
+JOB = Path(__file__).resolve().parent.parent / "lakehouse" / "spark_sql_job.py"
 
 
 def spark_version() -> str:
@@ -28,8 +30,8 @@ def spark_version() -> str:
 
 
 def runtime_jar() -> Path:
-    libs = jvm.libs(f"iceberg-spark-{jvm.version('iceberg')}")
-    return next(libs.glob("iceberg-spark-runtime-*.jar"))
+    """The ``iceberg-spark-runtime`` jar ``make jvm`` copied into the cache."""
+    return next(jvm.libs(f"iceberg-spark-{jvm.version('iceberg')}").glob("iceberg-spark-runtime-*.jar"))
 
 
 def venv_dir() -> Path:
@@ -37,23 +39,35 @@ def venv_dir() -> Path:
 
 
 def python() -> Path:
-    """The venv's interpreter, made with ``pyspark==<version>`` first if missing (a half-made
-    venv from an interrupted install has no stamp and is made again)."""
+    """The venv's interpreter (``jvm.cached_venv``)."""
     return jvm.cached_venv(venv_dir(), f"pyspark=={spark_version()}")
 
 
-def run(args: dict, timeout: float = 300) -> dict:
-    """Run the Spark job with ``args``; its JSON answer."""
-    env = {**os.environ, "JAVA_HOME": str(Path(jvm.java()).resolve().parents[1])}
+def unb64(v):
+    return None if v is None else base64.b64decode(v)
+
+
+def sql(catalog_url: str, queries: dict[str, str], timeout: float = 400.0) -> dict[str, list[list]]:
+    """Run ``queries`` (name -> SQL; the catalog is ``hourglass``) in one Spark session; name ->
+    rows, each a list of values (binary values base64, timestamps as the SQL renders them); a
+    query Spark refuses fails the call with its error (every query's)."""
+    env = dict(os.environ)
     env.pop("PYTHONPATH", None)  # the job imports PySpark from its own venv only
     env.pop("SPARK_HOME", None)
-    proc = subprocess.run([str(python()), str(JOB), json.dumps({**args, "jar": str(runtime_jar())})],
-                          capture_output=True, text=True, timeout=timeout, env=env)
-    for line in proc.stdout.splitlines():
-        if line.startswith(ANSWER):
-            return json.loads(line[len(ANSWER):])
-    raise RuntimeError(f"the Spark job exited {proc.returncode} without an answer:\n{proc.stderr[-4000:]}")
+    env.setdefault("JAVA_HOME", str(Path(jvm.java()).resolve().parents[1]))
+    env["SPARK_LOCAL_IP"] = "127.0.0.1"
+    req = {"catalog": catalog_url, "jar": str(runtime_jar()), "queries": queries}
+    p = subprocess.run([str(python()), str(JOB), json.dumps(req)], env=env, capture_output=True, text=True,
+                       timeout=timeout)
+    answers = [line for line in p.stdout.splitlines() if line.startswith(ANSWER)]
+    if p.returncode != 0 or not answers:
+        raise AssertionError(f"the Spark SQL job exited {p.returncode} without an answer:\n"
+                             f"{p.stdout[-3000:]}\n{p.stderr[-6000:]}")
+    answer = json.loads(answers[-1][len(ANSWER):])
+    if answer.get("errors"):
+        raise AssertionError(f"Spark SQL failed: {json.dumps(answer['errors'], indent=1)}")
+    return answer
 
 
 if __name__ == "__main__":  # make iceberg-spark
-    print(python())
+    print(python(), runtime_jar())
