@@ -106,11 +106,6 @@ RUN_ARGS ?=
 run: $(RUN_STAMP)
 	$(VPY) -m broker serve --config config/server.properties $(RUN_ARGS)
 
-# PySpark at tests/jvm/pom.xml's iceberg.spark.version in its own venv in ~/.cache/hourglass, with
-# Iceberg's Spark runtime (none is served for the pinned Spark 4.2): tests/helpers/spark_iceberg.py
-iceberg-spark: $(VENV_STAMP) jvm
-	@$(VPY) -m tests.helpers.spark_iceberg >/dev/null
-
 test: venv deps jars java-harness confluent-kafka-versions jvm flink iceberg-spark go-modules
 	$(VPY) -m pytest $(PYTEST_ARGS) tests
 
