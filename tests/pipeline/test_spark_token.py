@@ -82,6 +82,12 @@ def test_spark_reads_with_a_delegation_token(secured, spark):
             r.token_id.encode(), base64.b64encode(r.hmac), util.TOKEN_KIND(), service))
         assert read() == sorted((str(i), f"v{i}") for i in range(20))
     finally:
-        ugi.getCredentials().removeToken(service)
+        # UserGroupInformation.getCredentials() is a copy: the token is removed from the Credentials
+        # the user's Subject holds, or every later Kafka read in this Spark session would find a
+        # token for a cluster whose settings are gone (NoSuchElementException ...auth.bootstrap.servers)
+        held = jvm.java.lang.Class.forName("org.apache.hadoop.security.Credentials")
+        for creds in ugi.getSubject().getPrivateCredentials(held).toArray():
+            creds.removeToken(service)
+        assert ugi.getCredentials().getToken(service) is None
         for k in ("auth.bootstrap.servers", "security.protocol"):
             conf.remove(f"spark.kafka.clusters.{CLUSTER}.{k}")
