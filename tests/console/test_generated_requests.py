@@ -98,10 +98,12 @@ def services():
         # a share group with a member (the share-groups routes)
         sharer = ShareConsumer({"bootstrap.servers": b.bootstrap_servers, "group.id": "gen-share"})
         sharer.subscribe(["gen"])
-        deadline = time.monotonic() + 30
-        while not _has_member(b, "share-groups", "gen-share") and time.monotonic() < deadline:
+        # as in Kafka 4.4, the first member gets its partitions a heartbeat after the one that
+        # subscribed the topic (the share partitions are initialized in between)
+        deadline = time.monotonic() + 40
+        while not _has_assignment(b, "share-groups", "gen-share") and time.monotonic() < deadline:
             sharer.poll(0.2)
-        assert _has_member(b, "share-groups", "gen-share"), "the share group has no member"
+        assert _has_assignment(b, "share-groups", "gen-share"), "the share group's member has no partitions"
         # a Streams (KIP-1071) group of raw heartbeats, kept alive by its own thread, with a
         # committed offset (the hourglass/streams-groups routes)
         streams = StreamsGroup(b.bootstrap_servers, "gen-streams", "gen", partitions=2)
@@ -139,10 +141,12 @@ def _http(url: str, method: str = "GET", body=None):
         return json.loads(raw) if raw else None
 
 
-def _has_member(b, collection: str, group: str) -> bool:
-    url = f"{b.console_url}/v3/clusters/{b.broker.cluster_id}/{collection}/{group}/consumers"
+def _has_assignment(b, collection: str, group: str) -> bool:
+    """The group has a member, and that member holds partitions."""
+    base = f"{b.console_url}/v3/clusters/{b.broker.cluster_id}/{collection}/{group}/consumers"
     try:
-        return bool(_http(url)["data"])
+        members = _http(base)["data"]
+        return bool(members) and bool(_http(f"{base}/{members[0]['consumer_id']}/assignments")["data"])
     except urllib.error.HTTPError:
         return False
 
