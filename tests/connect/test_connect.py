@@ -254,8 +254,14 @@ def test_exactly_once_zombie_task_is_fenced(broker_factory, connect_factory, tmp
     assert got == lines(0, 1500)
     # the thawed task's producer learned from the broker that a newer one had fenced it
     log = zombie.log_text()
-    assert "ProducerFencedException" in log and f"transactionalId={zombie.group_id}-zombie-in-0" in log, \
-        zombie.log_tail(4000)
+    # transaction.version 1: its AddPartitionsToTxn is refused PRODUCER_FENCED (ProducerFencedException);
+    # 2 (Kafka 4.4's default): partitions are added by the Produce itself, and the leader's check with
+    # the coordinator refuses the old epoch with INVALID_PRODUCER_EPOCH, as Kafka 4's broker answers a
+    # produce (InvalidProducerEpochException "...attempted to produce with an old epoch")
+    txn_id = f"{zombie.group_id}-zombie-in-0"
+    fenced = ("ProducerFencedException" in log and f"transactionalId={txn_id}" in log) or \
+        f"InvalidProducerEpochException: Producer with transactionalId '{txn_id}'" in log
+    assert fenced, zombie.log_tail(4000)
 
 
 def test_wrong_connector_config_gets_connects_error_and_broker_keeps_serving(broker_factory, connect_factory,
