@@ -11,24 +11,14 @@ import org.testcontainers.utility.DockerImageName;
 
 /** org.testcontainers.kafka.KafkaContainer (apache/kafka) with the Hourglass image substituted. */
 @Testcontainers
-class KafkaContainerTest {
+class KafkaContainerTest extends KafkaScenariosTest {
     @Container
     static final KafkaContainer KAFKA = new KafkaContainer(
             DockerImageName.parse(KafkaScenarios.image()).asCompatibleSubstituteFor("apache/kafka"));
 
-    @Test
-    void produceAndConsumeWithAGroup() throws Exception {
-        KafkaScenarios.produceConsumeWithAGroup(KAFKA.getBootstrapServers());
-    }
-
-    @Test
-    void transaction() throws Exception {
-        KafkaScenarios.transaction(KAFKA.getBootstrapServers());
-    }
-
-    @Test
-    void admin() throws Exception {
-        KafkaScenarios.admin(KAFKA.getBootstrapServers(), 1);
+    @Override
+    String bootstrapServers() {
+        return KAFKA.getBootstrapServers();
     }
 
     @Test
