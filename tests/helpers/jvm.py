@@ -89,19 +89,3 @@ def log4j2_properties(log: Path | str, levels: dict[str, str] | None = None,
 def classpath(*dirs: Path) -> str:
     """A ``-cp`` value of every jar in ``dirs`` (the JVM's ``dir/*`` wildcard)."""
     return os.pathsep.join(f"{d}/*" for d in dirs)
-
-
-def cached_venv(d: Path, requirement: str) -> Path:
-    """The interpreter of a venv of its own in the cache (``d``), made with ``requirement``
-    installed first if missing (a half-made venv from an interrupted install has no stamp and is
-    made again): a Python side whose pins the test venv's packages must not be bent to."""
-    stamp = d / ".hourglass-installed"
-    version = requirement.split("==", 1)[-1]
-    if not stamp.exists():
-        shutil.rmtree(d, ignore_errors=True)
-        base = getattr(sys, "_base_executable", None) or sys.executable
-        subprocess.run([base, "-m", "venv", str(d)], check=True)
-        subprocess.run([str(d / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                        requirement], check=True)
-        stamp.write_text(version + "\n")
-    return d / "bin" / "python"
