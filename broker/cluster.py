@@ -59,14 +59,17 @@ def base64_to_uuid(s: str) -> bytes:
 
 
 def new_uuid() -> bytes:
-    """A random v4 UUID that Kafka accepts (not zero, not the reserved sentinels)."""
+    """Kafka's ``Uuid.randomUuid``: a random v4 UUID that is neither of the reserved sentinels
+    (zero, one) and whose printed form does not start with '-', which a command line would
+    read as an option (``kafka-storage format -t "$(kafka-storage random-uuid)"``)."""
     while True:
         # what uuid.uuid4() does, without importing uuid (and platform) at start-up
         b = bytearray(os.urandom(16))
         b[6] = (b[6] & 0x0F) | 0x40   # version 4
         b[8] = (b[8] & 0x3F) | 0x80   # RFC 4122 variant
         u = bytes(b)
-        if u != bytes(16) and u != bytes(15) + b"\x01":
+        # base64's first character is the top 6 bits of the first byte; 62 prints as '-'
+        if u != bytes(16) and u != bytes(15) + b"\x01" and b[0] >> 2 != 62:
             return u
 
 

@@ -35,14 +35,13 @@ rebalances.
 """
 from __future__ import annotations
 
-import base64
 import logging
-import os
 from typing import Callable, Optional
 
 from protocol.deferred import dataclass
 from protocol.errors import DecodeError, ErrorCode as E
 from protocol.messages import consumer_protocol as cp
+from broker.cluster import new_uuid, uuid_to_base64
 from broker.groups import assignors, schemas
 from broker.groups.consumer_group import (
     LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, ClassicMemberMetadata, ConsumerGroup,
@@ -111,8 +110,8 @@ class DescribedConsumerGroup:
 
 
 def new_member_id() -> str:
-    """Kafka's ``Uuid.randomUuid().toString()``: URL-safe base64 of 16 random bytes."""
-    return base64.urlsafe_b64encode(os.urandom(16)).rstrip(b"=").decode()
+    """Kafka's ``Uuid.randomUuid().toString()``."""
+    return uuid_to_base64(new_uuid())
 
 
 def _blank(s: Optional[str]) -> bool:

@@ -79,13 +79,9 @@ def principal_parts(principal: str) -> tuple[str, str]:
 
 
 def new_token_id() -> str:
-    """A random Kafka ``Uuid`` as Kafka prints it (URL-safe base64; never starting with '-',
-    which Kafka's ``Uuid.randomUuid`` avoids as it reads as a command-line option)."""
+    """A random Kafka ``Uuid`` as Kafka prints it (``new_uuid`` never starts with '-')."""
     from broker.cluster import new_uuid, uuid_to_base64
-    while True:
-        s = uuid_to_base64(new_uuid())
-        if not s.startswith("-"):
-            return s
+    return uuid_to_base64(new_uuid())
 
 
 def create_hmac(secret_key: str, token_id: str) -> bytes:

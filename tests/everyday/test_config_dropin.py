@@ -350,3 +350,14 @@ def test_storage_tool_formats_as_kafka_storage(tmp_path, capsys):
     # the broker starts on what format wrote: the same cluster id
     from broker.cluster import ClusterMeta
     assert ClusterMeta([tmp_path / "a", tmp_path / "b"], 3).cluster_id == cid
+
+
+def test_random_uuids_never_read_as_a_command_line_option(capsys):
+    """Kafka's ``Uuid.randomUuid`` never prints starting with '-': ``kafka-storage format -t
+    "$(kafka-storage random-uuid)"`` would read such an id as an option. One id in 64 would
+    start with '-' otherwise, so 2,000 ids without one leave a chance of 1e-14 of a false pass."""
+    from hourglass.cli import storage
+    for _ in range(2000):
+        assert storage.main(["random-uuid"]) == 0
+    ids = capsys.readouterr().out.split()
+    assert len(ids) == 2000 and not [i for i in ids if i.startswith("-")]
