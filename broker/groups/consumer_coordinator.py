@@ -54,22 +54,15 @@ from broker.groups.group import GroupMetadata, GroupState, JoinResult, MemberMet
 from broker.groups.reconciliation import (
     FencedMemberEpoch, build_target_assignment, is_subset, reconcile, subscribed_topic_ids, topic_partitions_map,
 )
+from broker.groups.errors import GroupError, append_error_code
 from broker.groups.timers import KeyedTimers
+from broker.groups.validation import blank_id_message
 
 log = logging.getLogger(__name__)
 
 REGEX_BATCH_REFRESH_MIN_INTERVAL_MS = 10_000  # Kafka's GroupMetadataManager constant
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION = 1  # KIP-1082
-
-
-class GroupError(Exception):
-    """An error answer (Kafka's ApiException): code and message."""
-
-    def __init__(self, code: int, message: Optional[str] = None):
-        super().__init__(message or E(code).name)
-        self.code = int(code)
-        self.message = message
 
 
 @dataclass
@@ -114,11 +107,6 @@ def new_member_id() -> str:
     return uuid_to_base64(new_uuid())
 
 
-def _blank(s: Optional[str]) -> bool:
-    """Kafka's ``throwIfEmptyString`` test: set, and empty after Java's ``trim``."""
-    return s is not None and all(c <= " " for c in s)
-
-
 def compile_regex(regex: str):
     """RE2/J syntax, as Kafka compiles ``subscribed_topic_regex``: the ``google-re2`` binding of
     RE2 (the engine RE2/J ports); Python's ``re`` when it is not installed (it accepts
@@ -161,8 +149,7 @@ class ConsumerGroupCoordinator:
         try:
             self.store.write_records(group_id, [encode_record(r) for r in records])
         except Exception as exc:
-            from broker.groups.coordinator import _store_error
-            code = _store_error(exc)
+            code = append_error_code(exc)
             log.warning("writing records of group %s failed: %r", group_id, exc)
             raise GroupError(E.UNKNOWN_SERVER_ERROR if code == E.INVALID_COMMIT_OFFSET_SIZE else code) from None
         for r in records:
@@ -298,15 +285,10 @@ class ConsumerGroupCoordinator:
     # ---- ConsumerGroupHeartbeat ----------------------------------------------------------------------
     def _validate_heartbeat(self, req, api_version: int) -> None:
         epoch = req.member_epoch
-        if api_version >= CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION or epoch > 0 or epoch == LEAVE_GROUP_MEMBER_EPOCH:
-            if _blank(req.member_id):
-                raise GroupError(E.INVALID_REQUEST, "MemberId can't be empty.")
-        if _blank(req.group_id):
-            raise GroupError(E.INVALID_REQUEST, "GroupId can't be empty.")
-        if _blank(req.instance_id):
-            raise GroupError(E.INVALID_REQUEST, "InstanceId can't be empty.")
-        if _blank(req.rack_id):
-            raise GroupError(E.INVALID_REQUEST, "RackId can't be empty.")
+        blank = blank_id_message(req, member_id=api_version >= CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION
+                                 or epoch > 0 or epoch == LEAVE_GROUP_MEMBER_EPOCH)
+        if blank:
+            raise GroupError(E.INVALID_REQUEST, blank)
         if epoch == 0:
             if req.rebalance_timeout_ms == -1:
                 raise GroupError(E.INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request.")

@@ -31,7 +31,8 @@ import logging
 from typing import Callable, Iterable, Optional
 
 from protocol.deferred import dataclass
-from broker.groups.consumer_coordinator import ConsumerGroupCoordinator, GroupError
+from broker.groups.consumer_coordinator import ConsumerGroupCoordinator
+from broker.groups.errors import GroupError, append_error_code
 from broker.groups.consumer_group import ConsumerGroup
 from broker.groups.streams_coordinator import StreamsGroup, StreamsGroupCoordinator
 from broker.groups.group import (
@@ -102,19 +103,6 @@ class LoopScheduler:
 
     def call_later(self, delay_ms: int, fn: Callable[[], None]):
         return self.loop.call_later(max(delay_ms, 0) / 1000.0, fn)
-
-
-def _store_error(exc: BaseException) -> int:
-    """Kafka's GroupMetadataManager error conversion for a failed append to the offsets log."""
-    from broker.errors import error_code_for
-    code = error_code_for(exc)
-    if code in (E.MESSAGE_TOO_LARGE, E.RECORD_LIST_TOO_LARGE):
-        return E.INVALID_COMMIT_OFFSET_SIZE
-    if code == E.KAFKA_STORAGE_ERROR:
-        return E.NOT_COORDINATOR
-    if code == E.UNKNOWN_SERVER_ERROR:
-        return E.COORDINATOR_NOT_AVAILABLE
-    return code
 
 
 def _future_setter(fut: asyncio.Future):
@@ -889,7 +877,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
                 else:
                     info = self.store.write_txn_offsets(group.group_id, producer[0], producer[1], good)
             except Exception as exc:
-                code = _store_error(exc)
+                code = append_error_code(exc)
                 log.warning("%soffset commit of group %s failed: %r", "" if producer is None else "transactional ",
                             group.group_id, exc)
                 for tp in good:
@@ -1151,7 +1139,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
             self.store.write_group(group, assignment)
         except Exception as exc:
             log.warning("failed to store metadata of group %s: %r", group.group_id, exc)
-            code = _store_error(exc)
+            code = append_error_code(exc)
             return E.COORDINATOR_NOT_AVAILABLE if code == E.INVALID_COMMIT_OFFSET_SIZE else code
         return 0
 

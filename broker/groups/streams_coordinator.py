@@ -50,8 +50,9 @@ from broker.groups.streams_topology import (
     topology_from_request,
 )
 from broker.groups.streams_records import apply_delta, group_from_records, group_records, metadata_hash, records_delta
-from broker.groups.consumer_coordinator import _blank
+from broker.groups.errors import GroupError, append_error_code
 from broker.groups.timers import KeyedTimers
+from broker.groups.validation import blank_id_message
 
 log = logging.getLogger(__name__)
 
@@ -61,11 +62,9 @@ ACCEPTABLE_RECOVERY_LAG = 10_000      # group.streams... Kafka's default accepta
 TASK_OFFSET_INTERVAL_MS = 60_000
 
 
-class StreamsGroupError(Exception):
-    def __init__(self, code: int, message: Optional[str] = None):
-        super().__init__(message or E(code).name)
-        self.code = int(code)
-        self.message = message
+class StreamsGroupError(GroupError):
+    """An error answer of a Streams group operation (kept apart from the consumer side's so that
+    each side's timers and handlers catch only their own)."""
 
 
 @dataclass(frozen=True)
@@ -182,14 +181,9 @@ def validate_heartbeat(req) -> None:
         for s in req.topology.subtopologies:
             if s.source_topic_regex:
                 raise StreamsGroupError(E.INVALID_REQUEST, "Regular expressions for source topics are not supported yet.")
-    if _blank(req.member_id):
-        raise StreamsGroupError(E.INVALID_REQUEST, "MemberId can't be empty.")
-    if _blank(req.group_id):
-        raise StreamsGroupError(E.INVALID_REQUEST, "GroupId can't be empty.")
-    if _blank(req.instance_id):
-        raise StreamsGroupError(E.INVALID_REQUEST, "InstanceId can't be empty.")
-    if _blank(req.rack_id):
-        raise StreamsGroupError(E.INVALID_REQUEST, "RackId can't be empty.")
+    blank = blank_id_message(req, member_id=True)
+    if blank:
+        raise StreamsGroupError(E.INVALID_REQUEST, blank)
     epoch = req.member_epoch
     if epoch == 0:
         if req.rebalance_timeout_ms == -1:
@@ -284,8 +278,7 @@ class StreamsGroupCoordinator:
         try:
             write(group.group_id, delta)
         except Exception as exc:
-            from broker.groups.coordinator import _store_error
-            code = _store_error(exc)
+            code = append_error_code(exc)
             log.warning("[GroupId %s] Writing the streams group's records failed: %r", group.group_id, exc)
             return E.COORDINATOR_NOT_AVAILABLE if code == E.INVALID_COMMIT_OFFSET_SIZE else code
         group.written = apply_delta(group.written, delta)
