@@ -34,7 +34,8 @@ from protocol.deferred import dataclass
 from broker.groups.consumer_coordinator import ConsumerGroupCoordinator
 from broker.groups.errors import GroupError, append_error_code
 from broker.groups.consumer_group import ConsumerGroup
-from broker.groups.streams_coordinator import StreamsGroup, StreamsGroupCoordinator
+from broker.groups.streams_coordinator import StreamsGroupCoordinator
+from broker.groups.streams_group import StreamsGroup
 from broker.groups.group import (
     NEW_MEMBER_JOIN_TIMEOUT_MS, GroupMetadata, GroupOverview, GroupState, GroupSummary, JoinResult,
     MemberMetadata, OffsetAndMetadata, SyncResult, generate_member_id,
