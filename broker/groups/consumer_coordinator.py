@@ -134,7 +134,7 @@ class ConsumerGroupCoordinator:
     ``config``, ``topics`` and the classic protocol)."""
 
     # ---- plumbing ---------------------------------------------------------------------------------
-    def _cg_init(self) -> None:
+    def init_consumer_groups(self) -> None:
         self._cg_timers = KeyedTimers(lambda: self.scheduler, "timer", active=lambda: self.active,
                                       quiet=(GroupError,))
         self._orphans: dict[str, object] = {}
@@ -167,7 +167,7 @@ class ConsumerGroupCoordinator:
             g = self.groups.pop(key.group, None)
             if g is not None:
                 if isinstance(g, GroupMetadata):
-                    self._cancel_group_timers(g)
+                    self.cancel_group_timers(g)
                 self._orphans[key.group] = g
             return
         gid = key.group_id
@@ -179,7 +179,7 @@ class ConsumerGroupCoordinator:
             old = g if g is not None else self._orphans.pop(gid, None)
             if old is not None:  # an offsets-only group becomes this consumer group
                 if isinstance(old, GroupMetadata):
-                    self._cancel_group_timers(old)
+                    self.cancel_group_timers(old)
                 new.adopt_offsets(old)
             self.groups[gid] = g = new
         if rt == schemas.CONSUMER_GROUP_METADATA and value is None:
@@ -198,7 +198,7 @@ class ConsumerGroupCoordinator:
         for kind in ("session", "rebalance", "join", "sync"):
             self._cancel_timer((kind, group_id, member_id))
 
-    def _cancel_all_cg_timers(self) -> None:
+    def cancel_consumer_group_timers(self) -> None:
         self._cg_timers.cancel_all()
 
     def _schedule_session_timeout(self, group_id: str, member_id: str, timeout_ms: Optional[int] = None) -> None:
@@ -238,7 +238,7 @@ class ConsumerGroupCoordinator:
                  "%d).", group_id, member_id, reason, m.member_epoch, m.state.name, g.group_epoch)
         self._fence_members(g, [m])
 
-    def _schedule_loaded_consumer_group(self, group: ConsumerGroup) -> None:
+    def schedule_loaded_consumer_group(self, group: ConsumerGroup) -> None:
         """Kafka's onLoaded: every member must heartbeat within the session timeout; a member
         asked to revoke keeps its rebalance timeout."""
         log.info("Loaded consumer group %s with %d members (group epoch %d, target assignment epoch %d, %s).",
@@ -843,12 +843,12 @@ class ConsumerGroupCoordinator:
         classic.adopt_offsets(group)
         self.groups[gid] = classic
         for m in classic.all_members():
-            self._complete_and_schedule_next_heartbeat(classic, m)
-        self._prepare_rebalance(classic, f"Downgrade group {gid} from consumer to classic for member leaving.")
+            self.complete_and_schedule_next_heartbeat(classic, m)
+        self.prepare_rebalance(classic, f"Downgrade group {gid} from consumer to classic for member leaving.")
         log.info("[GroupId %s] Converted the consumer group to a classic group.", gid)
 
     # ---- classic members inside a consumer group ----------------------------------------------------
-    def _classic_join_to_consumer_group(self, group: ConsumerGroup, member_id: str, instance_id, require_known: bool,
+    def classic_join_to_consumer_group(self, group: ConsumerGroup, member_id: str, instance_id, require_known: bool,
                                         client_id, client_host, rebalance_timeout_ms, session_timeout_ms,
                                         protocol_type, protocols, callback) -> None:
         gid = group.group_id
@@ -925,7 +925,7 @@ class ConsumerGroupCoordinator:
                                                    f"member epoch {m.member_epoch} of member {m.member_id}.")
         return m
 
-    def _classic_sync_to_consumer_group(self, group: ConsumerGroup, member_id, instance_id, generation_id,
+    def classic_sync_to_consumer_group(self, group: ConsumerGroup, member_id, instance_id, generation_id,
                                         protocol_type, protocol_name) -> SyncResult:
         gid = group.group_id
         try:
@@ -946,7 +946,7 @@ class ConsumerGroupCoordinator:
         data = cp.encode_assignment(cp.assignment(self._topic_names_of(m.assigned)), version)
         return SyncResult(0, protocol_type, protocol_name, data)
 
-    def _classic_heartbeat_to_consumer_group(self, group: ConsumerGroup, member_id, instance_id, generation_id) -> int:
+    def classic_heartbeat_to_consumer_group(self, group: ConsumerGroup, member_id, instance_id, generation_id) -> int:
         gid = group.group_id
         try:
             m = self._classic_member_checks(group, member_id, instance_id, generation_id)
@@ -963,7 +963,7 @@ class ConsumerGroupCoordinator:
             return E.REBALANCE_IN_PROGRESS
         return 0
 
-    def _classic_leave_to_consumer_group(self, group: ConsumerGroup, members) -> list:
+    def classic_leave_to_consumer_group(self, group: ConsumerGroup, members) -> list:
         out = []
         leaving = []
         for member_id, instance_id, reason in members:
@@ -1032,7 +1032,7 @@ class ConsumerGroupCoordinator:
         return out
 
     # ---- offsets --------------------------------------------------------------------------------------
-    def _validate_consumer_offset_commit(self, group: ConsumerGroup, member_id: str, epoch: int, *, api_version: int,
+    def validate_consumer_offset_commit(self, group: ConsumerGroup, member_id: str, epoch: int, *, api_version: int,
                                          transactional: bool, partitions=(), instance_id=None) -> Optional[int]:
         """Kafka 4.x's ConsumerGroup.validateOffsetCommit with OffsetMetadataManager's error
         mapping: STALE_MEMBER_EPOCH from OffsetCommit v9+ (UNSUPPORTED_VERSION before),
@@ -1070,7 +1070,7 @@ class ConsumerGroupCoordinator:
         return None
 
     @staticmethod
-    def _validate_member_offset_fetch(group, member_id: Optional[str], epoch: int) -> Optional[int]:
+    def validate_member_offset_fetch(group, member_id: Optional[str], epoch: int) -> Optional[int]:
         """OffsetFetch v9+ by a member of a consumer or Streams group: the member must be known
         and at its current epoch (a classic-protocol member of a consumer group gets
         ILLEGAL_GENERATION for a wrong one, as Kafka answers it)."""
@@ -1083,7 +1083,7 @@ class ConsumerGroupCoordinator:
             return E.ILLEGAL_GENERATION if getattr(m, "use_classic_protocol", False) else E.STALE_MEMBER_EPOCH
         return None
 
-    def _delete_consumer_group(self, group: ConsumerGroup, *, keep_offsets: bool = False) -> None:
+    def delete_consumer_group(self, group: ConsumerGroup, *, keep_offsets: bool = False) -> None:
         """The group's records are tombstoned; it leaves ``groups`` (its offsets with it, unless
         ``keep_offsets``: a classic group takes its place and keeps them)."""
         records = group_tombstone_records(group)

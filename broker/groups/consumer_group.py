@@ -287,7 +287,7 @@ class ConsumerGroup(GroupOffsets):
     def expired_offsets(self, now_ms: int, retention_ms: int) -> list[tuple[str, int]]:
         """Kafka's consumer groups: offsets of topics the group no longer subscribes to expire
         ``retention_ms`` after their commit."""
-        return self._pick_expired(self.offsets, now_ms, retention_ms, lambda om: om.commit_timestamp,
+        return self.pick_expired(self.offsets, now_ms, retention_ms, lambda om: om.commit_timestamp,
                                   frozenset(self.subscribed_topic_names()))
 
     # ---- replay ---------------------------------------------------------------------------------

@@ -128,8 +128,8 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
         self._expiry_timer = None
         self.rebalances = 0  # lifetime count, for the broker's metrics
         self._producer_groups: dict[int, set[str]] = {}  # producer id -> groups with its pending txn offsets
-        self._cg_init()
-        self._sg_init()
+        self.init_consumer_groups()
+        self.init_streams_groups()
 
     def now(self) -> int:
         return self.clock.now_ms()
@@ -151,7 +151,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
         now = self.now()
         streams = {}
         for group_id, records in state.streams_groups.items():
-            g = self._load_streams_group(group_id, records, state.streams_written.get(group_id, {}))
+            g = self.load_streams_group(group_id, records, state.streams_written.get(group_id, {}))
             if g is not None:
                 streams[group_id] = g
         for group_id in (set(state.groups) | set(state.offsets) | set(state.pending_txn) | set(state.consumer_groups)
@@ -172,14 +172,14 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
                 self._producer_groups.setdefault(pid, set()).add(group_id)
             self.groups[group_id] = group
             if isinstance(group, ConsumerGroup):
-                self._schedule_loaded_consumer_group(group)
+                self.schedule_loaded_consumer_group(group)
                 continue
             if isinstance(group, StreamsGroup):
-                self._schedule_loaded_streams_group(group)
+                self.schedule_loaded_streams_group(group)
                 continue
             # Kafka's onGroupLoaded: loaded members must heartbeat within their session timeout
             for m in group.all_members():
-                self._complete_and_schedule_next_heartbeat(group, m)
+                self.complete_and_schedule_next_heartbeat(group, m)
         self.active = True
         self._schedule_offsets_expiry()
         if self.groups:
@@ -195,15 +195,15 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
         if not self.active:
             return
         self.active = False
-        self._cancel_all_cg_timers()
-        self._cancel_all_sg_timers()
+        self.cancel_consumer_group_timers()
+        self.cancel_streams_group_timers()
         for group in list(self.groups.values()):
             if isinstance(group, (ConsumerGroup, StreamsGroup)):
                 continue
             for m in group.all_members():
                 group.maybe_invoke_join_callback(m, JoinResult(m.member_id, E.NOT_COORDINATOR))
                 group.maybe_invoke_sync_callback(m, SyncResult(E.NOT_COORDINATOR))
-            self._cancel_group_timers(group)
+            self.cancel_group_timers(group)
         for h in self._pending_timers.values():
             h.cancel()
         self._pending_timers.clear()
@@ -288,13 +288,13 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
         if isinstance(group, ConsumerGroup):
             if group.members:
                 # classic members join a non-empty consumer group as it is (KIP-848 migration)
-                self._classic_join_to_consumer_group(
+                self.classic_join_to_consumer_group(
                     group, member_id, group_instance_id, require_known_member_id, client_id, client_host,
                     rebalance_timeout_ms, session_timeout_ms, protocol_type, protocols, callback)
                 return
             # an empty consumer group is replaced by a classic one (its offsets stay)
             log.info("[GroupId %s] Converted the empty consumer group to a classic group.", group_id)
-            self._delete_consumer_group(group, keep_offsets=True)
+            self.delete_consumer_group(group, keep_offsets=True)
             group = self.groups.get(group_id)
         if group is None:
             if not is_unknown:
@@ -421,7 +421,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
                                             support_skip_assignment) -> None:
         current_leader = group.leader_id or ""
         member = group.replace_static_member(group_instance_id, old_member_id, new_member_id)
-        self._complete_and_schedule_next_heartbeat(group, member)
+        self.complete_and_schedule_next_heartbeat(group, member)
         old_protocols = list(member.supported_protocols)
         old_rebalance_timeout, old_session_timeout = member.rebalance_timeout_ms, member.session_timeout_ms
         group.update_member(member, protocols, rebalance_timeout_ms, session_timeout_ms, callback)
@@ -434,7 +434,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
                 if err:
                     group.update_member(member, old_protocols, old_rebalance_timeout, old_session_timeout, None)
                     old = group.replace_static_member(group_instance_id, new_member_id, old_member_id)
-                    self._complete_and_schedule_next_heartbeat(group, old)
+                    self.complete_and_schedule_next_heartbeat(group, old)
                     callback(JoinResult("", err, group.generation_id, group.protocol_type, group.protocol_name,
                                         current_leader))
                 elif support_skip_assignment:
@@ -454,7 +454,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
                                                      f"of protocol; client reason: {reason}")
         elif state is S.COMPLETING_REBALANCE:
             # the leader may already be assigning with the old member id: start over
-            self._prepare_rebalance(group, f"updating metadata for static member {group_instance_id}")
+            self.prepare_rebalance(group, f"updating metadata for static member {group_instance_id}")
         # PreparingRebalance: the member waits for the join phase like everyone else
 
     def _update_member_and_rebalance(self, group, member, protocols, rebalance_timeout_ms, session_timeout_ms,
@@ -464,9 +464,9 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
 
     def _maybe_prepare_rebalance(self, group: GroupMetadata, reason: str) -> None:
         if group.can_rebalance():
-            self._prepare_rebalance(group, reason)
+            self.prepare_rebalance(group, reason)
 
-    def _prepare_rebalance(self, group: GroupMetadata, reason: str) -> None:
+    def prepare_rebalance(self, group: GroupMetadata, reason: str) -> None:
         if group.is_(S.COMPLETING_REBALANCE):
             self._reset_and_propagate_assignment_error(group, E.REBALANCE_IN_PROGRESS)
         self._remove_sync_expiration(group)
@@ -545,7 +545,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
                  group.size)
         for m in group.all_members():
             group.maybe_invoke_join_callback(m, self._join_result_for(group, m))
-            self._complete_and_schedule_next_heartbeat(group, m)
+            self.complete_and_schedule_next_heartbeat(group, m)
             m.is_new = False
             group.add_pending_sync_member(m.member_id)
         self._schedule_pending_sync(group)
@@ -585,7 +585,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
             if m is not None:
                 self._remove_member(group, m)
         log.info("group %s removed members who sent no SyncGroup: %s", group.group_id, pending)
-        self._prepare_rebalance(group, f"removing {pending} on pending sync request expiration")
+        self.prepare_rebalance(group, f"removing {pending} on pending sync request expiration")
 
     def handle_sync_group(self, group_id: str, generation_id: int, member_id: str, protocol_type: Optional[str],
                           protocol_name: Optional[str], group_instance_id: Optional[str],
@@ -599,7 +599,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
             callback(SyncResult(E.UNKNOWN_MEMBER_ID))
             return
         if isinstance(group, ConsumerGroup):
-            callback(self._classic_sync_to_consumer_group(group, member_id, group_instance_id, generation_id,
+            callback(self.classic_sync_to_consumer_group(group, member_id, group_instance_id, generation_id,
                                                           protocol_type, protocol_name))
             return
         if group.is_(S.DEAD):
@@ -645,7 +645,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
             self._remove_pending_sync_member(group, member_id)
             member = group.get(member_id)
             callback(SyncResult(0, group.protocol_type, group.protocol_name, member.assignment))
-            self._complete_and_schedule_next_heartbeat(group, member)
+            self.complete_and_schedule_next_heartbeat(group, member)
 
     def _set_and_propagate_assignment(self, group: GroupMetadata, assignment: dict[str, bytes]) -> None:
         for m in group.all_members():
@@ -662,10 +662,10 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
         for m in group.all_members():
             if group.maybe_invoke_sync_callback(m, SyncResult(error, ptype, pname, m.assignment)):
                 # the session restarts once the member has its answer
-                self._complete_and_schedule_next_heartbeat(group, m)
+                self.complete_and_schedule_next_heartbeat(group, m)
 
     # ---- heartbeats -----------------------------------------------------------------------------
-    def _complete_and_schedule_next_heartbeat(self, group: GroupMetadata, member: MemberMetadata) -> None:
+    def complete_and_schedule_next_heartbeat(self, group: GroupMetadata, member: MemberMetadata) -> None:
         self._complete_and_schedule_next_expiration(group, member, member.session_timeout_ms)
 
     def _complete_and_schedule_next_expiration(self, group, member, timeout_ms: int) -> None:
@@ -715,7 +715,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
         if group is None or isinstance(group, StreamsGroup):
             return E.UNKNOWN_MEMBER_ID
         if isinstance(group, ConsumerGroup):
-            return self._classic_heartbeat_to_consumer_group(group, member_id, group_instance_id, generation_id)
+            return self.classic_heartbeat_to_consumer_group(group, member_id, group_instance_id, generation_id)
         if group.is_(S.DEAD):
             return E.COORDINATOR_NOT_AVAILABLE
         err = self._validate_current_member(group, member_id, group_instance_id)
@@ -726,7 +726,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
         state = group.state
         if state is S.EMPTY:
             return E.UNKNOWN_MEMBER_ID
-        self._complete_and_schedule_next_heartbeat(group, group.get(member_id))
+        self.complete_and_schedule_next_heartbeat(group, group.get(member_id))
         return E.REBALANCE_IN_PROGRESS if state is S.PREPARING_REBALANCE else 0
 
     # ---- leaving --------------------------------------------------------------------------------
@@ -763,7 +763,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
             return 0, [(mid, gi, E.UNKNOWN_MEMBER_ID) for mid, gi, _ in members]
         if isinstance(group, ConsumerGroup):
             try:
-                return 0, self._classic_leave_to_consumer_group(group, members)
+                return 0, self.classic_leave_to_consumer_group(group, members)
             except GroupError as exc:
                 return exc.code, []
         if group.is_(S.DEAD):
@@ -813,13 +813,13 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
             log.info("creating simple consumer group %s via manual offset commit", group_id)
             group = self._add_group(GroupMetadata(group_id, S.EMPTY, self.now()))
         if isinstance(group, StreamsGroup):
-            err = self._validate_streams_offset_commit(group, member_id, generation_id, api_version=api_version,
+            err = self.validate_streams_offset_commit(group, member_id, generation_id, api_version=api_version,
                                                        transactional=False, partitions=offsets)
             if err is not None:
                 return {tp: err for tp in offsets}
             return self._store_offsets(group, offsets)
         if isinstance(group, ConsumerGroup):
-            err = self._validate_consumer_offset_commit(group, member_id, generation_id, api_version=api_version,
+            err = self.validate_consumer_offset_commit(group, member_id, generation_id, api_version=api_version,
                                                         transactional=False, partitions=offsets,
                                                         instance_id=group_instance_id)
             if err is not None:
@@ -838,7 +838,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
         if state in (S.STABLE, S.PREPARING_REBALANCE):
             # commits of the current generation stay valid while a rebalance is prepared;
             # the heartbeat answer tells the member to rejoin
-            self._complete_and_schedule_next_heartbeat(group, group.get(member_id))
+            self.complete_and_schedule_next_heartbeat(group, group.get(member_id))
             return self._store_offsets(group, offsets)
         return {tp: E.REBALANCE_IN_PROGRESS for tp in offsets}  # CompletingRebalance
 
@@ -918,10 +918,10 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
             log.info("creating simple consumer group %s via transactional offset commit", group_id)
             group = self._add_group(GroupMetadata(group_id, S.EMPTY, self.now()))
         if isinstance(group, StreamsGroup):
-            err = self._validate_streams_offset_commit(group, member_id, generation_id, api_version=5,
+            err = self.validate_streams_offset_commit(group, member_id, generation_id, api_version=5,
                                                        transactional=True, partitions=offsets)
         elif isinstance(group, ConsumerGroup):
-            err = self._validate_consumer_offset_commit(group, member_id, generation_id, api_version=5,
+            err = self.validate_consumer_offset_commit(group, member_id, generation_id, api_version=5,
                                                         transactional=True, partitions=offsets,
                                                         instance_id=group_instance_id)
         else:
@@ -958,7 +958,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
             return err, {}
         group = self.groups.get(group_id)
         if isinstance(group, (StreamsGroup, ConsumerGroup)):
-            err = self._validate_member_offset_fetch(group, member_id, member_epoch)
+            err = self.validate_member_offset_fetch(group, member_id, member_epoch)
             if err is not None:
                 log.debug("[GroupId %s] OffsetFetch by member %s at epoch %d refused: %s", group_id, member_id,
                           member_epoch, E(err).name)
@@ -1083,7 +1083,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
                         log.warning("failed to write tombstones for group %s: %r", group.group_id, exc)
                 if group.is_empty() and not group.has_offsets() and self.groups.get(group.group_id) is group:
                     del self.groups[group.group_id]
-                    self._persist_streams_group(group, deleted=True)  # its records are tombstoned
+                    self.persist_streams_group(group, deleted=True)  # its records are tombstoned
                 total += len(removed)
                 continue
             if isinstance(group, ConsumerGroup):
@@ -1093,14 +1093,14 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
                     except Exception as exc:
                         log.warning("failed to write tombstones for group %s: %r", group.group_id, exc)
                 if group.is_empty() and not group.has_offsets():
-                    self._delete_consumer_group(group)  # Kafka's maybeDeleteGroup
+                    self.delete_consumer_group(group)  # Kafka's maybeDeleteGroup
                 total += len(removed)
                 continue
             if group.is_(S.EMPTY) and not group.has_offsets():
                 group.transition_to(S.DEAD, now)
             dead = group.is_(S.DEAD)
             if dead:
-                self._cancel_group_timers(group)
+                self.cancel_group_timers(group)
                 if self.groups.get(group.group_id) is group:
                     del self.groups[group.group_id]
             # an offsets-only group (generation 0) never wrote metadata: no tombstone for it
@@ -1144,7 +1144,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
             return E.COORDINATOR_NOT_AVAILABLE if code == E.INVALID_COMMIT_OFFSET_SIZE else code
         return 0
 
-    def _cancel_group_timers(self, group: GroupMetadata) -> None:
+    def cancel_group_timers(self, group: GroupMetadata) -> None:
         self._cancel_join_timer(group)
         self._cancel_sync_timer(group)
         for m in group.all_members():
@@ -1166,7 +1166,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
     def _replace_empty_streams_group(self, group: StreamsGroup) -> None:
         """An empty Streams group gives way to a classic one, which keeps its offsets."""
         del self.groups[group.group_id]
-        self._persist_streams_group(group, deleted=True)
+        self.persist_streams_group(group, deleted=True)
         keeper = GroupMetadata(group.group_id, S.EMPTY, self.now())
         keeper.adopt_offsets(group)
         self.groups[group.group_id] = keeper

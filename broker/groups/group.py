@@ -307,7 +307,7 @@ class GroupOffsets:
 
 
     @staticmethod
-    def _pick_expired(offsets, now_ms: int, retention_ms: int, base, keep_topics=frozenset()) -> list:
+    def pick_expired(offsets, now_ms: int, retention_ms: int, base, keep_topics=frozenset()) -> list:
         """Offsets past retention (counted from ``base(om)``) outside ``keep_topics``; an
         offset with an explicit expire timestamp (old OffsetCommit) expires at that time."""
         out = []
@@ -602,7 +602,7 @@ class GroupMetadata(GroupOffsets):
         - otherwise nothing expires.
         An offset with an explicit expire timestamp (old OffsetCommit) expires at that time."""
         def pick(base, keep_topics=frozenset()):
-            return self._pick_expired(self.offsets, now_ms, retention_ms, base, keep_topics)
+            return self.pick_expired(self.offsets, now_ms, retention_ms, base, keep_topics)
 
         if self.protocol_type is not None and self.is_(S.EMPTY):
             ts = self.current_state_timestamp

@@ -144,11 +144,11 @@ class StreamsGroupCoordinator:
     """Mixed into ``GroupCoordinator`` (which owns ``groups``, ``scheduler``, ``config``,
     ``topics``)."""
 
-    def _sg_init(self) -> None:
+    def init_streams_groups(self) -> None:
         self._sg_timers = KeyedTimers(lambda: self.scheduler, "streams-timer", active=lambda: self.active,
                                       quiet=(StreamsGroupError,))
 
-    def _cancel_all_sg_timers(self) -> None:
+    def cancel_streams_group_timers(self) -> None:
         self._sg_timers.cancel_all()
 
     def _sg_session_timeout(self) -> int:
@@ -168,13 +168,13 @@ class StreamsGroupCoordinator:
             result = StreamsHeartbeatResult(exc.code, exc.message)
         g = self.groups.get(req.group_id) if req.group_id else None
         if isinstance(g, StreamsGroup):
-            code = self._persist_streams_group(g)
+            code = self.persist_streams_group(g)
             if code and not result.error:
                 return StreamsHeartbeatResult(code, None)
         return result
 
     # ---- persistence --------------------------------------------------------------------------------
-    def _persist_streams_group(self, group: StreamsGroup, deleted: bool = False) -> int:
+    def persist_streams_group(self, group: StreamsGroup, deleted: bool = False) -> int:
         """Append what the log lacks to describe ``group`` as it is (or, ``deleted``, its
         tombstones). 0, or the error code of the failed write (the log then keeps what it had,
         and the next write of the group catches up)."""
@@ -195,7 +195,7 @@ class StreamsGroupCoordinator:
         group.written = apply_delta(group.written, delta)
         return 0
 
-    def _load_streams_group(self, group_id: str, records: dict, written: dict) -> Optional[StreamsGroup]:
+    def load_streams_group(self, group_id: str, records: dict, written: dict) -> Optional[StreamsGroup]:
         """A group replayed from the log (None: deleted). Its topology is configured against the
         topics as they are; the group epoch moves on only if their partition counts changed."""
         built = group_from_records(group_id, records)
@@ -216,7 +216,7 @@ class StreamsGroupCoordinator:
             group.assignment_pending = True
         return group
 
-    def _schedule_loaded_streams_group(self, group: StreamsGroup) -> None:
+    def schedule_loaded_streams_group(self, group: StreamsGroup) -> None:
         """Kafka's onLoaded: every member must heartbeat within its session timeout; one asked to
         revoke tasks, within its rebalance timeout."""
         for mid, m in group.members.items():
@@ -242,7 +242,7 @@ class StreamsGroupCoordinator:
                                         f"coordinator; the member must rejoin.")
             new = StreamsGroup(group_id)
             new.adopt_offsets(g)
-            self._cancel_group_timers(g)
+            self.cancel_group_timers(g)
             self.groups[group_id] = new
             log.info("[GroupId %s] Converted the empty classic group to a streams group.", group_id)
             return new
@@ -496,7 +496,7 @@ class StreamsGroupCoordinator:
             return
         log.info("[GroupId %s] Streams member %s fenced from the group because %s.", group_id, member_id, reason)
         self._remove_streams_member(g, member_id)
-        self._persist_streams_group(g)
+        self.persist_streams_group(g)
 
     def _schedule_streams_session_timeout(self, group_id: str, member_id: str) -> None:
         self._sg_timers.set(("session", group_id, member_id), self._sg_session_timeout(),
@@ -513,7 +513,7 @@ class StreamsGroupCoordinator:
 
     # ---- offsets ----------------------------------------------------------------------------------
     @staticmethod
-    def _validate_streams_offset_commit(group: StreamsGroup, member_id: str, epoch: int, *, api_version: int,
+    def validate_streams_offset_commit(group: StreamsGroup, member_id: str, epoch: int, *, api_version: int,
                                         transactional: bool, partitions=()) -> Optional[int]:
         """Kafka 4.4's StreamsGroup.validateOffsetCommit: an admin commit (no member, epoch < 0)
         to an empty group; else the member's epoch (STALE_MEMBER_EPOCH, ILLEGAL_GENERATION for

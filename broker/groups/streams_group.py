@@ -94,7 +94,7 @@ class StreamsGroup(GroupOffsets):
     def expired_offsets(self, now_ms: int, retention_ms: int) -> list:
         if self.members:
             return []
-        return self._pick_expired(self.offsets, now_ms, retention_ms, lambda om: om.commit_timestamp)
+        return self.pick_expired(self.offsets, now_ms, retention_ms, lambda om: om.commit_timestamp)
 
     def overview(self) -> GroupOverview:
         return GroupOverview(self.group_id, self.protocol_type, self.state, "streams")
