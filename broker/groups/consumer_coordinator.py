@@ -50,6 +50,7 @@ from broker.groups.consumer_group import (
     metadata_hash, regex_record, regex_tombstone, remove_member_records, subscription_metadata_tombstone,
     target_assignment_record,
 )
+from broker.groups.classic_records import group_value
 from broker.groups.group import GroupMetadata, GroupState, JoinResult, MemberMetadata, SyncResult
 from broker.groups.reconciliation import (
     FencedMemberEpoch, build_target_assignment, is_subset, reconcile, subscribed_topic_ids, topic_partitions_map,
@@ -813,7 +814,6 @@ class ConsumerGroupCoordinator:
     def _convert_to_classic_group(self, group: ConsumerGroup, leaving: set) -> None:
         """Kafka's convertToClassicGroup: the remaining (classic) members form a Stable classic
         group at the group epoch holding their target assignments, then it rebalances."""
-        from broker.groups.offsets_log import group_value
         gid = group.group_id
         now = self.now()
         classic = GroupMetadata(gid, GroupState.STABLE, now)

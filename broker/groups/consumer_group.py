@@ -36,7 +36,7 @@ from typing import Iterable, Mapping, Optional
 
 from protocol.deferred import dataclass
 from broker.groups import schemas as S
-from broker.groups.group import GroupOffsets
+from broker.groups.base import GroupOffsets
 
 LEAVE_GROUP_MEMBER_EPOCH = -1
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2

@@ -36,9 +36,12 @@ from broker.groups.errors import GroupError, append_error_code
 from broker.groups.consumer_group import ConsumerGroup
 from broker.groups.streams_coordinator import StreamsGroupCoordinator
 from broker.groups.streams_group import StreamsGroup
+from broker.groups.timers import LoopScheduler
+from broker.groups.base import GroupOverview, OffsetAndMetadata
+from broker.groups.classic_records import group_from_value
 from broker.groups.group import (
-    NEW_MEMBER_JOIN_TIMEOUT_MS, GroupMetadata, GroupOverview, GroupState, GroupSummary, JoinResult,
-    MemberMetadata, OffsetAndMetadata, SyncResult, generate_member_id,
+    NEW_MEMBER_JOIN_TIMEOUT_MS, GroupMetadata, GroupState, GroupSummary, JoinResult, MemberMetadata, SyncResult,
+    generate_member_id,
 )
 from protocol.errors import ErrorCode as E
 
@@ -94,16 +97,6 @@ class GroupConfig:
             offset_metadata_max_bytes=cfg["offset.metadata.max.bytes"],
             offsets_topic_num_partitions=cfg["offsets.topic.num.partitions"],
         )
-
-
-class LoopScheduler:
-    """Millisecond timers on an asyncio loop."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop):
-        self.loop = loop
-
-    def call_later(self, delay_ms: int, fn: Callable[[], None]):
-        return self.loop.call_later(max(delay_ms, 0) / 1000.0, fn)
 
 
 def _future_setter(fut: asyncio.Future):
@@ -1170,26 +1163,6 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
         keeper = GroupMetadata(group.group_id, S.EMPTY, self.now())
         keeper.adopt_offsets(group)
         self.groups[group.group_id] = keeper
-
-
-def group_from_value(group_id: str, value) -> GroupMetadata:
-    """Rebuild a group from its GroupMetadataValue: Empty without members, else Stable."""
-    state = S.STABLE if value.members else S.EMPTY
-    ts = value.current_state_timestamp
-    group = GroupMetadata(group_id, state, ts if ts is not None and ts >= 0 else -1)
-    group.generation_id = value.generation
-    group.protocol_name = value.protocol
-    for mv in value.members:
-        protocols = [(value.protocol, bytes(mv.subscription))] if value.protocol is not None else []
-        rebalance_timeout = mv.rebalance_timeout if mv.rebalance_timeout > 0 else mv.session_timeout
-        m = MemberMetadata(mv.member_id, mv.group_instance_id, mv.client_id, mv.client_host, rebalance_timeout,
-                           mv.session_timeout, value.protocol_type, protocols)
-        m.assignment = bytes(mv.assignment)
-        group.add(m)
-    group.protocol_type = value.protocol_type or None
-    group.leader_id = value.leader if value.leader in group.members else group.leader_id
-    group.subscribed_topics = group.compute_subscribed_topics()
-    return group
 
 
 def client_host_of(ctx) -> str:

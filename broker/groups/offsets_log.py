@@ -37,10 +37,11 @@ from typing import Optional
 
 from protocol.deferred import dataclass
 from broker.groups.consumer_group import ConsumerGroup, IllegalGroupState
-from broker.groups.group import OffsetAndMetadata
+from broker.groups.base import OffsetAndMetadata
+from broker.groups.classic_records import group_value
 from broker.groups.schemas import (
     CONSUMER_GROUP_METADATA, CONSUMER_GROUP_RECORDS, OTHER_GROUP_RECORD_TYPES, STREAMS_GROUP_METADATA,
-    STREAMS_GROUP_RECORDS, GROUP_METADATA_VALUE_VERSION, OFFSET_COMMIT_VALUE_VERSION, OFFSET_COMMIT_VALUE_VERSION_EXPIRE,
+    STREAMS_GROUP_RECORDS, OFFSET_COMMIT_VALUE_VERSION, OFFSET_COMMIT_VALUE_VERSION_EXPIRE,
     GroupMetadataValue, OffsetCommitValue, decode_key, decode_value, encode_versioned,
     group_metadata_key, offset_commit_key,
 )
@@ -129,23 +130,6 @@ def offset_from_value(value) -> OffsetAndMetadata:
     expire = v.expire_timestamp if version == 1 and v.expire_timestamp >= 0 else None
     return OffsetAndMetadata(v.offset, v.leader_epoch if version >= 3 else -1, v.metadata or "",
                              v.commit_timestamp, expire)
-
-
-def group_value(group, assignment: dict[str, bytes]) -> bytes:
-    """Kafka's groupMetadataValue (v3): members carry their metadata for the selected protocol."""
-    M = GroupMetadataValue.MemberMetadata
-    members = []
-    for m in group.members.values():
-        members.append(M(member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
-                         client_host=m.client_host, rebalance_timeout=m.rebalance_timeout_ms,
-                         session_timeout=m.session_timeout_ms,
-                         subscription=m.metadata(group.protocol_name) if group.protocol_name is not None else b"",
-                         assignment=bytes(assignment.get(m.member_id, b""))))
-    ts = group.current_state_timestamp
-    v = GroupMetadataValue(protocol_type=group.protocol_type or "", generation=group.generation_id,
-                           protocol=group.protocol_name, leader=group.leader_id,
-                           current_state_timestamp=ts if ts is not None else -1, members=members)
-    return encode_versioned(GroupMetadataValue, v, GROUP_METADATA_VALUE_VERSION)
 
 
 class OffsetsLog:

@@ -41,7 +41,6 @@ from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from protocol.errors import ErrorCode as E
-from broker.groups.group import GroupMetadata, GroupState
 from broker.groups.streams_assignment import (
     NO_TASKS, AssignmentState, MemberState, Tasks, assign, reconcile,
 )
@@ -235,7 +234,7 @@ class StreamsGroupCoordinator:
             g = StreamsGroup(group_id)
             self.groups[group_id] = g
             return g
-        if isinstance(g, GroupMetadata) and g.is_(GroupState.EMPTY) and not g.all_members():
+        if g is not None and g.group_type == "classic" and g.is_empty():
             if not create:
                 # only offsets are known: a group this coordinator did not keep across a restart
                 raise StreamsGroupError(E.UNKNOWN_MEMBER_ID, f"Streams group {group_id} is not known to the "

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from broker.groups.group import GroupOffsets, GroupOverview
+from broker.groups.base import GroupOffsets, GroupOverview
 from broker.groups.streams_assignment import NO_TASKS, AssignmentState, MemberState, Tasks
 from broker.groups.streams_topology import ConfiguredTopology, StreamsTopology
 
@@ -42,6 +42,7 @@ class StreamsMember:
 class StreamsGroup(GroupOffsets):
     """One Streams group; ``state`` follows Kafka's StreamsGroupState."""
 
+    group_type = "streams"
     protocol_type = "streams"
 
     def __init__(self, group_id: str):
@@ -97,4 +98,4 @@ class StreamsGroup(GroupOffsets):
         return self.pick_expired(self.offsets, now_ms, retention_ms, lambda om: om.commit_timestamp)
 
     def overview(self) -> GroupOverview:
-        return GroupOverview(self.group_id, self.protocol_type, self.state, "streams")
+        return GroupOverview(self.group_id, self.protocol_type, self.state, self.group_type)

@@ -181,7 +181,7 @@ class TransactionCoordinator:
     # ---- lifecycle ------------------------------------------------------------------------------
     async def start(self) -> None:
         if self.scheduler is None:
-            from broker.groups.coordinator import LoopScheduler
+            from broker.groups.timers import LoopScheduler
             self.scheduler = LoopScheduler(asyncio.get_running_loop())
         if self.store is None:
             from broker.transactions.log import TransactionLog

@@ -16,7 +16,7 @@ import pytest_asyncio
 
 from broker.config import BrokerConfig
 from broker.groups.coordinator import GroupCoordinator
-from broker.groups.group import OffsetAndMetadata
+from broker.groups.base import OffsetAndMetadata
 from broker.groups.offsets_log import GROUP_METADATA_TOPIC_NAME, java_string_hash
 from broker.server import Broker
 from broker.transactions.coordinator import (
