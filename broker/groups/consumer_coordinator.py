@@ -57,7 +57,7 @@ from broker.groups.reconciliation import (
 )
 from broker.groups.errors import GroupError, append_error_code
 from broker.groups.timers import KeyedTimers
-from broker.groups.validation import blank_id_message
+from broker.groups.validation import blank_id_message, compile_regex
 
 log = logging.getLogger(__name__)
 
@@ -106,17 +106,6 @@ class DescribedConsumerGroup:
 def new_member_id() -> str:
     """Kafka's ``Uuid.randomUuid().toString()``."""
     return uuid_to_base64(new_uuid())
-
-
-def compile_regex(regex: str):
-    """RE2/J syntax, as Kafka compiles ``subscribed_topic_regex``: the ``google-re2`` binding of
-    RE2 (the engine RE2/J ports); Python's ``re`` when it is not installed (it accepts
-    backreferences and lookarounds RE2 refuses, and misses RE2's ``\\C``/``\\pN`` forms)."""
-    try:
-        import re2 as engine
-    except ImportError:  # pragma: no cover - google-re2 is a dependency
-        import re as engine
-    return engine.compile(regex)
 
 
 def _regex_error(regex: str) -> Optional[str]:

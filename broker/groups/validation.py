@@ -1,5 +1,7 @@
-"""Request checks shared by every group type's heartbeat (Kafka's GroupMetadataManager
-``throwIfEmptyString``), so that each type's module holds only its own rules."""
+"""Request checks shared by the coordinators (Kafka's GroupMetadataManager
+``throwIfEmptyString``; RE2/J regular expressions, which consumer-group subscriptions and
+ListTransactions' transactional id pattern both use), so that each group type's module holds
+only its own rules."""
 from __future__ import annotations
 
 from typing import Optional
@@ -20,3 +22,14 @@ def blank_id_message(req, *, member_id: bool) -> Optional[str]:
         if check and is_blank(value):
             return message
     return None
+
+
+def compile_regex(regex: str):
+    """RE2/J syntax, as Kafka compiles ``subscribed_topic_regex``: the ``google-re2`` binding of
+    RE2 (the engine RE2/J ports); Python's ``re`` when it is not installed (it accepts
+    backreferences and lookarounds RE2 refuses, and misses RE2's ``\\C``/``\\pN`` forms)."""
+    try:
+        import re2 as engine
+    except ImportError:  # pragma: no cover - google-re2 is a dependency
+        import re as engine
+    return engine.compile(regex)

@@ -43,7 +43,7 @@ from broker.transactions.metadata import (
     TxnTransitMetadata, is_epoch_exhausted, supports_epoch_bump,
 )
 from protocol.errors import ErrorCode as E
-from broker.groups.consumer_coordinator import compile_regex
+from broker.groups.validation import compile_regex
 
 log = logging.getLogger(__name__)
 S = TransactionState
