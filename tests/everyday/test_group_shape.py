@@ -29,7 +29,7 @@ ROLES = {
     "base": SHARED, "errors": SHARED, "validation": SHARED, "timers": SHARED, "schemas": SHARED,
     "group_configs": SHARED, "internal_topics": SHARED,
     # the group types
-    "group": "classic", "classic_records": "classic",
+    "group": "classic", "classic_records": "classic", "classic_coordinator": "classic",
     "consumer_group": "consumer", "consumer_coordinator": "consumer", "reconciliation": "consumer",
     "assignors": "consumer",
     "streams_group": "streams", "streams_coordinator": "streams", "streams_records": "streams",
