@@ -1058,20 +1058,6 @@ class ConsumerGroupCoordinator:
                 return stale
         return None
 
-    @staticmethod
-    def validate_member_offset_fetch(group, member_id: Optional[str], epoch: int) -> Optional[int]:
-        """OffsetFetch v9+ by a member of a consumer or Streams group: the member must be known
-        and at its current epoch (a classic-protocol member of a consumer group gets
-        ILLEGAL_GENERATION for a wrong one, as Kafka answers it)."""
-        if member_id is None and epoch < 0:
-            return None
-        m = group.members.get(member_id) if member_id is not None else None
-        if m is None:
-            return E.UNKNOWN_MEMBER_ID
-        if epoch != m.member_epoch:
-            return E.ILLEGAL_GENERATION if getattr(m, "use_classic_protocol", False) else E.STALE_MEMBER_EPOCH
-        return None
-
     def delete_consumer_group(self, group: ConsumerGroup, *, keep_offsets: bool = False) -> None:
         """The group's records are tombstoned; it leaves ``groups`` (its offsets with it, unless
         ``keep_offsets``: a classic group takes its place and keeps them)."""

@@ -457,7 +457,7 @@ class GroupCoordinator(ClassicGroupCoordinator, ConsumerGroupCoordinator, Stream
             return err, {}
         group = self.groups.get(group_id)
         if isinstance(group, (StreamsGroup, ConsumerGroup)):
-            err = self.validate_member_offset_fetch(group, member_id, member_epoch)
+            err = self._validate_member_offset_fetch(group, member_id, member_epoch)
             if err is not None:
                 log.debug("[GroupId %s] OffsetFetch by member %s at epoch %d refused: %s", group_id, member_id,
                           member_epoch, E(err).name)
@@ -477,6 +477,20 @@ class GroupCoordinator(ClassicGroupCoordinator, ConsumerGroupCoordinator, Stream
             log.debug("[GroupId %s] OffsetFetch by member %s at epoch %d: %s", group_id, member_id, member_epoch,
                       ", ".join(f"{t}-{p}={v[0]}" for (t, p), v in sorted(out.items())))
         return 0, out
+
+    @staticmethod
+    def _validate_member_offset_fetch(group, member_id: Optional[str], epoch: int) -> Optional[int]:
+        """OffsetFetch v9+ by a member of a consumer or Streams group: the member must be known
+        and at its current epoch (a classic-protocol member of a consumer group gets
+        ILLEGAL_GENERATION for a wrong one, as Kafka answers it)."""
+        if member_id is None and epoch < 0:
+            return None
+        m = group.members.get(member_id) if member_id is not None else None
+        if m is None:
+            return E.UNKNOWN_MEMBER_ID
+        if epoch != m.member_epoch:
+            return E.ILLEGAL_GENERATION if getattr(m, "use_classic_protocol", False) else E.STALE_MEMBER_EPOCH
+        return None
 
     # ---- admin ----------------------------------------------------------------------------------
     def handle_list_groups(self, states: Iterable[str] = (), types: Iterable[str] = ()
@@ -574,25 +588,14 @@ class GroupCoordinator(ClassicGroupCoordinator, ConsumerGroupCoordinator, Stream
         now = self.now()
         for group in groups:
             removed = selector(group)
-            if isinstance(group, StreamsGroup):
-                if removed:
-                    try:
-                        self.store.write_tombstones(group.group_id, list(removed))
-                    except Exception as exc:
-                        log.warning("failed to write tombstones for group %s: %r", group.group_id, exc)
-                if group.is_empty() and not group.has_offsets() and self.groups.get(group.group_id) is group:
-                    del self.groups[group.group_id]
-                    self.persist_streams_group(group, deleted=True)  # its records are tombstoned
-                total += len(removed)
-                continue
-            if isinstance(group, ConsumerGroup):
+            if isinstance(group, (ConsumerGroup, StreamsGroup)):
                 if removed:
                     try:
                         self.store.write_tombstones(group.group_id, list(removed))
                     except Exception as exc:
                         log.warning("failed to write tombstones for group %s: %r", group.group_id, exc)
                 if group.is_empty() and not group.has_offsets():
-                    self.delete_consumer_group(group)  # Kafka's maybeDeleteGroup
+                    self._delete_empty_group(group)  # Kafka's maybeDeleteGroup
                 total += len(removed)
                 continue
             if group.is_(S.EMPTY) and not group.has_offsets():
@@ -611,6 +614,14 @@ class GroupCoordinator(ClassicGroupCoordinator, ConsumerGroupCoordinator, Stream
                     log.warning("failed to write tombstones for group %s: %r", group.group_id, exc)
             total += len(removed)
         return total
+
+    def _delete_empty_group(self, group) -> None:
+        """An empty consumer or Streams group left without offsets goes, its records tombstoned."""
+        if isinstance(group, ConsumerGroup):
+            self.delete_consumer_group(group)
+        elif self.groups.get(group.group_id) is group:
+            del self.groups[group.group_id]
+            self.persist_streams_group(group, deleted=True)
 
     def cleanup_expired_offsets(self, now_ms: Optional[int] = None) -> int:
         now = self.now() if now_ms is None else now_ms
