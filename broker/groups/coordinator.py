@@ -655,13 +655,21 @@ class GroupCoordinator(ClassicGroupCoordinator, ConsumerGroupCoordinator, Stream
         self.handle_sync_group(callback=_future_setter(fut), **kw)
         return await fut
 
+    def replace_empty_group(self, old, new):
+        """``new`` takes the place of ``old``, an empty group of another type (Kafka converts an
+        empty group on the first request of another protocol): it keeps ``old``'s offsets, and
+        ``old``'s timers are cancelled. Returns ``new``."""
+        new.adopt_offsets(old)
+        if isinstance(old, GroupMetadata):
+            self.cancel_group_timers(old)
+        self.groups[new.group_id] = new
+        return new
+
     def _replace_empty_streams_group(self, group: StreamsGroup) -> None:
         """An empty Streams group gives way to a classic one, which keeps its offsets."""
         del self.groups[group.group_id]
         self.persist_streams_group(group, deleted=True)
-        keeper = GroupMetadata(group.group_id, S.EMPTY, self.now())
-        keeper.adopt_offsets(group)
-        self.groups[group.group_id] = keeper
+        self.replace_empty_group(group, GroupMetadata(group.group_id, S.EMPTY, self.now()))
 
 
 def client_host_of(ctx) -> str:

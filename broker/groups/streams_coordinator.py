@@ -239,10 +239,7 @@ class StreamsGroupCoordinator:
                 # only offsets are known: a group this coordinator did not keep across a restart
                 raise StreamsGroupError(E.UNKNOWN_MEMBER_ID, f"Streams group {group_id} is not known to the "
                                         f"coordinator; the member must rejoin.")
-            new = StreamsGroup(group_id)
-            new.adopt_offsets(g)
-            self.cancel_group_timers(g)
-            self.groups[group_id] = new
+            new = self.replace_empty_group(g, StreamsGroup(group_id))
             log.info("[GroupId %s] Converted the empty classic group to a streams group.", group_id)
             return new
         raise StreamsGroupError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a streams group.")

@@ -9,6 +9,8 @@ Held here:
 - a group type's module imports shared modules and its own type's, never a sibling type's
   (one kept exception, Kafka's own: KIP-848's online migration converts classic groups to
   consumer groups and back), and never the front; shared modules import no group type;
+- a group type's coordinator calls no sibling type's methods through ``self`` (the front
+  composes them), the same kept exception aside;
 - no module uses another module's underscore names: no ``from x import _y``, no ``x._y``,
   and no ``self._y`` that only another module defines (the front is composed of the group
   types' coordinator classes, so a borrowed private method would not show as an import).
@@ -163,6 +165,30 @@ def private_crossings(modules: dict[str, ast.Module], package: str) -> list[str]
     return sorted(set(found))
 
 
+def sibling_calls(modules: dict[str, ast.Module], roles: dict[str, str]) -> list[str]:
+    """``self.m(...)`` in a group type's module where ``m`` is a method only a sibling type's
+    module defines: the front composes the types' coordinator classes, so such a call couples
+    two types without an import."""
+    methods: dict[str, set[str]] = {}
+    for name, tree in modules.items():
+        methods[name] = {b.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+                         for b in node.body if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    found = []
+    for name, tree in modules.items():
+        role = roles[name]
+        if role in (SHARED, FRONT):
+            continue
+        used = {n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                and isinstance(n.func.value, ast.Name) and n.func.value.id == "self"}
+        for attr in sorted(used - methods[name]):
+            owners = {roles[m] for m in modules if attr in methods[m]}
+            if owners and not owners & {role, SHARED, FRONT}:
+                for other in sorted(owners):
+                    if (role, other) not in KEPT_CROSS_TYPE:
+                        found.append(f"{role} module {name} calls self.{attr} of group type {other}")
+    return found
+
+
 def layer_offenders(graph: dict[str, set[str]], roles: dict[str, str]) -> list[str]:
     found = []
     for mod, targets in sorted(graph.items()):
@@ -198,6 +224,10 @@ def test_group_types_depend_on_shared_modules_not_on_siblings():
     assert layer_offenders(GRAPH, ROLES) == []
 
 
+def test_group_types_call_no_sibling_type_through_the_front():
+    assert sibling_calls(MODULES, ROLES) == []
+
+
 def test_share_groups_use_only_shared_modules_of_broker_groups():
     used = set()
     for tree in _modules(SHARE_PACKAGE).values():
@@ -228,6 +258,8 @@ def test_the_checks_catch_what_they_are_for(tmp_path):
     assert cycles(graph) == [["a_type", "b_type"]]
     assert layer_offenders(graph, {"shared": SHARED, "a_type": "a", "b_type": "b"}) == [
         "a module a_type imports sibling group type b's b_type", "b module b_type imports sibling group type a's a_type"]
+    assert sibling_calls(modules, {"shared": SHARED, "a_type": "a", "b_type": "b"}) == [
+        "a module a_type calls self._b_hook of group type b"]
     crossings = private_crossings(modules, "p")
     assert [c.split(" (")[0] for c in crossings] == [
         "a_type imports p.shared._helper", "a_type uses self._b_hook of b_type", "a_type uses shared._helper"]
