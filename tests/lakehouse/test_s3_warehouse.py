@@ -215,6 +215,11 @@ def test_a_store_that_is_down_then_has_no_bucket_logs_why_and_recovers(tmp_path)
             assert rows_of(table(url, topic)) == expected
             assert any(k.endswith(".parquet") for k in s3.keys(BUCKET, PREFIX + "/"))
             assert '<td class="failing">' not in _page(f"{proc.console_url}/topics/{topic}?tab=partitions")
+            # the store goes away again: LoadTable answers the REST spec's 503 with the reason
+            s3.stop()
+            status, body = _status(f"{url}/v1/namespaces/redpanda/tables/{topic}")
+            assert (status, body["error"]["type"]) == (503, "ServiceUnavailableException"), body
+            assert body["error"]["message"].startswith(down) and "nothing answers" in body["error"]["message"]
         finally:
             s3.stop()
     finally:

@@ -101,3 +101,30 @@ def test_retry_delays_grow_and_are_capped(n):
     d = retry_delay_ms(n)
     assert RETRY_FIRST_MS <= d <= RETRY_MAX_MS
     assert d >= retry_delay_ms(n - 1) if n > 1 else d == RETRY_FIRST_MS
+
+
+def _bucket_ok(name: str) -> bool:
+    """S3's bucket naming rules, one by one (the model ``iceberg.warehouse`` is held to)."""
+    allowed = set("abcdefghijklmnopqrstuvwxyz0123456789.-")
+    return (3 <= len(name) <= 63 and set(name) <= allowed and name[0].isalnum() and name[-1].isalnum()
+            and ".." not in name)
+
+
+@given(st.text(alphabet="abcz09.-_A/", min_size=0, max_size=70))
+def test_bucket_names_are_accepted_exactly_by_s3s_rules(name):
+    from broker.config import _warehouse_uri
+    bucket = name.split("/")[0]
+    try:
+        got = _warehouse_uri(f"s3://{name}")
+    except ValueError:
+        got = None
+    if not _bucket_ok(bucket):
+        assert got is None
+    else:
+        segments = [x for x in name.split("/")[1:]]
+        while segments and segments[-1] == "":  # trailing slashes are dropped
+            segments.pop()
+        ok = "" not in segments
+        assert (got is not None) == ok
+        if ok:
+            assert got == "s3://" + "/".join([bucket, *segments])
