@@ -111,6 +111,25 @@ def test_s3_table_equals_read_committed_log_and_the_bucket_holds_its_files(lake,
     assert entries["iceberg.warehouse"].value == WAREHOUSE
 
 
+def test_spark_sql_reads_the_s3_table_with_vended_credentials(lake):
+    """Spark SQL (Iceberg's Spark runtime and its AWS bundle, S3FileIO) with the catalog URL and
+    the REST spec's access-delegation header only: endpoint, region, path-style access and the
+    keys all come from the catalog."""
+    from tests.helpers import spark_iceberg
+    from tests.lakehouse.test_spark_sql import COLUMNS, spark_rows
+    b, url, topic = lake.bootstrap, lake.catalog_url, "sparked"
+    create_topic(b, topic, 2, {"iceberg.mode": "key_value"})
+    p = Producer({"bootstrap.servers": b, "linger.ms": 5})
+    produce_random(p, random.Random(41), topic, 2, 60,
+                   int(dt.datetime.now(dt.timezone.utc).timestamp() * 1000))
+    p.flush(30)
+    expected = log_rows(b, topic, 2)
+    wait_caught_up(url, topic, expected)
+    got = spark_iceberg.sql(url, {"rows": f"SELECT {COLUMNS} FROM hourglass.redpanda.`{topic}`"},
+                            catalog_conf={"header.X-Iceberg-Access-Delegation": "vended-credentials"})
+    assert spark_rows(got["rows"]) == expected
+
+
 def test_without_vending_a_reader_brings_its_own_keys(tmp_path, s3):
     s3.client().create_bucket(Bucket=BUCKET)
     proc = s3_broker(tmp_path, s3.endpoint, **{"iceberg.catalog.vended.credentials": False}).start()
