@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from lakehouse.tables import TopicTables, close_quietly
-from lakehouse.warehouse import describe_failure, probe, retry_delay_ms, warehouse_of
+from lakehouse.warehouse import describe_failure, other_catalogs, probe, retry_delay_ms, warehouse_of
 from lakehouse.translate import NAMESPACE, Aborted, Slice, table_name
 from protocol.records.batch import iter_batch_positions
 
@@ -91,6 +91,10 @@ class IcebergTopics:
 
     # ---- the loop ---------------------------------------------------------------------------------
     async def _run(self) -> None:
+        for other in other_catalogs(self.warehouse):
+            log.warning("Iceberg: %s holds the tables of another warehouse location (iceberg.warehouse changed); "
+                        "they stay where they are and are not served; this broker writes %s", other,
+                        self.warehouse.location)
         if self.warehouse.is_s3:  # a wrong endpoint, bucket or key shows at start, not at the first commit
             problem = await self._in_thread(probe, self.warehouse)
             if problem:
@@ -116,6 +120,8 @@ class IcebergTopics:
             self._enabled_at = now
             for gone in set(self.state) - set(self._enabled):
                 del self.state[gone]
+            for gone in set(self._retry) - set(self._enabled):
+                del self._retry[gone]
         return self._enabled
 
     async def translate_due(self) -> None:

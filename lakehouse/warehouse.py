@@ -145,6 +145,14 @@ _HINTS = (
 )
 
 
+def other_catalogs(warehouse: Warehouse) -> list[Path]:
+    """Pointer stores of other warehouse locations beside this one's: tables written before
+    ``iceberg.warehouse`` changed, which stay where they are (not moved, not served)."""
+    if not warehouse.catalog_dir.is_dir():
+        return []
+    return sorted(p for p in warehouse.catalog_dir.glob("catalog*.db") if p != warehouse.catalog_db)
+
+
 def describe_failure(warehouse: Warehouse, exc: BaseException) -> str:
     """One line on a failed round against the store: where, the store's own reason, and which
     broker key to look at when the reason says."""

@@ -130,6 +130,36 @@ def test_spark_sql_reads_the_s3_table_with_vended_credentials(lake):
     assert spark_rows(got["rows"]) == expected
 
 
+def test_moving_to_an_s3_warehouse_writes_the_tables_there_anew_and_names_the_old_ones(tmp_path, s3):
+    """A broker whose tables were in its data dir, restarted with iceberg.warehouse=s3://...:
+    the tables are written to the bucket from the log (each row once), the catalog URL serves
+    those, and the start says where the old ones stay."""
+    s3.client().create_bucket(Bucket=BUCKET)
+    url = f"http://127.0.0.1:{free_port()}"
+    local = BrokerProcess(tmp_path / "data", {"iceberg.catalog.listeners": url, "iceberg.target.lag.ms": 100}).start()
+    try:
+        b, topic = local.bootstrap, "moved"
+        create_topic(b, topic, 1, {"iceberg.mode": "key_value"})
+        p = Producer({"bootstrap.servers": b})
+        for i in range(20):
+            p.produce(topic, value=b"v%d" % i)
+        p.flush(30)
+        wait_caught_up(url, topic, log_rows(b, topic, 1))
+        assert table(url, topic).metadata_location.startswith("file:")
+    finally:
+        local.stop()
+    moved = s3_broker(tmp_path, s3.endpoint).start()
+    try:
+        expected = log_rows(moved.bootstrap, topic, 1)
+        wait_caught_up(moved.catalog_url, topic, expected)
+        tbl = table(moved.catalog_url, topic)
+        assert tbl.metadata_location.startswith(f"{WAREHOUSE}/") and rows_of(tbl) == expected
+        old = local.data_dir / ".hourglass" / "iceberg" / "catalog.db"
+        assert f"Iceberg: {old} holds the tables of another warehouse location" in moved.log_text()
+    finally:
+        moved.stop()
+
+
 def test_without_vending_a_reader_brings_its_own_keys(tmp_path, s3):
     s3.client().create_bucket(Bucket=BUCKET)
     proc = s3_broker(tmp_path, s3.endpoint, **{"iceberg.catalog.vended.credentials": False}).start()

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from broker.config import BrokerConfig, ConfigError, display_value
-from lakehouse.warehouse import (RETRY_FIRST_MS, RETRY_MAX_MS, Warehouse, describe_failure, retry_delay_ms,
-                                 warehouse_of)
+from lakehouse.warehouse import (RETRY_FIRST_MS, RETRY_MAX_MS, Warehouse, describe_failure, other_catalogs,
+                                 retry_delay_ms, warehouse_of)
 
 S3 = {"iceberg.warehouse": "s3://lake/tables/", "iceberg.s3.endpoint": "http://127.0.0.1:9000/",
       "iceberg.s3.access.key.id": "AKID", "iceberg.s3.secret.access.key": "s3cret",
@@ -128,3 +128,14 @@ def test_bucket_names_are_accepted_exactly_by_s3s_rules(name):
         assert (got is not None) == ok
         if ok:
             assert got == "s3://" + "/".join([bucket, *segments])
+
+
+def test_the_pointer_stores_of_other_warehouses_are_named(tmp_path):
+    s3 = warehouse_of(BrokerConfig({**S3, "log.dirs": str(tmp_path)}))
+    local = warehouse_of(BrokerConfig({"log.dirs": str(tmp_path)}))
+    assert other_catalogs(s3) == [] and other_catalogs(local) == []  # nothing there yet
+    s3.catalog_dir.mkdir(parents=True)
+    local.catalog_db.touch()
+    assert other_catalogs(s3) == [local.catalog_db] and other_catalogs(local) == []
+    s3.catalog_db.touch()
+    assert other_catalogs(local) == [s3.catalog_db] and other_catalogs(s3) == [local.catalog_db]
