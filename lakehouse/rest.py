@@ -5,8 +5,9 @@ Served: ``GET /v1/config``; namespaces listed, loaded and checked (``HEAD``); ta
 loaded (``LoadTableResult``: the current metadata file's location and its content, and in
 ``config`` what a reader needs to reach an S3 warehouse: endpoint, region, addressing; the key
 pair in ``storage-credentials`` only when the broker vends it, see ``lakehouse.warehouse``) and
-checked; a store that fails answers 503 ``ServiceUnavailableException`` with the reason. The tables are the broker's to write (``iceberg.mode``): every write by another
-client (create or drop a namespace or table, commit, rename, register, transactions) is
+checked; a store that fails answers 503 ``ServiceUnavailableException`` with the reason. The
+tables are the broker's to write (``iceberg.mode``): every write by another client (create or
+drop a namespace or table, commit, rename, register, transactions) is
 refused 403 with the REST catalog's error JSON ``{"error": {"message", "type", "code"}}``, as is
 any other error (404 ``NoSuchNamespaceException`` / ``NoSuchTableException``, 401
 ``NotAuthorizedException`` when the broker's users are required: basic auth as the registry).
