@@ -8,7 +8,6 @@ consumer reads of the compacted log, with the keys whose latest record is a tomb
 from __future__ import annotations
 
 import random
-import threading
 
 import pytest
 from confluent_kafka import Producer
@@ -17,7 +16,7 @@ from tests.helpers.broker import BrokerProcess
 from tests.helpers.clients import wait_until
 from tests.helpers.kafka_oracle import free_port
 from tests.helpers.txn import TXN_BROKER_OVERRIDES, create_topic, end_offsets, read_to_end, txn_producer, unique
-from tests.lakehouse.test_iceberg_topics import duckdb_rows, held, log_record, rows_of, table
+from tests.lakehouse.test_iceberg_topics import duckdb_rows, kill_9_rounds, log_record, rows_of, table, wait_caught_up
 
 COMPACTED = {"cleanup.policy": "compact", "segment.bytes": "20000", "segment.ms": "200",
              "min.cleanable.dirty.ratio": "0.01", "iceberg.mode": "key_value", "iceberg.upsert": "true"}
@@ -58,27 +57,31 @@ def produce_updates(p, rng: random.Random, topic: str, partitions: int, keys: li
                   headers=[("h", rng.randbytes(2))] if rng.random() < 0.3 else None)
 
 
-def wait_table(url: str, topic: str, expected_log: list[tuple], timeout: float = 60.0) -> None:
-    """Until the table holds every partition up to its last record in ``expected_log``."""
-    last: dict[int, int] = {}
-    for r in expected_log:
-        last[r[0]] = max(last.get(r[0], -1), r[1])
-
-    def done():
-        try:
-            h = held(url, topic)
-        except Exception:  # noqa: BLE001 - the table is created by the first translation
-            return False
-        return all(h.get(p, -1) >= o for p, o in last.items())
-    wait_until(done, timeout=timeout, interval=0.1, what=lambda: f"table of {topic} reaching {last}")
-
-
 def end_with_a_value_in_every_partition(p, topic: str, partitions: int) -> None:
     """A last non-tombstone record per partition, so every partition's last offset is in a
     commit (a round of tombstones of keys the table does not hold commits nothing)."""
     for part in range(partitions):
         p.produce(topic, partition=part, key=b"end", value=b"end")
     p.flush(30)
+
+
+def produce_round(plain, txn, rng: random.Random, topic: str, partitions: int, keys: list[bytes]) -> None:
+    """Updates and tombstones: some plain, some in a transaction committed or aborted at random
+    (an aborted update must neither replace nor delete a key's row)."""
+    produce_updates(plain, rng, topic, partitions, keys, rng.randint(5, 30))
+    txn.begin_transaction()
+    produce_updates(txn, rng, topic, partitions, keys, rng.randint(1, 10))
+    (txn.commit_transaction if rng.random() < 0.5 else txn.abort_transaction)(30)
+    plain.flush(30)
+
+
+def wait_cleaned(bootstrap: str, plain, topic: str, partitions: int) -> None:
+    """Until the cleaner has removed offset 0 of partition 0 (superseded by the test). The active
+    segment is never cleaned: the records appended meanwhile roll it once segment.ms passed."""
+    def cleaned():
+        end_with_a_value_in_every_partition(plain, topic, partitions)
+        return offsets_left(bootstrap, topic, 0)[0] > 0
+    wait_until(cleaned, timeout=60, interval=0.2, what="the cleaner removing offset 0")
 
 
 def test_upsert_table_equals_latest_value_per_key_after_the_cleaner_ran(lake):
@@ -91,26 +94,16 @@ def test_upsert_table_equals_latest_value_per_key_after_the_cleaner_ran(lake):
     txn = txn_producer(b, unique("upsert-txn"))
     plain.produce(topic, partition=0, key=b"first", value=b"old")  # offset 0, superseded below
     for step in range(10):
-        produce_updates(plain, rng, topic, 3, keys, rng.randint(5, 30))
-        txn.begin_transaction()
-        produce_updates(txn, rng, topic, 3, keys, rng.randint(1, 10))
-        # an aborted update must not replace nor delete a key's row
-        (txn.commit_transaction if rng.random() < 0.5 else txn.abort_transaction)(30)
-        plain.flush(30)
+        produce_round(plain, txn, rng, topic, 3, keys)
         if step == 4:
             plain.produce(topic, partition=0, key=b"first", value=b"new")
     # the same key in two partitions is two keys, as the log compacts them
     plain.produce(topic, partition=1, key=b"first", value=b"in partition 1")
     plain.produce(topic, partition=2, key=b"gone", value=b"x")
     plain.produce(topic, partition=2, key=b"gone", value=None)
-    # the cleaner has run: the superseded record at offset 0 is gone from the log (the active
-    # segment is never cleaned: the records appended meanwhile roll it once segment.ms passed)
-    def cleaned():
-        end_with_a_value_in_every_partition(plain, topic, 3)
-        return offsets_left(b, topic, 0)[0] > 0
-    wait_until(cleaned, timeout=60, interval=0.2, what="the cleaner removing offset 0")
+    wait_cleaned(b, plain, topic, 3)
     log, expected = compacted_view(b, topic, 3)
-    wait_table(url, topic, log)
+    wait_caught_up(url, topic, log)
     got = rows_of(table(url, topic))
     assert got == expected, f"seed {seed}"
     assert len({(r[0], r[4]) for r in got}) == len(got)
@@ -129,50 +122,19 @@ def test_upsert_table_equals_latest_value_per_key_after_the_cleaner_ran(lake):
 
 
 def test_kill_9_during_upsert_translation_loses_and_doubles_nothing(lake):
-    """Rounds of: produce updates and tombstones continuously, kill -9 the broker, restart.
-    Every other round the kill lands inside a commit (a Parquet file of the table exists that
-    no snapshot references yet); the others right after a commit. Then the table equals the
-    latest value per key of the log: no update lost (a stale value), none doubled (two rows)."""
+    """Rounds of: produce updates and tombstones continuously, kill -9 the broker, half of the
+    times inside a commit, restart (``kill_9_rounds``). Then the table equals the latest value
+    per key of the log: no update lost (a stale value), none doubled (two rows of a key)."""
     seed = random.randrange(2**32)
     rng = random.Random(seed)
     b, url, topic = lake.bootstrap, lake.catalog_url, "crashy-upserts"
-    files = lake.data_dir / ".hourglass" / "iceberg" / "redpanda" / topic / "data"
     create_topic(b, topic, 2, {**COMPACTED, "iceberg.target.lag.ms": "20"})
     keys = [b"k%d" % i for i in range(30)]
-    orphans = 0
-    mid_commit_kills = 0
-    for rnd in range(8):
-        stop = threading.Event()
-
-        def produce(bootstrap=lake.bootstrap):
-            p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 2, "message.timeout.ms": 5000})
-            r = random.Random(rng.random())
-            while not stop.is_set():
-                produce_updates(p, r, topic, 2, keys, 20)
-                p.poll(0.01)
-            p.flush(6)
-        t = threading.Thread(target=produce, daemon=True)
-        t.start()
-        try:
-            if rnd % 2 == 0:
-                def in_flight():
-                    on_disk = len(list(files.rglob("*.parquet"))) if files.exists() else 0
-                    return on_disk > _referenced_files(url, topic) + orphans
-                wait_until(in_flight, timeout=60, interval=0.005, what=f"round {rnd}: a commit under way")
-                mid_commit_kills += 1
-            else:
-                snapshots = _snapshots(url, topic)
-                wait_until(lambda: _snapshots(url, topic) > snapshots, timeout=60, interval=0.02,
-                           what=f"round {rnd}: a new snapshot")
-            lake.kill()
-        finally:
-            stop.set()
-            t.join(30)
-        lake.start()
-        orphans = len(list(files.rglob("*.parquet"))) - _referenced_files(url, topic)
+    mid_commit_kills, orphans = kill_9_rounds(lake, topic, rng, lambda p, r: produce_updates(p, r, topic, 2, keys, 20),
+                                              _added_files)
     end_with_a_value_in_every_partition(Producer({"bootstrap.servers": lake.bootstrap}), topic, 2)
     log, expected = compacted_view(lake.bootstrap, topic, 2)
-    wait_table(url, topic, log)
+    wait_caught_up(url, topic, log)
     got = rows_of(table(url, topic))
     assert len({(r[0], r[4]) for r in got}) == len(got), f"seed {seed}: a key doubled"
     assert got == expected, f"seed {seed}"
@@ -181,7 +143,7 @@ def test_kill_9_during_upsert_translation_loses_and_doubles_nothing(lake):
     assert mid_commit_kills == 4 and orphans > 0
 
 
-def _referenced_files(url: str, topic: str) -> int:
+def _added_files(url: str, topic: str) -> int:
     """Data files the table's snapshots added, all told (copy-on-write replaces files, and the
     replaced ones stay on disk for the older snapshots)."""
     try:
@@ -189,10 +151,3 @@ def _referenced_files(url: str, topic: str) -> int:
     except Exception:  # noqa: BLE001 - no table yet
         return 0
     return sum(int(s.summary.additional_properties.get("added-data-files", 0)) for s in snaps)
-
-
-def _snapshots(url: str, topic: str) -> int:
-    try:
-        return len(table(url, topic).snapshots())
-    except Exception:  # noqa: BLE001 - no table yet
-        return 0
