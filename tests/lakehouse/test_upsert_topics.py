@@ -151,3 +151,38 @@ def _added_files(url: str, topic: str) -> int:
     except Exception:  # noqa: BLE001 - no table yet
         return 0
     return sum(int(s.summary.additional_properties.get("added-data-files", 0)) for s in snaps)
+
+
+def test_turning_upsert_on_deduplicates_the_table_and_off_appends_again(lake):
+    """``iceberg.upsert`` is dynamic like every topic config: a key_value table appended to
+    (every update and tombstone a row) becomes the compacted view at the next commit after the
+    switch is turned on; turned off, records are appended again."""
+    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
+    b, url, topic = lake.bootstrap, lake.catalog_url, "switched"
+    # not compacted, so the log keeps every record the appending table holds
+    create_topic(b, topic, 2, {"iceberg.mode": "key_value"})
+    plain = Producer({"bootstrap.servers": b, "linger.ms": 5})
+    produce_updates(plain, random.Random(5), topic, 2, [b"a", b"b", b"c"], 40)
+    end_with_a_value_in_every_partition(plain, topic, 2)
+    log, _ = compacted_view(b, topic, 2)
+    wait_caught_up(url, topic, log)
+    assert rows_of(table(url, topic)) == log  # appended: one row per record
+
+    def switch(value: str) -> None:
+        admin = AdminClient({"bootstrap.servers": b})
+        res = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[
+            ConfigEntry("iceberg.upsert", value, incremental_operation=AlterConfigOpType.SET)])
+        admin.incremental_alter_configs([res])[res].result(20)
+    switch("true")
+    end_with_a_value_in_every_partition(plain, topic, 2)
+    log, expected = compacted_view(b, topic, 2)
+    wait_caught_up(url, topic, log)
+    assert rows_of(table(url, topic)) == expected
+    last = {p: max(r[1] for r in log if r[0] == p) for p in (0, 1)}
+    switch("false")
+    plain.produce(topic, partition=0, key=b"a", value=b"appended")
+    end_with_a_value_in_every_partition(plain, topic, 2)
+    log, _ = compacted_view(b, topic, 2)
+    wait_caught_up(url, topic, log)
+    new = [r for r in log if r[1] > last[r[0]]]
+    assert len(new) == 3 and rows_of(table(url, topic)) == sorted(expected + new)
