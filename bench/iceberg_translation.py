@@ -10,7 +10,12 @@ Prints ``name value unit``:
     iceberg.produce_cost_pct           (off / on - 1) x 100: the broker's cost of translating
     iceberg.translated                 median records/s from the first produce to the table holding all
 
+With ``--upsert-keys N`` the records' keys cycle over N keys and the table is an upsert table
+(``iceberg.upsert=true``): every commit rewrites the data files holding the keys it updates
+(copy-on-write), the cost this measures.
+
     .venv/bin/python bench/iceberg_translation.py [--records 200000] [--size 100] [--partitions 4] [--rounds 3]
+                                                  [--upsert-keys N]
 """
 from __future__ import annotations
 
@@ -25,7 +30,7 @@ HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
 
-def produce(bootstrap: str, topic: str, n: int, size: int) -> float:
+def produce(bootstrap: str, topic: str, n: int, size: int, keys: int = 0) -> float:
     from confluent_kafka import Producer
     p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "batch.size": 1 << 20,
                   "queue.buffering.max.messages": 1_000_000})
@@ -34,7 +39,7 @@ def produce(bootstrap: str, topic: str, n: int, size: int) -> float:
     for i in range(n):
         while True:
             try:
-                p.produce(topic, value=value, key=b"%d" % i)
+                p.produce(topic, value=value, key=b"%d" % (i % keys if keys else i))
                 break
             except BufferError:
                 p.poll(0.01)
@@ -60,6 +65,7 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--lag-ms", type=int, default=1000, help="iceberg.target.lag.ms of the topics")
+    ap.add_argument("--upsert-keys", type=int, default=0, help="keys cycle over N keys, table iceberg.upsert=true")
     args = ap.parse_args()
     from tests.helpers.broker import BrokerProcess
     from tests.helpers.kafka_oracle import free_port
@@ -75,9 +81,10 @@ def main() -> None:
                     topic = f"bench-{mode}-{rnd}"
                     create_topic(proc.bootstrap, topic, args.partitions,
                                  {"iceberg.mode": "key_value" if mode == "on" else "disabled",
-                                  "iceberg.target.lag.ms": str(args.lag_ms)})
+                                  "iceberg.target.lag.ms": str(args.lag_ms),
+                                  "iceberg.upsert": str(bool(args.upsert_keys and mode == "on")).lower()})
                     t0 = time.perf_counter()
-                    secs = produce(proc.bootstrap, topic, args.records, args.size)
+                    secs = produce(proc.bootstrap, topic, args.records, args.size, args.upsert_keys)
                     results[mode].append(args.records / secs)
                     if mode == "on":
                         while not caught_up(url, topic, args.partitions, args.records):

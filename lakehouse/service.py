@@ -207,10 +207,11 @@ class IcebergTopics:
         if st.behind_since_ms is None:
             st.behind_since_ms = now
         committed, advanced, rows, head = await self._in_thread(
-            self.tables.commit, topic, slices, st.committed, topic_id, cfg.iceberg_partition_spec)
+            self.tables.commit, topic, slices, st.committed, topic_id, cfg.iceberg_partition_spec,
+            cfg.iceberg_upsert)
         st.committed = committed
         st.next.update(advanced)
-        if rows:
+        if head is not None:  # a snapshot was committed (an upsert's may add no row, only delete)
             st.head = head
             st.rows += rows
             st.snapshots += 1

@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 
 from storage.log_config import parse_iceberg_partition_spec
+from lakehouse import upsert as upsert_tables
 from lakehouse.warehouse import Warehouse, local_warehouse, warehouse_dir
 from lakehouse.translate import (NAMESPACE, Slice, committed_records, covered_last_offset,
                                  key_value_row, last_offsets, summary_for, table_name, table_of_other_topic)
@@ -160,19 +161,23 @@ class TopicTables:
         return last_offsets(summary), head(table)
 
     def commit(self, topic: str, slices: list[Slice], previous: dict[int, int],
-               topic_id: str = "", spec_text: str = DEFAULT_SPEC) -> tuple[dict[int, int], dict[int, int], int, tuple | None]:
+               topic_id: str = "", spec_text: str = DEFAULT_SPEC,
+               upsert: bool = False) -> tuple[dict[int, int], dict[int, int], int, tuple | None]:
         """Translate ``slices`` and commit their rows as one snapshot recording the new last
         offsets. Returns (last offsets the table now holds, partition -> next offset to read,
-        rows committed, ``head`` of the table). With no row to write nothing is committed: the
-        reads covered only aborted or control records, which a re-read after a restart skips again."""
+        rows committed, ``head`` of the table, None when nothing was committed). With no row to
+        write nothing is committed: the reads covered only aborted or control records (or, with
+        ``upsert``, tombstones of keys the table does not hold), which a re-read after a restart
+        skips again. ``upsert``: the table keeps the latest row per key (``lakehouse.upsert``)."""
         import pyarrow as pa
         rows: list[dict] = []
         covered: dict[int, int] = {}
         advanced: dict[int, int] = {}
         for s in slices:
             batches = [decode_batch(s.data, pos) for pos, _ in iter_batch_positions(s.data)]
-            rows.extend(key_value_row(s.partition, h, r)
-                        for h, r in committed_records(batches, s.aborted, s.start, s.limit))
+            for h, r in committed_records(batches, s.aborted, s.start, s.limit):
+                row = key_value_row(s.partition, h, r)
+                rows.append(upsert_tables.record_item(s.partition, r, row) if upsert else row)
             last = covered_last_offset(s.start, s.limit, (h.last_offset for h, _ in batches))
             if last is not None:
                 covered[s.partition] = last
@@ -183,6 +188,13 @@ class TopicTables:
         if evolve_spec(table, spec_text):
             table = self.table(topic, spec_text)
         summary = summary_for(previous, covered, topic_id)
+        if upsert:
+            added = upsert_tables.commit(table, rows, summary)
+            if added is None:
+                return previous, advanced, 0, None
+            table = self.table(topic, spec_text)
+            return last_offsets(summary), advanced, added, head(table)
+        table = upsert_tables.leave(table)
         table.append(pa.Table.from_pylist(rows, schema=table.schema().as_arrow()), snapshot_properties=summary)
         return last_offsets(summary), advanced, len(rows), head(table)
 

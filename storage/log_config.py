@@ -426,6 +426,14 @@ _TOPIC_DEFS: list[ConfigDef] = [
               "(its redpanda.iceberg.partition.spec): (day(redpanda.timestamp)) by default, "
               "year/month/day/hour of redpanda.timestamp and redpanda.partition, () for none; a change "
               "evolves the table's spec (files written before keep theirs)."),
+    # Hourglass's own (Redpanda has no upsert mode): orthogonal to how iceberg.mode lays out a
+    # value, so a switch beside it rather than one more mode per layout
+    ConfigDef("iceberg.upsert", "boolean", False, None,
+              "Hourglass: the topic's Iceberg table holds only the latest record of each key (per "
+              "partition) and a tombstone (null value) deletes the key's row, so the table agrees "
+              "with the compacted log (cleanup.policy=compact); keyless records have no row. Written "
+              "copy-on-write on a format-v2 table (no delete files). Turning it on deduplicates the "
+              "table at the next commit; off, records are appended again."),
     ConfigDef("iceberg.target.lag.ms", "long", 60_000, Range(1),
               "Hourglass: how far the topic's Iceberg table may trail the log: translation commits a "
               "snapshot about this often (Redpanda's redpanda.iceberg.target.lag.ms).",
@@ -805,6 +813,7 @@ class LogConfig:
     iceberg_mode: str = "disabled"
     iceberg_partition_spec: str = "(day(redpanda.timestamp))"
     iceberg_target_lag_ms: int = 60_000
+    iceberg_upsert: bool = False
     overrides: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
     values: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 

@@ -161,23 +161,42 @@ def test_random_topics_table_equals_read_committed_log(lake):
 
 
 def test_kill_9_during_translation_loses_and_doubles_no_row(lake):
-    """Rounds of: produce continuously, kill -9 the broker at a chosen moment, restart. Every
-    other round the kill lands inside a commit: once a Parquet file of the table exists that its
-    current snapshot does not hold (written, not yet committed); the other rounds right after a
-    commit. Then the table equals the read_committed log, each row once."""
-    files = lake.data_dir / ".hourglass" / "iceberg" / "redpanda" / "crashy" / "data"
-    kill_9_rounds(lake, "crashy", lambda: len(list(files.rglob("*.parquet"))) if files.exists() else 0)
+    """Rounds of: produce continuously, kill -9 the broker at a chosen moment, restart (see
+    ``kill_9_rounds``). Then the table equals the read_committed log, each row once."""
+    key_value_kill_9_rounds(lake, "crashy")
 
 
-def kill_9_rounds(lake, topic: str, parquet_files, rounds: int = 8) -> None:
-    """The rounds of ``test_kill_9_during_translation_loses_and_doubles_no_row`` on ``lake``'s
-    warehouse, whose Parquet files of the topic ``parquet_files()`` counts (written, committed
-    or not)."""
+def key_value_kill_9_rounds(lake, topic: str, parquet_files=None, rounds: int = 8) -> None:
+    """``kill_9_rounds`` of random records into a key_value topic whose Parquet files (written,
+    committed or not) ``parquet_files()`` counts; then the table equals the read_committed log."""
     seed = random.randrange(2**32)
     rng = random.Random(seed)
     b, url = lake.bootstrap, lake.catalog_url
     create_topic(b, topic, 2, {"iceberg.mode": "key_value", "iceberg.target.lag.ms": "20"})
     now = int(dt.datetime.now(dt.timezone.utc).timestamp() * 1000)
+    mid_commit_kills, orphans = kill_9_rounds(lake, topic, rng, lambda p, r: produce_random(p, r, topic, 2, 20, now),
+                                              _data_files, parquet_files, rounds)
+    expected = log_rows(lake.bootstrap, topic, 2)
+    wait_caught_up(url, topic, expected)
+    got = rows_of(table(url, topic))
+    assert len({(r[0], r[1]) for r in got}) == len(got), f"seed {seed}: a row doubled"
+    assert got == expected, f"seed {seed}"
+    assert len(expected) > 100 and mid_commit_kills == (rounds + 1) // 2 and orphans > 0
+
+
+def kill_9_rounds(lake, topic: str, rng: random.Random, produce_some, data_files, parquet_files=None,
+                  rounds: int = 8) -> tuple[int, int]:
+    """Rounds of: a producer thread calling ``produce_some(producer, rng)`` continuously, kill -9
+    of the broker at a chosen moment, restart. Every other round the kill lands inside a commit:
+    once a Parquet file of the table exists that no snapshot holds (written, not yet committed;
+    ``data_files(url, topic)``: the files the snapshots hold, all told); the other rounds right
+    after a commit. ``parquet_files()`` counts the topic's Parquet files in the warehouse
+    (default: the local one). Returns (kills inside a commit, orphan files those kills left)."""
+    url = lake.catalog_url
+    files = lake.data_dir / ".hourglass" / "iceberg" / "redpanda" / topic / "data"
+    if parquet_files is None:
+        def parquet_files():
+            return len(list(files.rglob("*.parquet"))) if files.exists() else 0
     orphans = 0  # files of commits a kill interrupted
     mid_commit_kills = 0
     for rnd in range(rounds):
@@ -187,31 +206,28 @@ def kill_9_rounds(lake, topic: str, parquet_files, rounds: int = 8) -> None:
             p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 2, "message.timeout.ms": 5000})
             r = random.Random(rng.random())
             while not stop.is_set():
-                produce_random(p, r, topic, 2, 20, now)
+                produce_some(p, r)
                 p.poll(0.01)
             p.flush(6)
-        t = threading.Thread(target=produce)
+        t = threading.Thread(target=produce, daemon=True)
         t.start()
-        if rnd % 2 == 0:
-            def in_flight():
-                return parquet_files() > _data_files(url, topic) + orphans
-            wait_until(in_flight, timeout=60, interval=0.005, what=f"round {rnd}: a commit under way")
-            mid_commit_kills += 1
-        else:
-            snapshots = _snapshots(url, topic)
-            wait_until(lambda: _snapshots(url, topic) > snapshots, timeout=60, interval=0.02,
-                       what=f"round {rnd}: a new snapshot")
-        lake.kill()
-        stop.set()
-        t.join(30)
+        try:
+            if rnd % 2 == 0:
+                def in_flight():
+                    return parquet_files() > data_files(url, topic) + orphans
+                wait_until(in_flight, timeout=60, interval=0.005, what=f"round {rnd}: a commit under way")
+                mid_commit_kills += 1
+            else:
+                snapshots = _snapshots(url, topic)
+                wait_until(lambda: _snapshots(url, topic) > snapshots, timeout=60, interval=0.02,
+                           what=f"round {rnd}: a new snapshot")
+            lake.kill()
+        finally:
+            stop.set()
+            t.join(30)
         lake.start()
-        orphans = parquet_files() - _data_files(url, topic)
-    expected = log_rows(lake.bootstrap, topic, 2)
-    wait_caught_up(url, topic, expected)
-    got = rows_of(table(url, topic))
-    assert len({(r[0], r[1]) for r in got}) == len(got), f"seed {seed}: a row doubled"
-    assert got == expected, f"seed {seed}"
-    assert len(expected) > 100 and mid_commit_kills == (rounds + 1) // 2 and orphans > 0
+        orphans = parquet_files() - data_files(url, topic)
+    return mid_commit_kills, orphans
 
 
 def _data_files(url: str, topic: str) -> int:

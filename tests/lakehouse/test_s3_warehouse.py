@@ -21,7 +21,7 @@ from tests.helpers.clients import wait_until
 from tests.helpers.kafka_oracle import free_port
 from tests.helpers.s3_server import SECRET_ACCESS_KEY, S3Server, broker_overrides
 from tests.helpers.txn import TXN_BROKER_OVERRIDES, create_topic, txn_producer, unique
-from tests.lakehouse.test_iceberg_topics import (duckdb_rows, kill_9_rounds, log_rows, produce_random, rows_of,
+from tests.lakehouse.test_iceberg_topics import (duckdb_rows, key_value_kill_9_rounds, log_rows, produce_random, rows_of,
                                                  scrape, table, wait_caught_up)
 
 BUCKET, PREFIX = "lake", "warehouse/hourglass"
@@ -187,7 +187,7 @@ def test_kill_9_with_an_s3_warehouse_loses_and_doubles_no_row(lake, s3):
     """The local warehouse's kill -9 rounds (every other kill inside a commit: a Parquet object
     is in the bucket that the table's snapshot does not hold yet), on the bucket."""
     prefix = f"{PREFIX}/redpanda/crashy/data/"
-    kill_9_rounds(lake, "crashy", lambda: sum(k.endswith(".parquet") for k in s3.keys(BUCKET, prefix)), rounds=6)
+    key_value_kill_9_rounds(lake, "crashy", lambda: sum(k.endswith(".parquet") for k in s3.keys(BUCKET, prefix)), rounds=6)
 
 
 def test_a_store_that_is_down_then_has_no_bucket_logs_why_and_recovers(tmp_path):
