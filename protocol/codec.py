@@ -7,7 +7,9 @@ decoding are straight-line code: consecutive fixed-width fields share one
 
 Decoding reads a ``memoryview`` bounded to one frame: it never reads past it, and every
 malformed input surfaces as ``DecodeError``. Encoding appends ``bytes``-like parts to a list,
-so large ``records`` payloads are passed through without being copied.
+so large ``records`` payloads are passed through without being copied. ``encode_slices`` is the
+same encoder as a generator that stops between elements of arrays of structs, so a caller can
+encode an answer of millions of parts a slice at a time (the broker does, between loop turns).
 
 Rules followed (Kafka's message README): flexible versions use compact strings, bytes,
 records and arrays (uvarint length + 1, 0 = null) and end every struct with a tag buffer;
