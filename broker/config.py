@@ -165,7 +165,7 @@ BROKER_KEYS: dict[str, BrokerKey] = {k.name: k for k in [
     _k("connections.max.idle.ms", _long, "600000", "Close connections idle for this long.", *_pos),
     _k("max.connections", _int, "2147483647", "Most connections accepted at once (per listener too: listener.name.<l>.max.connections); past it a new connection is closed at once.", *_nonneg),
     _k("max.connections.per.ip", _int, "2147483647", "Most connections from one IP address.", *_nonneg),
-    _k("max.connections.per.ip.overrides", _str, "", "Per-IP or host name exceptions to max.connections.per.ip: host:count,... (a host name is resolved at start)."),
+    _k("max.connections.per.ip.overrides", _str, "", "Per-IP or host name exceptions to max.connections.per.ip: host:count,... (a host name is resolved at start and, off the event loop, when the value is changed dynamically)."),
     _k("request.read.timeout.ms", _int, "30000", "Hourglass: a started request frame must arrive whole within this time.", *_pos),
     _k("log.retention.check.interval.ms", _long, "300000", "How often retention runs.", *_pos),
     _k("log.flush.scheduler.interval.ms", _long, "9223372036854775807", "How often logs are checked for flush.ms.", *_pos),

@@ -33,6 +33,11 @@ log = logging.getLogger(__name__)
 
 _SIZE = struct.Struct(">i")
 API_VERSIONS = 18
+# Answers bounded by the request's own byte limits, on the hot path: encoded in one piece.
+# Every other answer (those growing with the cluster: configs, metadata, groups, ACLs...) is
+# encoded between turns of the event loop (``encode_response_sliced``).
+ONE_PIECE_APIS = frozenset({0, 1})  # Produce, Fetch
+ENCODE_SLICE_S = 0.005  # the longest an answer's encoding holds the loop before others run
 
 
 class RequestContext:
@@ -195,7 +200,11 @@ class Connection:
                 if parts is not None and not self.closed:
                     self.writer.writelines(parts)
                     # back-pressure: a client that stops reading stops us, not our memory
-                    await self.writer.drain()
+                    try:
+                        await self.writer.drain()
+                    except ConnectionError:
+                        self._log_lost_answer(parts)
+                        return
                 if self.throttle_ms:  # muted: the next request waits in the socket
                     await asyncio.sleep(self.throttle_ms / 1000.0)
                     self.throttle_ms = 0
@@ -264,7 +273,21 @@ class Connection:
             auth.api_versions_answered()
         if response is None:
             return None
-        return self.encode_response(spec, api_version, correlation_id, response)
+        if api_key in ONE_PIECE_APIS:
+            return self.encode_response(spec, api_version, correlation_id, response)
+        return await self.encode_response_sliced(spec, api_version, correlation_id, response)
+
+    def _log_lost_answer(self, parts: list) -> None:
+        """The transport failed while sending an answer: say why, unless the client went away
+        (a reset or a close is the client's doing and routine)."""
+        cause = self.reader.exception()
+        size = sum(map(len, parts))
+        if cause is None or isinstance(cause, ConnectionError):
+            log.debug("connection from %s (client id %r) closed by the client while a %d-byte answer was sent",
+                      self.peer, self.client_id, size)
+        else:
+            log.warning("connection from %s (client id %r) lost while a %d-byte answer was sent: %r",
+                        self.peer, self.client_id, size, cause)
 
     def _account(self, quotas, ctx, size: int, elapsed: float, response) -> None:
         """Client quotas: record this request and, over a quota, put the throttle time in the
@@ -314,6 +337,33 @@ class Connection:
             raise CloseConnection(f"internal error encoding {spec.name} v{api_version}", "internal_error") from None
         parts[0] = _SIZE.pack(sum(map(len, parts)))
         return parts
+
+    async def encode_response_sliced(self, spec, api_version: int, correlation_id: int, response: Any) -> list:
+        """``encode_response`` for answers that grow with the cluster: encoded in slices
+        (``CompiledMessage.encode_slices``), letting the event loop run other work every
+        ``ENCODE_SLICE_S``, and handed on as chunks of joined parts: the transport gets a few
+        hundred buffers, not millions of small ones (uvloop failed the write of the ~1.9 million
+        parts of a 21 MB answer with EINVAL and the connection dropped). Each array of structs is
+        snapshotted as its count is written and each element encoded in one go, so a list the
+        handler shares with live state cannot make the frame inconsistent meanwhile."""
+        hv = response_header_version(spec.key, spec.flexible(api_version))
+        out: list = [encode_response_header(correlation_id, hv)]
+        chunks: list = []
+        t0 = time.perf_counter()
+        try:
+            for _ in spec.response.encode_slices(response, api_version, out):
+                chunks.append(b"".join(out))
+                out.clear()
+                if time.perf_counter() - t0 >= ENCODE_SLICE_S:
+                    await asyncio.sleep(0)
+                    t0 = time.perf_counter()
+        except EncodeError as exc:
+            log.error("cannot encode %s v%d: %s", spec.name, api_version, exc)
+            raise CloseConnection(f"internal error encoding {spec.name} v{api_version}", "internal_error") from None
+        if chunks:
+            chunks.append(b"".join(out))
+            out = chunks
+        return [_SIZE.pack(sum(map(len, out))), *out]
 
     def _unsupported_api_versions(self, correlation_id: int) -> list:
         h = self.broker.handlers[API_VERSIONS]

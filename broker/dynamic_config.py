@@ -37,6 +37,8 @@ keystore passwords) and are applied at start and at once on every change.
 """
 from __future__ import annotations
 
+import asyncio
+
 import json
 import logging
 import re
@@ -348,6 +350,29 @@ class DynamicBrokerConfigs:
                                        "broker": dict(sorted(self.broker.items()))})  # may hold keystore passwords
 
 
+def refresh_per_ip_limits(b) -> None:
+    """Apply ``max.connections.per.ip.overrides`` anew. Its host names are resolved (Kafka's
+    ``InetAddress.getByName``) by blocking DNS calls, so on a running event loop a value naming a
+    host is applied from a worker thread once resolved (the previous limits until then; a newer
+    change meanwhile wins): a slow or unreachable name server never holds up the loop. A value of
+    addresses only applies at once."""
+    from broker.security.listener import names_hosts, per_ip_limits
+    value = b.cfg["max.connections.per.ip.overrides"]
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # at start, before anything is served
+        loop = None
+    if loop is None or not names_hosts(value):  # addresses only: no look-up, applied at once
+        b.per_ip_limits = per_ip_limits(value, strict=False)
+        return
+
+    async def resolve() -> None:
+        limits = await loop.run_in_executor(None, per_ip_limits, value, False)
+        if b.cfg["max.connections.per.ip.overrides"] == value:
+            b.per_ip_limits = limits
+    b.per_ip_limits_resolving = loop.create_task(resolve())  # (held: a task nobody holds may vanish)
+
+
 def apply(b, changed: set[str] | None = None) -> None:
     """Make the broker run with its effective configs: log defaults reach every topic without
     an override, broker keys take their new values, a changed listener keystore is loaded
@@ -366,8 +391,7 @@ def apply(b, changed: set[str] | None = None) -> None:
         text = merged.get(name, BROKER_KEYS[name].default)
         b.cfg.values[name] = None if text is None else check_broker(name, text)
     if changed is None or "max.connections.per.ip.overrides" in changed:
-        from broker.security.listener import per_ip_limits
-        b.per_ip_limits = per_ip_limits(b.cfg["max.connections.per.ip.overrides"], strict=False)
+        refresh_per_ip_limits(b)
     cleaner = getattr(b, "cleaner", None)
     if cleaner is not None and hasattr(cleaner, "backoff_ms"):
         # the cleaner's backoff applies at its next idle round; threads and buffers at the next start

@@ -7,7 +7,9 @@ decoding are straight-line code: consecutive fixed-width fields share one
 
 Decoding reads a ``memoryview`` bounded to one frame: it never reads past it, and every
 malformed input surfaces as ``DecodeError``. Encoding appends ``bytes``-like parts to a list,
-so large ``records`` payloads are passed through without being copied.
+so large ``records`` payloads are passed through without being copied. ``encode_slices`` is the
+same encoder as a generator that stops between elements of arrays of structs, so a caller can
+encode an answer of millions of parts a slice at a time (the broker does, between loop turns).
 
 Rules followed (Kafka's message README): flexible versions use compact strings, bytes,
 records and arrays (uvarint length + 1, 0 = null) and end every struct with a tag buffer;
@@ -29,6 +31,10 @@ _FIXED = {
     "bool": "?", "int8": "b", "int16": "h", "uint16": "H",
     "int32": "i", "uint32": "I", "int64": "q", "float64": "d",
 }
+
+# ``encode_slices`` stops after at least this many parts (a few hundred microseconds of encoding)
+SLICE_PARTS = 4096
+SLICE_DEPTH = 1  # structs in the top message's arrays are generators too; deeper ones are not
 
 # --------------------------------------------------------------------------------------------
 # Run-time helpers referenced by generated code.  Each returns (value, pos).
@@ -315,10 +321,11 @@ class _Gen:
             "_w_string": _w_string, "_w_cstring": _w_cstring, "_w_bytes": _w_bytes,
             "_w_cbytes": _w_cbytes, "_w_records": _w_records, "_w_crecords": _w_crecords,
             "_w_uuid": _w_uuid, "_w_tags": _w_tags, "_uvarint": _uvarint,
-            "_P32": _P32, "_struct": struct,
+            "_P32": _P32, "_struct": struct, "_SLICE_PARTS": SLICE_PARTS,
         }
         self.classes: dict[str, type] = {}
         self.counter = 0
+        self._deep: dict[tuple[str, int], bool] = {}
         self.top = self._make_class(spec.name, spec.fields)
         # Struct names are unique within a message (as in Kafka's specs), so every nested
         # class is also reachable from the top: ``FetchResponse.PartitionData``.
@@ -352,12 +359,30 @@ class _Gen:
         flexible = version in self.spec.flex_v
         lines: list[str] = []
         self._struct_fns(self.spec.name, self.spec.fields, version, flexible, lines, set())
+        if self.is_deep(self.spec.name, self.spec.fields, version):
+            self._sliced_fns(self.spec.name, self.spec.fields, version, flexible, lines, 0, set())
         src = "\n".join(lines)
         for cname, cls in self.classes.items():
             self.ns[f"C_{cname}"] = cls
         exec(compile(src, f"<codec {self.spec.name} v{version}>", "exec"), self.ns)
         return (self.ns[self.fname("d", self.spec.name, version)],
                 self.ns[self.fname("e", self.spec.name, version)], src)
+
+    def slicer(self, version: int):
+        """The generator form of the top-level encoder (None when the message has no array of
+        structs in ``version``: nothing to slice). Compiled after ``compile(version)``."""
+        return self.ns.get(self.fname("s0", self.spec.name, version))
+
+    def is_deep(self, name: str, fields, v: int) -> bool:
+        """A struct holds, in version ``v`` and outside tagged fields, an array of structs at
+        some depth: its encoding can be sliced between that array's elements."""
+        key = (name, v)
+        if key not in self._deep:
+            self._deep[key] = False  # a struct never contains itself; guards recursion anyway
+            self._deep[key] = any(
+                f.is_struct and v in f.v and not (v in f.tag_v)
+                and (f.is_array or self.is_deep(f.elem, f.fields, v)) for f in fields)
+        return self._deep[key]
 
     def _struct_fns(self, name, fields, v, flex, lines, done):
         if name in done:
@@ -368,6 +393,21 @@ class _Gen:
                 self._struct_fns(f.elem, f.fields, v, flex, lines, done)
         self._decoder(name, fields, v, flex, lines)
         self._encoder(name, fields, v, flex, lines)
+
+    def _sliced_fns(self, name, fields, v, flex, lines, level, done):
+        """The generator encoders ``s<level>_<struct>``: the top message (level 0) and the
+        structs in its arrays (level 1) yield between the elements of their arrays of structs;
+        deeper structs are encoded by the plain functions (one element, e.g. one topic's
+        partitions or one resource's configs, is the finest slice: bounded by the generator
+        count, not by every leaf)."""
+        if (name, level) in done:
+            return
+        done.add((name, level))
+        if level < SLICE_DEPTH:
+            for f in fields:
+                if f.is_struct and v in f.v and not (v in f.tag_v) and self.is_deep(f.elem, f.fields, v):
+                    self._sliced_fns(f.elem, f.fields, v, flex, lines, level + 1, done)
+        self._encoder(name, fields, v, flex, lines, sliced=level)
 
     def _flex_for(self, f: Field, flex: bool, v: int) -> bool:
         if f.flex_override is not None:
@@ -508,8 +548,12 @@ class _Gen:
         }[t]
 
     # encode ---------------------------------------------------------------------------------
-    def _encoder(self, name, fields, v, flex, lines):
-        L = [f"def {self.fname('e', name, v)}(o, out):"]
+    def _encoder(self, name, fields, v, flex, lines, sliced=None):
+        """``sliced`` (a level): the generator form ``s<level>_<struct>``: the same bytes, but it yields between
+        the elements of every array of structs once ``out`` holds ``_SLICE_PARTS`` parts (and
+        takes a snapshot of such an array, so the count written matches the elements even if
+        the caller changes the list while the encoder is suspended)."""
+        L = [f"def {self.fname('e' if sliced is None else f's{sliced}', name, v)}(o, out):"]
         regular = [f for f in fields if v in f.v and not (flex and v in f.tag_v)]
         tagged = [f for f in fields if v in f.v and flex and v in f.tag_v]
         absent = [f for f in fields if v not in f.v and not f.ignorable]
@@ -535,7 +579,7 @@ class _Gen:
                 L.append(f"    out.append({sn}({args}))")
                 i = j
                 continue
-            L.extend("    " + s for s in self._write_field(f, f"o.{f.name}", v, flex, "out"))
+            L.extend("    " + s for s in self._write_field(f, f"o.{f.name}", v, flex, "out", sliced))
             i += 1
         if flex:
             if tagged:
@@ -557,12 +601,17 @@ class _Gen:
             L.append("    pass")
         lines.extend(L)
 
-    def _write_field(self, f: Field, expr: str, v: int, flex: bool, out: str) -> list[str]:
+    def _write_field(self, f: Field, expr: str, v: int, flex: bool, out: str, sliced: int | None = None) -> list[str]:
         fx = self._flex_for(f, flex, v)
         nullable = v in f.null_v
         res = []
+        inner = None if sliced is None else sliced + 1
+        deep = f.is_struct and inner is not None and inner <= SLICE_DEPTH and self.is_deep(f.elem, f.fields, v)
+        sliced = f.is_struct and sliced is not None
         if f.is_array:
             res.append(f"a = {expr}")
+            if sliced:
+                res.append("if a is not None: a = tuple(a)")
             res.append("if a is None:")
             if nullable:
                 res.append(f"    {out}.append(b'\\x00')" if fx else f"    {out}.append(b'\\xff\\xff\\xff\\xff')")
@@ -570,7 +619,15 @@ class _Gen:
                 res.append(f"    raise EncodeError('null array in non-nullable field {f.name}')")
             res.append("else:")
             res.append(f"    {out}.append(_uvarint(len(a) + 1))" if fx else f"    {out}.append(_P32(len(a)))")
-            if f.is_struct:
+            if deep:
+                res.append("    for x in a:")
+                res.append(f"        yield from {self.fname(f's{inner}', f.elem, v)}(x, {out})")
+                res.append(f"        if len({out}) >= _SLICE_PARTS: yield")
+            elif sliced:
+                res.append("    for x in a:")
+                res.append(f"        {self.fname('e', f.elem, v)}(x, {out})")
+                res.append(f"        if len({out}) >= _SLICE_PARTS: yield")
+            elif f.is_struct:
                 fn = self.fname("e", f.elem, v)
                 res.append("    for x in a:")
                 res.append(f"        {fn}(x, {out})")
@@ -584,6 +641,8 @@ class _Gen:
             return res
         if f.is_struct:
             fn = self.fname("e", f.elem, v)
+            if deep:
+                fn = "yield from " + self.fname(f"s{inner}", f.elem, v)
             if nullable:
                 res.append(f"if {expr} is None: {out}.append(b'\\xff')")
                 res.append(f"else: {out}.append(b'\\x01'); {fn}({expr}, {out})")
@@ -629,6 +688,7 @@ class CompiledMessage:
         self.cls._codec = self
         self._decoders: dict[int, Any] = {}
         self._encoders: dict[int, Any] = {}
+        self._slicers: dict[int, Any] = {}
 
     def _compile(self, version: int) -> None:
         if version not in self.spec.valid_v:
@@ -636,6 +696,7 @@ class CompiledMessage:
         d, e, _src = self._gen.compile(version)
         self._decoders[version] = d
         self._encoders[version] = e
+        self._slicers[version] = self._gen.slicer(version)
 
     def source(self, version: int) -> str:
         return self._gen.compile(version)[2]
@@ -672,6 +733,26 @@ class CompiledMessage:
         except (struct.error, AttributeError, TypeError, ValueError, OverflowError) as exc:
             raise EncodeError(f"{self.spec.name} v{version}: {type(exc).__name__}: {exc}") from None
         return out
+
+    def encode_slices(self, obj, version: int, out: list):
+        """``encode_parts`` as a generator, for answers that may be large: it appends the same
+        parts to ``out`` but stops (yields) between two elements of an array of structs once
+        ``out`` holds ``SLICE_PARTS`` parts, so the caller may take the parts away (join them,
+        clear ``out``) and let other work run. The message is complete when it is exhausted.
+        Arrays of structs are snapshotted when their count is written; the objects must not
+        otherwise change while it is suspended."""
+        if version not in self._encoders:
+            self._compile(version)
+        fn = self._slicers[version]
+        if fn is None:  # no array of structs: nothing to slice
+            self.encode_parts(obj, version, out)
+            return
+        try:
+            yield from fn(obj, out)
+        except EncodeError:
+            raise
+        except (struct.error, AttributeError, TypeError, ValueError, OverflowError) as exc:
+            raise EncodeError(f"{self.spec.name} v{version}: {type(exc).__name__}: {exc}") from None
 
     def encode(self, obj, version: int) -> bytes:
         return b"".join(self.encode_parts(obj, version))

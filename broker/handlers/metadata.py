@@ -12,6 +12,8 @@ caller may not DESCRIBE; a listed topic it may not DESCRIBE answers TOPIC_AUTHOR
 topic, else TOPIC_AUTHORIZATION_FAILED. ``topic_authorized_operations`` (v8+) and
 ``cluster_authorized_operations`` (v8-10) are filled when asked for.
 """
+import asyncio
+
 from broker.cluster import validate_topic_name
 from broker.registry import handles
 from broker.security.acl import ResourceType
@@ -21,6 +23,9 @@ from protocol.messages.metadata import MetadataResponse as R
 from protocol.schema import ZERO_UUID
 
 LEADER_EPOCH = 0
+# topics answered per turn of the event loop: all topics of a cluster of 5,000 (20,000
+# partitions, their authorized operations asked for) held the loop ~0.5 s in one piece
+_SLICE = 256
 
 
 def topic_entry(broker, t, version: int):
@@ -64,12 +69,16 @@ async def handle(ctx, req):
                                        topic_id=topic_id, is_internal=False, partitions=[])
     out = []
     if req.topics is None or (v == 0 and not req.topics):
-        for t in list(topics_mgr.topics.values()):
+        for i, t in enumerate(list(topics_mgr.topics.values())):
+            if i and i % _SLICE == 0:  # other connections are served between slices
+                await asyncio.sleep(0)
             if az is None or az.allowed("all_topics", t.name):
                 out.append(entry(t))
     else:
         allow = b.cfg["auto.create.topics.enable"] and (v < 4 or req.allow_auto_topic_creation)
-        for rt in req.topics:
+        for i, rt in enumerate(req.topics):
+            if i and i % _SLICE == 0:
+                await asyncio.sleep(0)
             name = rt.name
             if name is None and v < 12:
                 # v10-11 requests may carry a null name but their responses cannot (Kafka:

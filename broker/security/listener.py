@@ -121,4 +121,22 @@ def per_ip_limits(value: str | None, strict: bool = True) -> dict[str, int]:
     return out
 
 
-__all__ = ["ListenerSecurity", "NoMatchingRule", "SecurityConfigError", "per_ip_limits"]
+def names_hosts(value: str | None) -> bool:
+    """``max.connections.per.ip.overrides`` names a host (not only IP addresses): applying it
+    takes DNS look-ups. A value that does not parse names none (``per_ip_limits`` says why)."""
+    import ipaddress
+
+    from broker.listeners import parse_csv_map
+    try:
+        hosts = parse_csv_map("max.connections.per.ip.overrides", value or "")
+    except ValueError:
+        return False
+    for host in hosts:
+        try:
+            ipaddress.ip_address(host.strip("[]"))
+        except ValueError:
+            return True
+    return False
+
+
+__all__ = ["ListenerSecurity", "NoMatchingRule", "SecurityConfigError", "names_hosts", "per_ip_limits"]

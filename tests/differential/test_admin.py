@@ -93,6 +93,26 @@ def test_describe_configs_topic(ex):
         ex.send(32, v, _describe([(9, "x", None)], v), scenario="unknown resource type")
 
 
+def test_describe_configs_of_many_topics(ex):
+    """One DescribeConfigs naming 150 topics with synonyms and documentation (issue 44: the
+    entries of topics with the same overrides are built once and shared, and the ~1 MB answer
+    is encoded between turns of the event loop): Kafka's answer, topic by topic, with three
+    kinds of overrides interleaved so a shared entry list never lands on the wrong topic."""
+    base = ex.topic_name("many")
+    overrides = [{}, {"retention.ms": "3600000"}, {"retention.ms": "3600000", "cleanup.policy": "compact"}]
+    names = [f"{base}-{i}" for i in range(150)]
+    v = max(ex.versions(19))
+    ex.send(19, v, req(19, v, topics=[{"name": n, "num_partitions": 1, "replication_factor": 1, "assignments": [],
+                                       "configs": [{"name": k, "value": val} for k, val in overrides[i % 3].items()]}
+                                      for i, n in enumerate(names)], timeout_ms=60000, validate_only=False),
+            scenario="150 topics created")
+    dv = max(ex.versions(32))
+    every = [(TOPIC, n, None) for n in names]
+    keyed = [(TOPIC, n, ["retention.ms", "cleanup.policy"]) for n in names[:6]]
+    ex.send(32, dv, _describe(every + keyed + [(TOPIC, ex.topic_name("nosuch"), None)], dv),
+            scenario="150 topics, every config, and named keys of 6 of them")
+
+
 def test_describe_configs_broker(ex):
     keys = ["log.retention.hours", "num.partitions", "message.max.bytes", "log.segment.bytes",
             "auto.create.topics.enable", "log.message.timestamp.type", "log.message.timestamp.after.max.ms",
