@@ -21,6 +21,7 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from lakehouse.expiry import Retention, TableExpiry
 from lakehouse.tables import TopicTables, close_quietly, warehouse_dir
 from lakehouse.translate import NAMESPACE, Aborted, Slice, table_name
 from protocol.records.batch import iter_batch_positions
@@ -50,6 +51,8 @@ class Stats:
     rows: int = 0
     commits: int = 0
     failures: int = 0
+    expired_snapshots: int = 0  # by the tables' own retention (lakehouse.expiry)
+    expired_rows: int = 0
 
 
 class IcebergTopics:
@@ -66,6 +69,8 @@ class IcebergTopics:
         self._enabled: list[str] = []
         self._enabled_at = -ENABLED_REFRESH_MS
         self._more = False  # the last round left records to read: go on without waiting a tick
+        self.expiry = TableExpiry()
+        self._expire_at: dict[str, int] = {}  # topic -> when its table's retention next runs
 
     # ---- BrokerService --------------------------------------------------------------------------
     def bind(self) -> None:
@@ -92,6 +97,7 @@ class IcebergTopics:
             await asyncio.sleep(0 if self._more else TICK_MS / 1000)
             try:
                 await self.translate_due()
+                await self.expire_due()
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -192,6 +198,30 @@ class IcebergTopics:
             self.stats.rows += rows
             self.stats.commits += 1
         return rows
+
+    async def expire_due(self) -> None:
+        """The tables' own retention (``lakehouse.expiry``), run for each table as often as the
+        log's (``log.retention.check.interval.ms``), in the worker thread: serialized with the
+        commits, never on the loop."""
+        now = self.broker.clock.now_ms()
+        for topic in self.enabled_topics():
+            if self._expire_at.get(topic, 0) > now:
+                continue
+            self._expire_at[topic] = now + self.broker.cfg["log.retention.check.interval.ms"]
+            retention = Retention.of(self.broker.logs.config_for(topic))
+            try:
+                done = await self._in_thread(self.expiry.run, self.tables, topic, retention, now)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                self.stats.failures += 1
+                log.exception("expiring topic %s's Iceberg table failed; retried at the next check", topic)
+                continue
+            self.stats.expired_snapshots += done.snapshots_expired
+            self.stats.expired_rows += done.rows_deleted
+            st = self.state.get(topic)
+            if st is not None and done.head is not None:
+                st.head = done.head
 
     def table_view(self, topic: str) -> dict | None:
         """What the console and ``/metrics`` show of a topic's table (None: iceberg.mode off)."""
