@@ -64,6 +64,13 @@ class Retention(NamedTuple):
         return cls(v[MAX_SNAPSHOT_AGE], v[MIN_SNAPSHOTS], v[RETENTION])
 
 
+    def describe(self) -> str:
+        """One line for the console: what the table keeps."""
+        rows = "forever" if self.retention_ms < 0 else f"{self.retention_ms} ms by record timestamp"
+        return (f"snapshots {self.max_snapshot_age_ms} ms (at least {self.min_snapshots_to_keep}); "
+                f"rows {rows}")
+
+
 class SnapshotInfo(NamedTuple):
     snapshot_id: int
     parent_id: int | None
@@ -170,13 +177,13 @@ class TableExpiry:
             return 0
         before = int(snap.summary.additional_properties.get("total-records", 0))
         log.info("Iceberg table %s: data expiry deleting rows older than %d ms (timestamp before %d)",
-                 table.name(), retention.retention_ms, cutoff)
+                 ".".join(table.name()), retention.retention_ms, cutoff)
         table.delete(older, snapshot_properties=carried_properties(snap.summary.additional_properties))
         after_snap = table.current_snapshot()
         if after_snap is None or after_snap.snapshot_id == snap.snapshot_id:
             return 0
         after = int(after_snap.summary.additional_properties.get("total-records", 0))
-        log.info("Iceberg table %s: data expiry deleted %d rows", table.name(), before - after)
+        log.info("Iceberg table %s: data expiry deleted %d rows", ".".join(table.name()), before - after)
         return before - after
 
     def _expire_snapshots(self, table, retention: Retention, now_ms: int) -> int:
@@ -186,9 +193,10 @@ class TableExpiry:
                                   retention.max_snapshot_age_ms, retention.min_snapshots_to_keep)
         if not ids:
             return 0
-        log.info("Iceberg table %s: expiring %d snapshots older than %d ms", table.name(), len(ids),
+        log.info("Iceberg table %s: expiring snapshots (%d, older than %d ms)", ".".join(table.name()), len(ids),
                  retention.max_snapshot_age_ms)
         table.maintenance.expire_snapshots().by_ids(sorted(ids)).commit()
+        log.info("Iceberg table %s: expired snapshots (%d)", ".".join(table.name()), len(ids))
         return len(ids)
 
     def referenced(self, table) -> set[str]:
@@ -222,11 +230,14 @@ class TableExpiry:
         on_disk = [str(Path(d) / f) for sub in ("data", "metadata")
                    for d, _, fs in os.walk(Path(root) / sub) for f in fs]
         doomed = unreferenced_files(on_disk, ref, root)
-        if doomed:
-            log.info("Iceberg table %s: deleting %d files no kept snapshot references", table.name(), len(doomed))
+        if not doomed:
+            return 0
+        log.info("Iceberg table %s: sweeping files no kept snapshot references (%d)", ".".join(table.name()),
+                 len(doomed))
         for f in doomed:
             try:
                 os.unlink(f)
             except FileNotFoundError:
                 pass
+        log.info("Iceberg table %s: swept files (%d)", ".".join(table.name()), len(doomed))
         return len(doomed)

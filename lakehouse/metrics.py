@@ -1,7 +1,8 @@
 """The topics' tables in the broker's ``/metrics`` (a metric collector wired in by
 ``hourglass.app``): per topic with ``iceberg.mode`` on, rows and snapshots committed since the
 broker started, how far the table trails the log in offsets (committed records not yet in the
-table) and in time (how long it has trailed: 0 when caught up), and the last commit's time."""
+table) and in time (how long it has trailed: 0 when caught up), and the last commit's time; and
+what the tables' own retention (lakehouse.expiry) expired: snapshots and rows."""
 from __future__ import annotations
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -33,3 +34,9 @@ def metric_families(broker):
     yield CounterMetricFamily("hourglass_iceberg_translation_failures",
                               "Translation rounds that failed (retried, resuming from the table)",
                               value=lake.stats.failures)
+    yield CounterMetricFamily("hourglass_iceberg_expired_snapshots",
+                              "Snapshots expired by the tables' own retention since start",
+                              value=lake.stats.expired_snapshots)
+    yield CounterMetricFamily("hourglass_iceberg_expired_rows",
+                              "Rows deleted by the tables' data expiry (iceberg.retention.ms) since start",
+                              value=lake.stats.expired_rows)

@@ -235,7 +235,8 @@ class IcebergTopics:
                 "rows": total, "lag_offsets": n,
                 "lag_seconds": 0 if n == 0 or since is None else max(self.broker.clock.now_ms() - since, 0) / 1000,
                 "rows_since_start": st.rows if st else 0, "commits_since_start": st.snapshots if st else 0,
-                "last_commit_ms": st.last_commit_ms if st else None}
+                "last_commit_ms": st.last_commit_ms if st else None,
+                "retention": Retention.of(self.broker.logs.config_for(topic)).describe()}
 
     def lag(self, topic: str) -> int:
         """Committed records' offsets the table does not cover yet (summed over partitions)."""

@@ -114,7 +114,8 @@ def test_create_with_configs_then_describe_back_full_set(broker):
     # the whole Kafka 4.4 default set, not only the overrides (librdkafka's 0081 and Kafka's
     # kafka-configs --describe --all expect it), plus Confluent Server's four schema-validation
     # configs (confluent.{key,value}.schema.validation, confluent.{key,value}.subject.name.strategy)
-    # and the topic's Iceberg table (iceberg.mode, iceberg.target.lag.ms, iceberg.partition.spec, and its retention: iceberg.history.expire.*, iceberg.retention.ms)
+    # and the topic's Iceberg table (iceberg.mode, iceberg.target.lag.ms, iceberg.partition.spec, and its
+    # own retention: iceberg.history.expire.{max-snapshot-age-ms,min-snapshots-to-keep}, iceberg.retention.ms)
     assert len(cfg) == 37 + 4 + 6 and {"segment.bytes", "message.timestamp.type", "min.insync.replicas",
                                "remote.storage.enable", "message.timestamp.after.max.ms"} <= set(cfg)
     r = cfg["retention.ms"]
