@@ -139,10 +139,12 @@ class Outcome(NamedTuple):
 
 class TableExpiry:
     """Runs a topic table's retention; used from the translation worker thread only. Keeps
-    each manifest's live files (manifests are immutable) so a sweep reads only new ones."""
+    what each manifest list and manifest names (both immutable), so a sweep reads only the
+    ones written since the last."""
 
     def __init__(self):
-        self._manifest_files: dict[str, frozenset[str]] = {}
+        self._manifests: dict[str, frozenset[str]] = {}  # manifest list -> its manifests
+        self._manifest_files: dict[str, frozenset[str]] = {}  # manifest -> its live files
 
     def run(self, tables, topic: str, retention: Retention, now_ms: int) -> Outcome:
         from pyiceberg.exceptions import NoSuchTableError
@@ -205,21 +207,26 @@ class TableExpiry:
         out = {table.metadata_location} | {e.metadata_file for e in meta.metadata_log}
         out |= {s.statistics_path for s in meta.statistics}
         out |= {s.statistics_path for s in meta.partition_statistics}
+        lists = {s.manifest_list: s for s in meta.snapshots}
         manifests: set[str] = set()
-        for snap in meta.snapshots:
-            out.add(snap.manifest_list)
-            for m in snap.manifests(table.io):
-                manifests.add(m.manifest_path)
-                files = self._manifest_files.get(m.manifest_path)
-                if files is None:
-                    files = frozenset(e.data_file.file_path
-                                      for e in m.fetch_manifest_entry(table.io, discard_deleted=True))
-                    self._manifest_files[m.manifest_path] = files
-                out |= files
-        for gone in set(self._manifest_files) - manifests:
-            if gone.startswith(table.location()):
-                del self._manifest_files[gone]
-        return {local_path(p) for p in out | manifests}
+        for path, snap in lists.items():
+            names = self._manifests.get(path)
+            if names is None:
+                found = snap.manifests(table.io)
+                for m in found:
+                    if m.manifest_path not in self._manifest_files:
+                        self._manifest_files[m.manifest_path] = frozenset(
+                            e.data_file.file_path for e in m.fetch_manifest_entry(table.io, discard_deleted=True))
+                names = self._manifests[path] = frozenset(m.manifest_path for m in found)
+            manifests |= names
+        for m in manifests:
+            out |= self._manifest_files[m]
+        # forget what this table no longer names (the caches hold the live history only)
+        root = table.location()
+        for cache, live in ((self._manifests, lists), (self._manifest_files, manifests)):
+            for gone in [k for k in cache if k.startswith(root) and k not in live]:
+                del cache[gone]
+        return {local_path(p) for p in out | set(lists) | manifests}
 
     def sweep(self, table) -> int:
         """Delete the files under the table's location that nothing the table's current
