@@ -99,6 +99,24 @@ def data_cutoff_ms(now_ms: int, retention_ms: int) -> int | None:
     return None if retention_ms < 0 else now_ms - retention_ms
 
 
+def least_timestamp(row_groups: Iterable[tuple[int, int | None, int]]) -> int | None | float:
+    """The least record timestamp of a Parquet file from its row groups' footer statistics of
+    ``redpanda.timestamp`` (``(rows, min or None when the footer has none, nulls)``): +inf when
+    no row has a timestamp, None when unknown (a row group with timestamps but no minimum)."""
+    least: float = float("inf")
+    for rows, lowest, nulls in row_groups:
+        if lowest is not None:
+            least = min(least, lowest)
+        elif nulls < rows:
+            return None
+    return least
+
+
+def may_hold_rows_before(least: Iterable[int | None | float], cutoff: int) -> bool:
+    """Whether any file (by ``least_timestamp``) may hold a row older than ``cutoff``."""
+    return any(m is None or m < cutoff for m in least)
+
+
 def carried_properties(summary: Mapping[str, str] | None) -> dict[str, str]:
     """What a snapshot expiry commits must carry from the current snapshot's summary: our
     ``hourglass.*`` properties (per-partition last offsets, topic id), so ``resume_offsets``
@@ -145,6 +163,7 @@ class TableExpiry:
     def __init__(self):
         self._manifests: dict[str, frozenset[str]] = {}  # manifest list -> its manifests
         self._manifest_files: dict[str, frozenset[str]] = {}  # manifest -> its live files
+        self._least: dict[str, int | None | float] = {}  # data file -> least_timestamp (µs)
 
     def run(self, tables, topic: str, retention: Retention, now_ms: int) -> Outcome:
         from pyiceberg.exceptions import NoSuchTableError
@@ -173,9 +192,9 @@ class TableExpiry:
         if cutoff is None or snap is None:
             return 0
         older = LessThan("redpanda.timestamp", cutoff * 1000)  # timestamptz: microseconds
-        # files pruned by partition (and top-level bounds; pyiceberg keeps none for the nested
-        # timestamp, so an unpartitioned table's files are all read here)
-        if not table.scan(row_filter=older).plan_files():
+        # files pruned by partition; pyiceberg keeps no bounds for the nested timestamp, so the
+        # Parquet footers say whether a delete (which reads every planned file) is needed
+        if not may_hold_rows_before(self._least_timestamps(table, older), cutoff * 1000):
             return 0
         before = int(snap.summary.additional_properties.get("total-records", 0))
         log.info("Iceberg table %s: data expiry deleting rows older than %d ms (timestamp before %d)",
@@ -187,6 +206,27 @@ class TableExpiry:
         after = int(after_snap.summary.additional_properties.get("total-records", 0))
         log.info("Iceberg table %s: data expiry deleted %d rows", ".".join(table.name()), before - after)
         return before - after
+
+    def _least_timestamps(self, table, row_filter) -> list:
+        """least_timestamp of each file the planner keeps for ``row_filter`` (footers read once:
+        data files are immutable)."""
+        import pyarrow.parquet as pq
+        out = []
+        for task in table.scan(row_filter=row_filter).plan_files():
+            path = task.file.file_path
+            if path not in self._least:
+                md = pq.ParquetFile(local_path(path)).metadata
+                col = next((j for j in range(md.num_columns)
+                            if md.schema.column(j).path == "redpanda.timestamp"), None)
+                groups = []
+                for i in range(md.num_row_groups):
+                    rg = md.row_group(i)
+                    st = rg.column(col).statistics if col is not None else None
+                    groups.append((rg.num_rows, st.min_raw if st is not None and st.has_min_max else None,
+                                   st.null_count if st is not None else 0))
+                self._least[path] = least_timestamp(groups)
+            out.append(self._least[path])
+        return out
 
     def _expire_snapshots(self, table, retention: Retention, now_ms: int) -> int:
         current = table.current_snapshot()
@@ -219,11 +259,11 @@ class TableExpiry:
                             e.data_file.file_path for e in m.fetch_manifest_entry(table.io, discard_deleted=True))
                 names = self._manifests[path] = frozenset(m.manifest_path for m in found)
             manifests |= names
-        for m in manifests:
-            out |= self._manifest_files[m]
+        data = set().union(*(self._manifest_files[m] for m in manifests))
+        out |= data
         # forget what this table no longer names (the caches hold the live history only)
         root = table.location()
-        for cache, live in ((self._manifests, lists), (self._manifest_files, manifests)):
+        for cache, live in ((self._manifests, lists), (self._manifest_files, manifests), (self._least, data)):
             for gone in [k for k in cache if k.startswith(root) and k not in live]:
                 del cache[gone]
         return {local_path(p) for p in out | set(lists) | manifests}

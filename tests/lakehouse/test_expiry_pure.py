@@ -4,10 +4,11 @@ snapshot carries so translation resumes exactly once, and which files a sweep de
 a kept snapshot references; every one only expired snapshots referenced, and crash leftovers)."""
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
-from lakehouse.expiry import (SnapshotInfo, carried_properties, data_cutoff_ms, local_path, snapshots_to_expire,
-                              sweepable, unreferenced_files)
+from lakehouse.expiry import (Retention, SnapshotInfo, carried_properties, data_cutoff_ms, least_timestamp,
+                              local_path, may_hold_rows_before, snapshots_to_expire, sweepable, unreferenced_files)
 from lakehouse.translate import resume_offsets, summary_for, table_of_other_topic
 
 
@@ -116,3 +117,34 @@ def test_sweepable_kinds_and_local_paths():
     assert not sweepable("data/x.crc") and not sweepable("x.parquet") and not sweepable("metadata/v.txt")
     assert local_path("file:///w/a%20b/x.parquet") == "/w/a b/x.parquet"
     assert local_path("s3://b/x") == "s3://b/x"
+
+
+def test_retention_configs_resolve_topic_over_broker_default_over_iceberg_default():
+    from storage.log_config import InvalidConfigError, LogConfig, describe
+    assert Retention.of(LogConfig.default()) == Retention(5 * 86_400_000, 1, -1)
+    broker = {"iceberg.retention.ms": "86400000", "iceberg.history.expire.min-snapshots-to-keep": "3"}
+    cfg = LogConfig.from_props(broker, {"iceberg.history.expire.max-snapshot-age-ms": "1000"})
+    assert Retention.of(cfg) == Retention(1000, 3, 86_400_000)
+    d = {c.name: c for c in describe(broker, {"iceberg.retention.ms": "5"})}
+    assert (d["iceberg.retention.ms"].value, d["iceberg.retention.ms"].source) == ("5", "TOPIC_CONFIG")
+    assert [(s.name, s.value) for s in d["iceberg.retention.ms"].synonyms][1:] == [
+        ("iceberg.retention.ms", "86400000"), ("iceberg.retention.ms", "-1")]
+    for key, bad in (("iceberg.retention.ms", "-2"), ("iceberg.history.expire.min-snapshots-to-keep", "0"),
+                     ("iceberg.history.expire.max-snapshot-age-ms", "-1"), ("iceberg.retention.ms", "soon")):
+        with pytest.raises(InvalidConfigError):
+            LogConfig.from_props({}, {key: bad})
+
+
+row_group = st.integers(1, 50).flatmap(lambda rows: st.tuples(
+    st.just(rows), st.one_of(st.none(), st.integers(-5, 100)), st.integers(0, rows)))
+
+
+@given(st.lists(st.lists(row_group, max_size=4), max_size=5), st.integers(-5, 110))
+def test_a_delete_is_skipped_only_when_no_file_can_hold_an_older_row(files, cutoff):
+    """Brute force: a row group with timestamps (nulls < rows) and a footer minimum may hold an
+    older row iff min < cutoff; one with timestamps and no minimum may (unknown); one of nulls only
+    may not. The delete runs iff some row group of some file may."""
+    least = [least_timestamp(f) for f in files]
+    may = any((lo is None and nulls < rows) or (lo is not None and lo < cutoff)
+              for f in files for rows, lo, nulls in f)
+    assert may_hold_rows_before(least, cutoff) == may

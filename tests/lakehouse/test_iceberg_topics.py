@@ -4,6 +4,7 @@ catalog URL. The truth the table is held to is what a read_committed consumer re
 log, record for record (partition, offset, timestamp, timestamp type, key, value, headers)."""
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import random
@@ -118,6 +119,28 @@ def produce_random(p: Producer, rng: random.Random, topic: str, partitions: int,
                   timestamp=now_ms - rng.randint(0, 5 * DAY_MS))
 
 
+@contextlib.contextmanager
+def producing(bootstrap: str, seed: float, produce_some):
+    """A thread producing ``produce_some(producer, rng)`` again and again while the block runs
+    (a broker killed meanwhile included); then flushed, as far as a broker is there to take it."""
+    stop = threading.Event()
+
+    def run():
+        p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 2, "message.timeout.ms": 5000})
+        r = random.Random(seed)
+        while not stop.is_set():
+            produce_some(p, r)
+            p.poll(0.01)
+        p.flush(6)
+    t = threading.Thread(target=run)
+    t.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        t.join(30)
+
+
 def test_random_topics_table_equals_read_committed_log(lake):
     seed = random.randrange(2**32)
     rng = random.Random(seed)
@@ -174,30 +197,18 @@ def test_kill_9_during_translation_loses_and_doubles_no_row(lake):
     orphans = 0  # files of commits a kill interrupted
     mid_commit_kills = 0
     for rnd in range(8):
-        stop = threading.Event()
-
-        def produce(bootstrap=lake.bootstrap):
-            p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 2, "message.timeout.ms": 5000})
-            r = random.Random(rng.random())
-            while not stop.is_set():
-                produce_random(p, r, topic, 2, 20, now)
-                p.poll(0.01)
-            p.flush(6)
-        t = threading.Thread(target=produce)
-        t.start()
-        if rnd % 2 == 0:
-            def in_flight():
-                on_disk = len(list(files.rglob("*.parquet"))) if files.exists() else 0
-                return on_disk > _data_files(url, topic) + orphans
-            wait_until(in_flight, timeout=60, interval=0.005, what=f"round {rnd}: a commit under way")
-            mid_commit_kills += 1
-        else:
-            snapshots = _snapshots(url, topic)
-            wait_until(lambda: _snapshots(url, topic) > snapshots, timeout=60, interval=0.02,
-                       what=f"round {rnd}: a new snapshot")
-        lake.kill()
-        stop.set()
-        t.join(30)
+        with producing(lake.bootstrap, rng.random(), lambda p, r: produce_random(p, r, topic, 2, 20, now)):
+            if rnd % 2 == 0:
+                def in_flight():
+                    on_disk = len(list(files.rglob("*.parquet"))) if files.exists() else 0
+                    return on_disk > _data_files(url, topic) + orphans
+                wait_until(in_flight, timeout=60, interval=0.005, what=f"round {rnd}: a commit under way")
+                mid_commit_kills += 1
+            else:
+                snapshots = _snapshots(url, topic)
+                wait_until(lambda: _snapshots(url, topic) > snapshots, timeout=60, interval=0.02,
+                           what=f"round {rnd}: a new snapshot")
+            lake.kill()
         lake.start()
         orphans = len(list(files.rglob("*.parquet"))) - _data_files(url, topic)
     expected = log_rows(lake.bootstrap, topic, 2)

@@ -8,19 +8,18 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-import threading
 import urllib.request
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
 
 from tests.helpers.clients import wait_until
 from tests.helpers.txn import create_topic
-from tests.lakehouse.test_iceberg_topics import (DAY_MS, held, lake, log_rows, log_start, rows_of,  # noqa: F401
-                                                 scrape, table, wait_caught_up)
+from tests.lakehouse.test_iceberg_topics import (DAY_MS, held, lake, log_rows, log_start, producing,  # noqa: F401
+                                                 rows_of, scrape, table, wait_caught_up)
 
 
 def set_configs(bootstrap: str, topic: str, configs: dict) -> None:
@@ -51,6 +50,9 @@ MAX_AGE = "iceberg.history.expire.max-snapshot-age-ms"
 
 def test_rows_kept_after_log_retention_until_data_expiry_then_snapshots_expire(lake):
     b, url, topic = lake.bootstrap, lake.catalog_url, "aging"
+    with pytest.raises(KafkaException) as bad:
+        create_topic(b, "badly-kept", 1, {"iceberg.mode": "key_value", "iceberg.retention.ms": "-2"})
+    assert bad.value.args[0].code() == KafkaError.INVALID_CONFIG
     create_topic(b, topic, 2, {"iceberg.mode": "key_value", "segment.bytes": "2000", "retention.ms": "-1"})
     p = Producer({"bootstrap.servers": b, "linger.ms": 0})
     now = now_ms()
@@ -91,23 +93,30 @@ def test_rows_kept_after_log_retention_until_data_expiry_then_snapshots_expire(l
     after = [r for r in log_rows(b, topic, 2) if r[1] >= 60]
     wait_caught_up(url, topic, after)
     assert rows_of(table(url, topic)) == sorted(set(newer) | set(after))
-    # snapshot expiry: every snapshot but the current one; time travel to them ends as Iceberg
-    # says, and the files only they referenced are deleted from disk
+    # time travel to an expired snapshot ends as Iceberg says, and the files only expired
+    # snapshots referenced are deleted from disk
+    # snapshot expiry: every snapshot but the latest two (the broker default, set dynamically)
     history = len(table(url, topic).snapshots())
+    assert history >= 3
+    admin = AdminClient({"bootstrap.servers": b})
+    cluster = ConfigResource(ConfigResource.Type.BROKER, "1", incremental_configs=[ConfigEntry(
+        "iceberg.history.expire.min-snapshots-to-keep", "2", incremental_operation=AlterConfigOpType.SET)])
+    admin.incremental_alter_configs([cluster])[cluster].result(20)
     set_configs(b, topic, {MAX_AGE: 0})
-    wait_until(lambda: len(table(url, topic).snapshots()) == 1, timeout=30, what="snapshots expiring")
+    wait_until(lambda: len(table(url, topic).snapshots()) == 2, timeout=30, what="snapshots expiring")
     tbl = table(url, topic)
     assert tbl.snapshot_by_id(first_snapshot) is None
     with pytest.raises(ValueError, match=f"Snapshot not found: {first_snapshot}"):
         tbl.scan(snapshot_id=first_snapshot).to_arrow()
     wait_until(lambda: not any(f.exists() for f in dropped), timeout=30, what="the dropped files deleted")
-    assert parquet_on_disk(tbl) == live_files(tbl)
+    kept = tbl.snapshots()[0].snapshot_id
+    assert parquet_on_disk(tbl) == live_files(tbl) | live_files(tbl, kept)
     assert rows_of(tbl) == sorted(set(newer) | set(after))
     m = scrape(lake)
     assert m[("hourglass_iceberg_expired_rows_total", ())] == len(before) - len(newer)
-    assert m[("hourglass_iceberg_expired_snapshots_total", ())] == history - 1 >= 2
+    assert m[("hourglass_iceberg_expired_snapshots_total", ())] == history - 2
     page = urllib.request.urlopen(f"{lake.console_url}/topics/{topic}?tab=partitions", timeout=20).read().decode()
-    assert '<td class="retention">snapshots 0 ms (at least 1); rows 432000000 ms by record timestamp</td>' in page
+    assert '<td class="retention">snapshots 0 ms (at least 2); rows 432000000 ms by record timestamp</td>' in page
 
 
 #: what the broker logs as each expiry step begins and ends (lakehouse.expiry)
@@ -117,10 +126,10 @@ EXPIRY_END = ("data expiry deleted", "expired snapshots", "swept files")
 
 def test_kill_9_during_expiry_keeps_the_table_readable_and_exactly_once(lake):
     """Rounds of: produce old and new records continuously to an unpartitioned table (so data
-    expiry rewrites files), with data expiry (1 day) and snapshot expiry (2 s: a reader's scan
-    started since stays whole) on; kill -9 the broker as soon as the log says an expiry step
-    began (data delete, snapshot removal, file sweep in turn); restart.
-    After each restart the table reads whole (every file it references exists) and holds each
+    expiry rewrites files), with data expiry (1 day) and snapshot expiry (10 s: more than a
+    restart takes, so the snapshot current at a restart outlives a scan of it) on; kill -9 the
+    broker as soon as the log says an expiry step began (data delete, snapshot removal, file
+    sweep in turn); restart. After each restart the table reads whole (every file it references exists) and holds each
     row once; at the end it holds exactly the log's records newer than the cut-off, and no
     Parquet file beyond those its current snapshot references."""
     seed = random.randrange(2**32)
@@ -128,31 +137,20 @@ def test_kill_9_during_expiry_keeps_the_table_readable_and_exactly_once(lake):
     b, url, topic = lake.bootstrap, lake.catalog_url, "expiring"
     create_topic(b, topic, 2, {"iceberg.mode": "key_value", "iceberg.target.lag.ms": "20",
                                "iceberg.partition.spec": "()", "iceberg.retention.ms": str(DAY_MS),
-                               MAX_AGE: "2000"})
+                               MAX_AGE: "10000"})
     now = now_ms()
     started = 0
     for rnd in range(6):
-        stop = threading.Event()
-
-        def produce(bootstrap=lake.bootstrap):
-            p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 2, "message.timeout.ms": 5000})
-            r = random.Random(rng.random())
-            while not stop.is_set():
-                for _ in range(20):
-                    p.produce(topic, partition=r.randrange(2), value=r.randbytes(8),
-                              timestamp=now - r.choice([10 * DAY_MS, 2 * DAY_MS, 0]) - r.randrange(1000))
-                p.poll(0.01)
-            p.flush(6)
-        t = threading.Thread(target=produce)
-        t.start()
-
-        step = EXPIRY_START[rnd % 3]
-        seen = lake.log_text().count(step)
-        wait_until(lambda: lake.log_text().count(step) > seen, timeout=60, interval=0.002,
-                   what=f"round {rnd}: {step}")
-        lake.kill()
-        stop.set()
-        t.join(30)
+        def old_and_new(p, r):
+            for _ in range(20):
+                p.produce(topic, partition=r.randrange(2), value=r.randbytes(8),
+                          timestamp=now - r.choice([10 * DAY_MS, 2 * DAY_MS, 0]) - r.randrange(1000))
+        with producing(lake.bootstrap, rng.random(), old_and_new):
+            step = EXPIRY_START[rnd % 3]
+            seen = lake.log_text().count(step)
+            wait_until(lambda: lake.log_text().count(step) > seen, timeout=60, interval=0.002,
+                       what=f"round {rnd}: {step}")
+            lake.kill()
         text = lake.log_text()
         # the kill came before the step's end was logged
         started += text.rfind(step) > text.rfind(EXPIRY_END[EXPIRY_START.index(step)])
