@@ -40,3 +40,6 @@ def metric_families(broker):
     yield CounterMetricFamily("hourglass_iceberg_expired_rows",
                               "Rows deleted by the tables' data expiry (iceberg.retention.ms) since start",
                               value=lake.stats.expired_rows)
+    yield CounterMetricFamily("hourglass_iceberg_expiry_failures",
+                              "Expiry runs of the tables' own retention that failed (retried at the next check)",
+                              value=lake.stats.expiry_failures)

@@ -53,6 +53,7 @@ class Stats:
     failures: int = 0
     expired_snapshots: int = 0  # by the tables' own retention (lakehouse.expiry)
     expired_rows: int = 0
+    expiry_failures: int = 0
 
 
 class IcebergTopics:
@@ -214,7 +215,7 @@ class IcebergTopics:
             except asyncio.CancelledError:
                 raise
             except Exception:
-                self.stats.failures += 1
+                self.stats.expiry_failures += 1
                 log.exception("expiring topic %s's Iceberg table failed; retried at the next check", topic)
                 continue
             self.stats.expired_snapshots += done.snapshots_expired

@@ -115,6 +115,7 @@ def test_rows_kept_after_log_retention_until_data_expiry_then_snapshots_expire(l
     m = scrape(lake)
     assert m[("hourglass_iceberg_expired_rows_total", ())] == len(before) - len(newer)
     assert m[("hourglass_iceberg_expired_snapshots_total", ())] == history - 2
+    assert m[("hourglass_iceberg_expiry_failures_total", ())] == 0
     page = urllib.request.urlopen(f"{lake.console_url}/topics/{topic}?tab=partitions", timeout=20).read().decode()
     assert '<td class="retention">snapshots 0 ms (at least 2); rows 432000000 ms by record timestamp</td>' in page
 
