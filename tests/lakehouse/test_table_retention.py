@@ -16,6 +16,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
 
+from lakehouse.translate import last_offsets
 from tests.helpers.clients import wait_until
 from tests.helpers.txn import create_topic
 from tests.lakehouse.test_iceberg_topics import (DAY_MS, held, lake, log_rows, log_start, producing,  # noqa: F401
@@ -46,6 +47,16 @@ def parquet_on_disk(tbl) -> set[Path]:
 
 
 MAX_AGE = "iceberg.history.expire.max-snapshot-age-ms"
+
+
+def left_by_crash(lake, topic: str):
+    """The topic's table as the warehouse holds it, through its own catalog (broker down)."""
+    from lakehouse.tables import open_catalog, warehouse_dir
+    cat = open_catalog(warehouse_dir([lake.data_dir]))
+    try:
+        return cat.load_table(("redpanda", topic))
+    finally:
+        cat.engine.dispose()
 
 
 def test_rows_kept_after_log_retention_until_data_expiry_then_snapshots_expire(lake):
@@ -127,12 +138,12 @@ EXPIRY_END = ("data expiry deleted", "expired snapshots", "swept files")
 
 def test_kill_9_during_expiry_keeps_the_table_readable_and_exactly_once(lake):
     """Rounds of: produce old and new records continuously to an unpartitioned table (so data
-    expiry rewrites files), with data expiry (1 day) and snapshot expiry (10 s: more than a
-    restart takes, so the snapshot current at a restart outlives a scan of it) on; kill -9 the
+    expiry rewrites files), with data expiry (1 day) and snapshot expiry (10 s) on; kill -9 the
     broker as soon as the log says an expiry step began (data delete, snapshot removal, file
-    sweep in turn); restart. After each restart the table reads whole (every file it references exists) and holds each
-    row once; at the end it holds exactly the log's records newer than the cut-off, and no
-    Parquet file beyond those its current snapshot references."""
+    sweep in turn); restart. The table each kill left reads whole (every file it references
+    exists), each row once, and every record of the log up to the offsets it records except
+    those expiry meant to remove; at the end it holds exactly the log's records newer than the
+    cut-off, and no Parquet file beyond those its current snapshot references."""
     seed = random.randrange(2**32)
     rng = random.Random(seed)
     b, url, topic = lake.bootstrap, lake.catalog_url, "expiring"
@@ -141,6 +152,7 @@ def test_kill_9_during_expiry_keeps_the_table_readable_and_exactly_once(lake):
                                MAX_AGE: "10000"})
     now = now_ms()
     started = 0
+    left = []  # (rows, last offsets) of the table each kill left
     for rnd in range(6):
         def old_and_new(p, r):
             for _ in range(20):
@@ -155,15 +167,21 @@ def test_kill_9_during_expiry_keeps_the_table_readable_and_exactly_once(lake):
         text = lake.log_text()
         # the kill came before the step's end was logged
         started += text.rfind(step) > text.rfind(EXPIRY_END[EXPIRY_START.index(step)])
-        lake.start()
-        tbl = table(url, topic)
+        # the table the kill left, read with the broker down (nothing expires under the read)
+        tbl = left_by_crash(lake, topic)
         got = rows_of(tbl)  # reads every file the current snapshot references
         assert len({(r[0], r[1]) for r in got}) == len(got), f"seed {seed}: a row doubled"
+        left.append((set(got), last_offsets(tbl.current_snapshot().summary.additional_properties)))
+        lake.start()
     expected = log_rows(lake.bootstrap, topic, 2)
     wait_caught_up(url, topic, expected)
     cutoff = now_ms() - DAY_MS
     newer = [r for r in expected if r[2] >= cutoff]
     assert len(newer) > 50 and len(newer) < len(expected)
+    for rnd, (got, last) in enumerate(left):
+        assert got <= set(expected), f"seed {seed} round {rnd}: a row the log does not hold"
+        lost = {r for r in newer if r[1] <= last.get(r[0], -1)} - got
+        assert not lost, f"seed {seed} round {rnd}: rows lost {sorted(lost)[:5]}"
     wait_until(lambda: rows_of(table(url, topic)) == newer, timeout=60,
                what="data expiry having removed exactly the old rows")
     wait_until(lambda: len(table(url, topic).snapshots()) == 1
