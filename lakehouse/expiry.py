@@ -30,11 +30,8 @@ delete carries) are plain functions, property-tested in tests/lakehouse/test_exp
 from __future__ import annotations
 
 import logging
-import os
 import warnings
-from pathlib import Path
 from typing import Iterable, Mapping, NamedTuple
-from urllib.parse import unquote, urlparse
 
 log = logging.getLogger(__name__)
 # a data expiry that finds nothing to delete (its check plans the files that may hold old rows)
@@ -124,12 +121,6 @@ def carried_properties(summary: Mapping[str, str] | None) -> dict[str, str]:
     return {k: v for k, v in (summary or {}).items() if k.startswith(CARRIED_PREFIX)}
 
 
-def local_path(location: str) -> str:
-    """A ``file://`` location (as pyiceberg writes them) as a local path; others unchanged."""
-    u = urlparse(location)
-    return unquote(u.path) if u.scheme == "file" else location
-
-
 def sweepable(relative: str) -> bool:
     """Whether a file (path relative to the table's location) is of a kind the sweep deletes."""
     parts = relative.split("/")
@@ -139,7 +130,8 @@ def sweepable(relative: str) -> bool:
 def unreferenced_files(on_disk: Iterable[str], referenced: Iterable[str], root: str) -> list[str]:
     """The files under ``root`` to delete: on disk, of a kind the sweep deletes, and referenced
     by nothing the table's current metadata names (its metadata files, every kept snapshot's
-    manifest list, manifests and live data and delete files). Paths are local and absolute."""
+    manifest list, manifests and live data and delete files). Paths are the file system's
+    (pyiceberg's ``parse_location``: ``/dir/file`` locally, ``bucket/key`` on S3)."""
     ref = set(referenced)
     prefix = root.rstrip("/") + "/"
     return sorted(f for f in on_disk
@@ -215,7 +207,8 @@ class TableExpiry:
         for task in table.scan(row_filter=row_filter).plan_files():
             path = task.file.file_path
             if path not in self._least:
-                md = pq.ParquetFile(local_path(path)).metadata
+                with table.io.new_input(path).open() as f:  # the footer only
+                    md = pq.ParquetFile(f).metadata
                 col = next((j for j in range(md.num_columns)
                             if md.schema.column(j).path == "redpanda.timestamp"), None)
                 groups = []
@@ -242,7 +235,7 @@ class TableExpiry:
         return len(ids)
 
     def referenced(self, table) -> set[str]:
-        """Every file the table's current metadata names, as local paths."""
+        """Every location the table's current metadata names."""
         meta = table.metadata
         out = {table.metadata_location} | {e.metadata_file for e in meta.metadata_log}
         out |= {s.statistics_path for s in meta.statistics}
@@ -266,24 +259,31 @@ class TableExpiry:
         for cache, live in ((self._manifests, lists), (self._manifest_files, manifests), (self._least, data)):
             for gone in [k for k in cache if k.startswith(root) and k not in live]:
                 del cache[gone]
-        return {local_path(p) for p in out | set(lists) | manifests}
+        return out | set(lists) | manifests
 
     def sweep(self, table) -> int:
         """Delete the files under the table's location that nothing the table's current
         metadata names references (those only expired snapshots referenced, and any a crash
-        left: a commit cut short, a sweep cut short). Serialized with commits by the caller."""
-        root = local_path(table.location())
-        ref = self.referenced(table)  # before listing: a reference read fails -> nothing deleted
-        on_disk = [str(Path(d) / f) for sub in ("data", "metadata")
-                   for d, _, fs in os.walk(Path(root) / sub) for f in fs]
-        doomed = unreferenced_files(on_disk, ref, root)
+        left: a commit cut short, a sweep cut short), through the table's own FileIO file
+        system (the local disk or the S3 store). Serialized with commits by the caller."""
+        from pyarrow import fs as pafs
+        from pyiceberg.io.pyarrow import PyArrowFileIO
+        if not isinstance(table.io, PyArrowFileIO):  # cannot list: judge nothing, delete nothing
+            log.warning("Iceberg table %s: no sweep with FileIO %s", ".".join(table.name()), type(table.io).__name__)
+            return 0
+        scheme, netloc, root = PyArrowFileIO.parse_location(table.location())
+        # references before listing: a manifest that cannot be read fails the sweep, deleting nothing
+        ref = {PyArrowFileIO.parse_location(p)[2] for p in self.referenced(table)}
+        filesystem = table.io.fs_by_scheme(scheme, netloc)
+        listed = filesystem.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
+        doomed = unreferenced_files((i.path for i in listed if i.type == pafs.FileType.File), ref, root)
         if not doomed:
             return 0
         log.info("Iceberg table %s: sweeping files no kept snapshot references (%d)", ".".join(table.name()),
                  len(doomed))
         for f in doomed:
             try:
-                os.unlink(f)
+                filesystem.delete_file(f)
             except FileNotFoundError:
                 pass
         log.info("Iceberg table %s: swept files (%d)", ".".join(table.name()), len(doomed))

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from lakehouse.expiry import (Retention, SnapshotInfo, carried_properties, data_cutoff_ms, least_timestamp,
-                              local_path, may_hold_rows_before, snapshots_to_expire, sweepable, unreferenced_files)
+                              may_hold_rows_before, snapshots_to_expire, sweepable, unreferenced_files)
 from lakehouse.translate import resume_offsets, summary_for, table_of_other_topic
 
 
@@ -111,12 +111,12 @@ def test_sweep_deletes_exactly_what_no_kept_snapshot_references(history, now, ma
         assert (f in got) == (f.startswith(ROOT + "/") and f not in foreign and f not in kept_refs)
 
 
-def test_sweepable_kinds_and_local_paths():
+def test_sweepable_kinds():
     assert sweepable("data/a/b=1/x.parquet") and sweepable("metadata/snap-1.avro")
     assert sweepable("metadata/00001-a.metadata.json")
     assert not sweepable("data/x.crc") and not sweepable("x.parquet") and not sweepable("metadata/v.txt")
-    assert local_path("file:///w/a%20b/x.parquet") == "/w/a b/x.parquet"
-    assert local_path("s3://b/x") == "s3://b/x"
+    assert unreferenced_files(["bucket/t/data/1.parquet", "bucket/t/data/2.parquet", "bucket/t2/data/3.parquet"],
+                              {"bucket/t/data/1.parquet"}, "bucket/t") == ["bucket/t/data/2.parquet"]
 
 
 def test_retention_configs_resolve_topic_over_broker_default_over_iceberg_default():
