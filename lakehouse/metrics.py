@@ -31,15 +31,12 @@ def metric_families(broker):
         if v["last_commit_ms"] is not None:
             last.add_metric([topic], v["last_commit_ms"] / 1000)
     yield from (rows, commits, lag, lag_s, last)
-    yield CounterMetricFamily("hourglass_iceberg_translation_failures",
-                              "Translation rounds that failed (retried, resuming from the table)",
-                              value=lake.stats.failures)
-    yield CounterMetricFamily("hourglass_iceberg_expired_snapshots",
-                              "Snapshots expired by the tables' own retention since start",
-                              value=lake.stats.expired_snapshots)
-    yield CounterMetricFamily("hourglass_iceberg_expired_rows",
-                              "Rows deleted by the tables' data expiry (iceberg.retention.ms) since start",
-                              value=lake.stats.expired_rows)
-    yield CounterMetricFamily("hourglass_iceberg_expiry_failures",
-                              "Expiry runs of the tables' own retention that failed (retried at the next check)",
-                              value=lake.stats.expiry_failures)
+    # the service's counters since start: (name, help, Stats field)
+    for name, doc, field in (
+            ("translation_failures", "Translation rounds that failed (retried, resuming from the table)", "failures"),
+            ("expired_snapshots", "Snapshots expired by the tables' own retention since start", "expired_snapshots"),
+            ("expired_rows", "Rows deleted by the tables' data expiry (iceberg.retention.ms) since start",
+             "expired_rows"),
+            ("expiry_failures", "Expiry runs of the tables' own retention that failed (retried at the next check)",
+             "expiry_failures")):
+        yield CounterMetricFamily(f"hourglass_iceberg_{name}", doc, value=getattr(lake.stats, field))
