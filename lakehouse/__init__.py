@@ -8,6 +8,7 @@ names none of it. See docs/iceberg-design.md.
 - ``tables``: the table side, Parquet and Iceberg metadata by pyarrow and pyiceberg (worker thread);
 - ``service``: the translation loop beside the broker (reads the log on the event loop in short
   bounded reads, writes in one worker thread);
+- ``expiry``: the table's own retention (snapshot expiry, data expiry, deleting unreferenced files);
 - ``rest``: the Iceberg REST catalog's read routes over the same catalog;
 - ``warehouse``: where the files go (the data dir, or an S3-compatible store), the broker keys as
   pyiceberg FileIO properties, what a reader is handed, and a failing store's line;

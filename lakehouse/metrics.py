@@ -1,7 +1,8 @@
 """The topics' tables in the broker's ``/metrics`` (a metric collector wired in by
 ``hourglass.app``): per topic with ``iceberg.mode`` on, rows and snapshots committed since the
 broker started, how far the table trails the log in offsets (committed records not yet in the
-table) and in time (how long it has trailed: 0 when caught up), and the last commit's time."""
+table) and in time (how long it has trailed: 0 when caught up), and the last commit's time; and
+what the tables' own retention (lakehouse.expiry) expired: snapshots and rows."""
 from __future__ import annotations
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -30,6 +31,12 @@ def metric_families(broker):
         if v["last_commit_ms"] is not None:
             last.add_metric([topic], v["last_commit_ms"] / 1000)
     yield from (rows, commits, lag, lag_s, last)
-    yield CounterMetricFamily("hourglass_iceberg_translation_failures",
-                              "Translation rounds that failed (retried, resuming from the table)",
-                              value=lake.stats.failures)
+    # the service's counters since start: (name, help, Stats field)
+    for name, doc, field in (
+            ("translation_failures", "Translation rounds that failed (retried, resuming from the table)", "failures"),
+            ("expired_snapshots", "Snapshots expired by the tables' own retention since start", "expired_snapshots"),
+            ("expired_rows", "Rows deleted by the tables' data expiry (iceberg.retention.ms) since start",
+             "expired_rows"),
+            ("expiry_failures", "Expiry runs of the tables' own retention that failed (retried at the next check)",
+             "expiry_failures")):
+        yield CounterMetricFamily(f"hourglass_iceberg_{name}", doc, value=getattr(lake.stats, field))

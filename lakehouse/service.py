@@ -21,6 +21,7 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from lakehouse.expiry import Retention, TableExpiry
 from lakehouse.tables import TopicTables, close_quietly
 from lakehouse.warehouse import describe_failure, other_catalogs, probe, retry_delay_ms, warehouse_of
 from lakehouse.translate import NAMESPACE, Aborted, Slice, table_name
@@ -51,6 +52,9 @@ class Stats:
     rows: int = 0
     commits: int = 0
     failures: int = 0
+    expired_snapshots: int = 0  # by the tables' own retention (lakehouse.expiry)
+    expired_rows: int = 0
+    expiry_failures: int = 0
 
 
 class IcebergTopics:
@@ -69,6 +73,8 @@ class IcebergTopics:
         self._enabled_at = -ENABLED_REFRESH_MS
         self._more = False  # the last round left records to read: go on without waiting a tick
         self._retry: dict[str, tuple[int, int, str]] = {}  # failing topic -> (failures in a row, retry at ms, why)
+        self.expiry = TableExpiry()
+        self._expire_at: dict[str, int] = {}  # topic -> when its table's retention next runs
 
     # ---- BrokerService --------------------------------------------------------------------------
     def bind(self) -> None:
@@ -106,6 +112,7 @@ class IcebergTopics:
             await asyncio.sleep(0 if self._more else TICK_MS / 1000)
             try:
                 await self.translate_due()
+                await self.expire_due()
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -220,6 +227,30 @@ class IcebergTopics:
             self.stats.commits += 1
         return rows
 
+    async def expire_due(self) -> None:
+        """The tables' own retention (``lakehouse.expiry``), run for each table as often as the
+        log's (``log.retention.check.interval.ms``), in the worker thread: serialized with the
+        commits, never on the loop."""
+        now = self.broker.clock.now_ms()
+        for topic in self.enabled_topics():
+            if self._expire_at.get(topic, 0) > now:
+                continue
+            self._expire_at[topic] = now + self.broker.cfg["log.retention.check.interval.ms"]
+            retention = Retention.of(self.broker.logs.config_for(topic))
+            try:
+                done = await self._in_thread(self.expiry.run, self.tables, topic, retention, now)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                self.stats.expiry_failures += 1
+                log.exception("expiring topic %s's Iceberg table failed; retried at the next check", topic)
+                continue
+            self.stats.expired_snapshots += done.snapshots_expired
+            self.stats.expired_rows += done.rows_deleted
+            st = self.state.get(topic)
+            if st is not None and done.head is not None:
+                st.head = done.head
+
     def table_view(self, topic: str) -> dict | None:
         """What the console and ``/metrics`` show of a topic's table (None: iceberg.mode off)."""
         if topic not in self.enabled_topics():
@@ -234,7 +265,8 @@ class IcebergTopics:
                 "rows_since_start": st.rows if st else 0, "commits_since_start": st.snapshots if st else 0,
                 "last_commit_ms": st.last_commit_ms if st else None,
                 "failures_in_a_row": self._retry.get(topic, (0, 0, ""))[0],
-                "last_failure": self._retry.get(topic, (0, 0, ""))[2]}
+                "last_failure": self._retry.get(topic, (0, 0, ""))[2],
+                "retention": Retention.of(self.broker.logs.config_for(topic)).describe()}
 
     def lag(self, topic: str) -> int:
         """Committed records' offsets the table does not cover yet (summed over partitions)."""

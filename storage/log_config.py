@@ -438,6 +438,23 @@ _TOPIC_DEFS: list[ConfigDef] = [
               "Hourglass: how far the topic's Iceberg table may trail the log: translation commits a "
               "snapshot about this often (Redpanda's redpanda.iceberg.target.lag.ms).",
               _syn("iceberg.target.lag.ms")),
+    # the table's own retention (lakehouse/expiry.py), named after Iceberg's table properties
+    # history.expire.* (and Kafka's retention.ms for the rows): the table keeps rows after the
+    # log's retention deleted them, until these remove them
+    ConfigDef("iceberg.history.expire.max-snapshot-age-ms", "long", 432_000_000, Range(0),
+              "Hourglass: snapshots of the topic's Iceberg table older than this are expired (time "
+              "travel to them ends) and the files only they referenced deleted, keeping at least "
+              "iceberg.history.expire.min-snapshots-to-keep; as Iceberg's history.expire.max-snapshot-age-ms "
+              "(5 days).", _syn("iceberg.history.expire.max-snapshot-age-ms")),
+    ConfigDef("iceberg.history.expire.min-snapshots-to-keep", "int", 1, Range(1),
+              "Hourglass: the fewest snapshots of the topic's Iceberg table kept by snapshot expiry (the "
+              "current one and its latest ancestors), as Iceberg's history.expire.min-snapshots-to-keep.",
+              _syn("iceberg.history.expire.min-snapshots-to-keep")),
+    ConfigDef("iceberg.retention.ms", "long", -1, Range(-1),
+              "Hourglass: rows of the topic's Iceberg table whose record timestamp is older than this "
+              "are deleted (whole time partitions dropped where the partition spec allows, rows "
+              "rewritten otherwise); -1 keeps them forever, after the log's retention.ms deleted them.",
+              _syn("iceberg.retention.ms")),
 ]
 
 #: Confluent's subject name strategies, by class name (the topic configs above take these).
@@ -501,6 +518,14 @@ _BROKER_DEFS: list[BrokerConfigDef] = [
     _B("unclean.leader.election.enable", "boolean", False, None, "unclean.leader.election.enable"),
     _B("iceberg.target.lag.ms", "long", 60_000, Range(1), "iceberg.target.lag.ms",
        "Hourglass: the default iceberg.target.lag.ms of topics (Redpanda's iceberg_target_lag_ms)."),
+    _B("iceberg.history.expire.max-snapshot-age-ms", "long", 432_000_000, Range(0),
+       "iceberg.history.expire.max-snapshot-age-ms",
+       "Hourglass: the default iceberg.history.expire.max-snapshot-age-ms of topics."),
+    _B("iceberg.history.expire.min-snapshots-to-keep", "int", 1, Range(1),
+       "iceberg.history.expire.min-snapshots-to-keep",
+       "Hourglass: the default iceberg.history.expire.min-snapshots-to-keep of topics."),
+    _B("iceberg.retention.ms", "long", -1, Range(-1), "iceberg.retention.ms",
+       "Hourglass: the default iceberg.retention.ms of topics."),
     # Broker-only log keys (no topic config) that the log manager / broker use.
     _B("log.dir", "string", "/tmp/kafka-logs"),
     _B("log.dirs", "string", None),

@@ -11,7 +11,8 @@ from tests.differential.framework import ANY, Kept  # noqa: F401
 CONFLUENT = ("Confluent Server's schema ID validation topic configs, which Hourglass serves "
              "(README: schema ID validation)")
 ICEBERG = ("Hourglass's lakehouse topic configs (iceberg.mode, iceberg.target.lag.ms: a topic also written as an "
-           "Iceberg table, with Redpanda's names), which Kafka does not have (README: Topics as Iceberg tables)")
+           "Iceberg table, with Redpanda's names; iceberg.history.expire.*, iceberg.retention.ms: the table's own "
+           "retention, with Iceberg's names), which Kafka does not have (README: Topics as Iceberg tables)")
 OUR_DOCS = "Hourglass writes its own documentation strings for its configs (it does not copy Kafka's text)"
 TIMESTAMP_DIFFERENCE = ("message.timestamp.difference.max.ms, which Kafka 4.0 removed (KIP-937) and refuses as an "
                         "unknown topic config, is accepted and honoured as Kafka 3.9 did (both timestamp bounds "

@@ -114,9 +114,10 @@ def test_create_with_configs_then_describe_back_full_set(broker):
     # the whole Kafka 4.4 default set, not only the overrides (librdkafka's 0081 and Kafka's
     # kafka-configs --describe --all expect it), plus Confluent Server's four schema-validation
     # configs (confluent.{key,value}.schema.validation, confluent.{key,value}.subject.name.strategy)
-    # and the topic's Iceberg table (iceberg.mode, iceberg.target.lag.ms, iceberg.partition.spec,
-    # iceberg.upsert)
-    assert len(cfg) == 37 + 4 + 4 and {"segment.bytes", "message.timestamp.type", "min.insync.replicas",
+    # and the topic's Iceberg table (iceberg.mode, iceberg.target.lag.ms, iceberg.partition.spec, iceberg.upsert,
+    # and its
+    # own retention: iceberg.history.expire.{max-snapshot-age-ms,min-snapshots-to-keep}, iceberg.retention.ms)
+    assert len(cfg) == 37 + 4 + 7 and {"segment.bytes", "message.timestamp.type", "min.insync.replicas",
                                "remote.storage.enable", "message.timestamp.after.max.ms"} <= set(cfg)
     r = cfg["retention.ms"]
     assert (r["value"], r["source"], r["isDefault"]) == ("3600000", "DYNAMIC_TOPIC_CONFIG", False)
@@ -131,7 +132,7 @@ def test_create_with_configs_then_describe_back_full_set(broker):
     # the same answer through librdkafka and kafka-python
     res = ConfigResource("topic", "cfgd")
     entries = admin(broker).describe_configs([res])[res].result(10)
-    assert len(entries) == 37 + 4 + 4 and entries["retention.ms"].value == "3600000"
+    assert len(entries) == 37 + 4 + 7 and entries["retention.ms"].value == "3600000"
     # Kafka 4.1+ (KIP-966): from the cluster-level record, not a plain default
     from confluent_kafka.admin import ConfigSource
     mir = entries["min.insync.replicas"]
@@ -144,7 +145,7 @@ def test_create_with_configs_then_describe_back_full_set(broker):
         modified = kp.describe_configs([res])["topic"]["cfgd"]
     finally:
         kp.close()
-    assert len(every) == 37 + 4 + 4 and every["segment.ms"]["config_source"] == "DEFAULT_CONFIG"
+    assert len(every) == 37 + 4 + 7 and every["segment.ms"]["config_source"] == "DEFAULT_CONFIG"
     assert set(modified) == {"retention.ms", "cleanup.policy", "max.message.bytes"}
 
 

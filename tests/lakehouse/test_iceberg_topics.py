@@ -4,6 +4,7 @@ catalog URL. The truth the table is held to is what a read_committed consumer re
 log, record for record (partition, offset, timestamp, timestamp type, key, value, headers)."""
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import random
@@ -118,6 +119,28 @@ def produce_random(p: Producer, rng: random.Random, topic: str, partitions: int,
                   timestamp=now_ms - rng.randint(0, 5 * DAY_MS))
 
 
+@contextlib.contextmanager
+def producing(bootstrap: str, seed: float, produce_some):
+    """A thread producing ``produce_some(producer, rng)`` again and again while the block runs
+    (a broker killed meanwhile included); then flushed, as far as a broker is there to take it."""
+    stop = threading.Event()
+
+    def run():
+        p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 2, "message.timeout.ms": 5000})
+        r = random.Random(seed)
+        while not stop.is_set():
+            produce_some(p, r)
+            p.poll(0.01)
+        p.flush(6)
+    t = threading.Thread(target=run)
+    t.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        t.join(30)
+
+
 def test_random_topics_table_equals_read_committed_log(lake):
     seed = random.randrange(2**32)
     rng = random.Random(seed)
@@ -200,18 +223,7 @@ def kill_9_rounds(lake, topic: str, rng: random.Random, produce_some, data_files
     orphans = 0  # files of commits a kill interrupted
     mid_commit_kills = 0
     for rnd in range(rounds):
-        stop = threading.Event()
-
-        def produce(bootstrap=lake.bootstrap):
-            p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 2, "message.timeout.ms": 5000})
-            r = random.Random(rng.random())
-            while not stop.is_set():
-                produce_some(p, r)
-                p.poll(0.01)
-            p.flush(6)
-        t = threading.Thread(target=produce, daemon=True)
-        t.start()
-        try:
+        with producing(lake.bootstrap, rng.random(), produce_some):
             if rnd % 2 == 0:
                 def in_flight():
                     return parquet_files() > data_files(url, topic) + orphans
@@ -222,9 +234,6 @@ def kill_9_rounds(lake, topic: str, rng: random.Random, produce_some, data_files
                 wait_until(lambda: _snapshots(url, topic) > snapshots, timeout=60, interval=0.02,
                            what=f"round {rnd}: a new snapshot")
             lake.kill()
-        finally:
-            stop.set()
-            t.join(30)
         lake.start()
         orphans = parquet_files() - data_files(url, topic)
     return mid_commit_kills, orphans

@@ -309,3 +309,41 @@ def test_a_malformed_store_setting_refuses_to_start(tmp_path, overrides, reason)
     proc = BrokerProcess(tmp_path / "data", overrides)
     with pytest.raises(BrokerStartError, match=reason.replace("[", r"\[").replace(".", r"\.")):
         proc.start()
+
+
+def test_s3_table_retention_expires_rows_and_snapshots_and_deletes_their_objects(tmp_path, s3):
+    """The table's own retention on the S3 warehouse (lakehouse.expiry through the table's
+    FileIO): rows older than iceberg.retention.ms go (whole day partitions dropped), snapshot
+    expiry leaves the current one, and the bucket then holds exactly the Parquet objects it
+    references."""
+    s3.client().create_bucket(Bucket=BUCKET)
+    lake = s3_broker(tmp_path, s3.endpoint, **{"log.retention.check.interval.ms": 200}).start()
+    try:
+        _retention_on_s3(lake, s3)
+    finally:
+        lake.stop()
+
+
+def _retention_on_s3(lake, s3) -> None:
+    from tests.lakehouse.test_table_retention import MAX_AGE, now_ms, set_configs
+    b, url, topic = lake.bootstrap, lake.catalog_url, "aging"
+    create_topic(b, topic, 1, {"iceberg.mode": "key_value"})
+    p = Producer({"bootstrap.servers": b})
+    now = now_ms()
+    for i in range(40):
+        p.produce(topic, key=b"k%d" % i, value=b"v%d" % i, timestamp=now - (10 * 86_400_000 if i % 2 else 60_000))
+    p.flush(30)
+    before = log_rows(b, topic, 1)
+    wait_caught_up(url, topic, before)
+    data_prefix = f"{PREFIX}/redpanda/{topic}/data/"
+    assert sum(k.endswith(".parquet") for k in s3.keys(BUCKET, data_prefix)) >= 2  # two day partitions
+    set_configs(b, topic, {"iceberg.retention.ms": 5 * 86_400_000, MAX_AGE: 0})
+    newer = [r for r in before if r[2] >= now - 5 * 86_400_000]
+    assert len(newer) == 20
+    wait_until(lambda: rows_of(table(url, topic)) == newer and len(table(url, topic).snapshots()) == 1,
+               timeout=60, what="data and snapshot expiry")
+
+    def objects_are_live():
+        live = {t.file.file_path for t in table(url, topic).scan().plan_files()}
+        return {f"s3://{BUCKET}/{k}" for k in s3.keys(BUCKET, data_prefix) if k.endswith(".parquet")} == live
+    wait_until(objects_are_live, timeout=30, what="the bucket holding only the live Parquet objects")
