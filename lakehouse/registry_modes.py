@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, NamedTuple
 
-from lakehouse.translate import key_value_row, record_metadata
+from lakehouse.translate import key_value_row, record_metadata, summary_for
 from storage.log_config import parse_iceberg_mode
 
 ID_PREFIX, LATEST = "value_schema_id_prefix", "value_schema_latest"
@@ -88,3 +88,28 @@ def fresh(rows: Iterable[dict], last: Mapping[int, int]) -> list[dict]:
 def column_clash(names: Iterable[str]) -> str | None:
     """Why a value's columns cannot sit beside the metadata struct (None: they can)."""
     return "the value has a field named redpanda, the table's metadata column" if "redpanda" in names else None
+
+
+class Plan(NamedTuple):
+    """One round's two commits, in order: the dead-letter table's (None: nothing to add), then
+    the topic's table's (always, so where translation resumes moves on)."""
+
+    dlq_rows: list
+    dlq_summary: dict | None
+    rows: list
+    summary: dict
+
+
+def plan_commits(previous: Mapping[int, int], dlq_last: Mapping[int, int], covered: Mapping[int, int],
+                 rows: list, dead: list, topic_id: str = "") -> Plan:
+    """The commits of a round covering ``covered`` (partition -> last offset) with ``rows`` for
+    the topic's table (whose snapshot records ``previous``) and ``dead`` for the dead-letter
+    table (whose snapshot records ``dlq_last``): each gets only the rows above its own offsets,
+    and its summary records its own offsets (never going back: after a crash between the two
+    commits the dead-letter table is ahead of the read)."""
+    new_dead = fresh(dead, dlq_last)
+    dlq_summary = None
+    if new_dead:
+        reach = {p: max(o, dlq_last.get(p, -1)) for p, o in covered.items()}
+        dlq_summary = summary_for(dlq_last, reach, topic_id)
+    return Plan(new_dead, dlq_summary, fresh(rows, previous), summary_for(previous, covered, topic_id))

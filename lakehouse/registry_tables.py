@@ -12,10 +12,10 @@ from __future__ import annotations
 import logging
 
 from lakehouse import value_formats
-from lakehouse.registry_modes import (ID_PREFIX, REASON, SchemaVersion, column_clash, dlq_row, fresh,
+from lakehouse.registry_modes import (ID_PREFIX, REASON, SchemaVersion, column_clash, dlq_row, plan_commits,
                                       settings, value_row, wire_prefix)
 from lakehouse.translate import (NAMESPACE, Slice, committed_records, covered_last_offset, dlq_table_name,
-                                 last_offsets, summary_for, table_of_other_topic)
+                                 last_offsets, table_of_other_topic)
 from protocol.records.batch import iter_batch_positions
 from protocol.records.record import decode_batch
 
@@ -175,31 +175,20 @@ def commit(tables, topic: str, slices: list[Slice], previous: dict[int, int], to
             dead.append(dlq_row(p, h, r, refused[key]))
         else:
             rows.append(row)
-    if dead:
-        dlq = _dlq_table(tables, topic, topic_id, spec_text, create=True)
-        snap = dlq.current_snapshot()
-        dlq_last = last_offsets(None if snap is None else snap.summary.additional_properties)
-        new = fresh(dead, dlq_last)  # a replay after a crash between the two commits adds none twice
-        if new:
-            reach = {p: max(o, dlq_last.get(p, -1)) for p, o in covered.items()}
-            dlq.append(pa.Table.from_pylist(sorted(new, key=_order), schema=dlq.schema().as_arrow()),
-                       snapshot_properties=summary_for(dlq_last, reach, topic_id))
-    summary = summary_for(previous, covered, topic_id)
+    dlq_last: dict[int, int] = {}
+    dlq = _dlq_table(tables, topic, topic_id, spec_text, create=bool(dead))
+    if dlq is not None and dlq.current_snapshot() is not None:
+        dlq_last = last_offsets(dlq.current_snapshot().summary.additional_properties)
+    plan = plan_commits(previous, dlq_last, covered, rows, dead, topic_id)
+    if plan.dlq_summary is not None:
+        dlq.append(pa.Table.from_pylist(sorted(plan.dlq_rows, key=_order), schema=dlq.schema().as_arrow()),
+                   snapshot_properties=plan.dlq_summary)
     # committed even without a row of its own: the topic's table says where translation resumes
-    table.append(pa.Table.from_pylist(fresh(rows, previous), schema=table.schema().as_arrow()),
-                 snapshot_properties=summary)
-    return last_offsets(summary), advanced, len(rows), head(table)
+    table.append(pa.Table.from_pylist(plan.rows, schema=table.schema().as_arrow()),
+                 snapshot_properties=plan.summary)
+    return last_offsets(plan.summary), advanced, len(plan.rows), head(table)
 
 
 def _order(row: dict) -> tuple[int, int]:
     return row["redpanda"]["partition"], row["redpanda"]["offset"]
 
-
-def dlq_head(tables, topic: str) -> tuple | None:
-    """``head`` of ``<topic>~dlq`` (None when it does not exist or is empty)."""
-    from pyiceberg.exceptions import NoSuchTableError
-    from lakehouse.tables import head
-    try:
-        return head(tables.catalog.load_table((NAMESPACE, dlq_table_name(topic))))
-    except NoSuchTableError:
-        return None
