@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 
 TICK_MS = 100
 ENABLED_REFRESH_MS = 1000  # how often the topics' iceberg.mode is looked at (O(topics) on the loop)
+RETRY_MS = 1000  # after a failed round
 READ_BYTES = 4 << 20  # per partition and round: a read on the loop as short as a Fetch's
 
 
@@ -71,6 +72,7 @@ class IcebergTopics:
         self._enabled: list[str] = []
         self._enabled_at = -ENABLED_REFRESH_MS
         self._more = False  # the last round left records to read: go on without waiting a tick
+        self._retry_at: dict[str, int] = {}  # topic -> when a failed round is tried again
 
     # ---- BrokerService --------------------------------------------------------------------------
     def bind(self) -> None:
@@ -118,8 +120,9 @@ class IcebergTopics:
         self._more = False
         for topic in self.enabled_topics():
             st = self.state.get(topic)
-            if st is not None and st.due_ms > now:
+            if st is not None and st.due_ms > now or self._retry_at.get(topic, 0) > now:
                 continue
+            self._retry_at.pop(topic, None)
             try:
                 await self.translate(topic)
             except asyncio.CancelledError:
@@ -127,7 +130,9 @@ class IcebergTopics:
             except Exception:
                 self.stats.failures += 1
                 self.state.pop(topic, None)  # the table says where to resume next time
-                log.exception("translating topic %s to its Iceberg table failed; retried next round", topic)
+                # retried after a second (a registry that cannot answer yet: no log flood)
+                self._retry_at[topic] = now + RETRY_MS
+                log.exception("translating topic %s to its Iceberg table failed; retried in %d ms", topic, RETRY_MS)
 
     async def _in_thread(self, fn, *args):
         self._job = self.executor.submit(fn, *args)
