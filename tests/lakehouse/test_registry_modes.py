@@ -24,6 +24,7 @@ from tests.helpers.broker import BrokerProcess
 from tests.helpers.clients import wait_until
 from tests.helpers.kafka_oracle import free_port
 from tests.helpers.txn import TXN_BROKER_OVERRIDES, create_topic, read_to_end, txn_producer
+from tests.lakehouse.test_iceberg_topics import _data_files, _snapshots, table
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 ORDER = {"type": "record", "name": "Order", "namespace": "com.acme", "fields": [
@@ -56,11 +57,6 @@ def reglake(tmp_path):
     proc.catalog_url, proc.registry_url = url, registry
     yield proc
     proc.stop()
-
-
-def table(url: str, name: str):
-    from pyiceberg.catalog.rest import RestCatalog
-    return RestCatalog("hourglass", uri=url).load_table(("redpanda", name))
 
 
 def held(url: str, name: str) -> dict[int, int]:
@@ -241,6 +237,7 @@ def test_kill_9_during_translation_of_both_tables_loses_and_doubles_no_row(regla
     ser = AvroSerializer(sr, json.dumps(ORDER))
     ctx = SerializationContext(topic, MessageField.VALUE)
     mid_commit_kills = 0
+    orphans = 0  # Parquet files of the topic's table that commits a kill interrupted left
     for rnd in range(6):
         stop = threading.Event()
 
@@ -268,7 +265,7 @@ def test_kill_9_during_translation_of_both_tables_loses_and_doubles_no_row(regla
         t.start()
         if rnd % 2 == 0:
             committed = _data_files(url, topic)
-            wait_until(lambda: (len(list(files.rglob("*.parquet"))) if files.exists() else 0) > committed + _orphans,
+            wait_until(lambda: (len(list(files.rglob("*.parquet"))) if files.exists() else 0) > committed + orphans,
                        timeout=60, interval=0.005, what=f"round {rnd}: a commit under way")
             mid_commit_kills += 1
         else:
@@ -279,7 +276,7 @@ def test_kill_9_during_translation_of_both_tables_loses_and_doubles_no_row(regla
         stop.set()
         t.join(30)
         reglake.start()
-        globals()["_orphans"] = len(list(files.rglob("*.parquet"))) - _data_files(url, topic)
+        orphans = len(list(files.rglob("*.parquet"))) - _data_files(url, topic)
     log = log_of(reglake.bootstrap, topic, 2)
     wait_translated(url, topic, log)
     good, dead = rows(url, topic), rows(url, topic + "~dlq")  # rows() fails on a doubled row
@@ -288,22 +285,30 @@ def test_kill_9_during_translation_of_both_tables_loses_and_doubles_no_row(regla
     for part, off, _, _, value in log:
         if (part, off) in dead:
             assert dead[(part, off)]["value"] == value
-    assert len(log) > 100 and len(dead) > 10 and mid_commit_kills == 3
+    assert len(log) > 100 and len(dead) > 10 and mid_commit_kills == 3 and orphans > 0
 
 
-_orphans = 0
 
 
-def _data_files(url: str, name: str) -> int:
+def test_without_a_registry_the_topic_waits_and_the_broker_serves(tmp_path):
+    """A registry mode on a broker serving no Schema Registry: translation of that topic waits
+    (rounds fail, retried, saying why; no row and no dead letter is written), other topics'
+    tables and the log go on."""
+    url = f"http://127.0.0.1:{free_port()}"
+    proc = BrokerProcess(tmp_path / "data", {"iceberg.catalog.listeners": url, "iceberg.target.lag.ms": 100})
+    proc.start()
     try:
-        snap = table(url, name).current_snapshot()
-    except Exception:  # noqa: BLE001 - no table yet
-        return 0
-    return 0 if snap is None else int(snap.summary.additional_properties.get("total-data-files", 0))
-
-
-def _snapshots(url: str, name: str) -> int:
-    try:
-        return len(table(url, name).snapshots())
-    except Exception:  # noqa: BLE001 - no table yet
-        return 0
+        create_topic(proc.bootstrap, "typed", 1, {"iceberg.mode": "value_schema_id_prefix"})
+        create_topic(proc.bootstrap, "plain", 1, {"iceberg.mode": "key_value"})
+        p = Producer({"bootstrap.servers": proc.bootstrap})
+        for topic in ("typed", "plain"):
+            p.produce(topic, value=framed(1, b"\x02a"))
+        p.flush(30)
+        wait_until(lambda: "needs this broker's Schema Registry" in proc.log_text(), timeout=30,
+                   what="the reason in the log")
+        wait_translated(url, "plain", log_of(proc.bootstrap, "plain", 1))
+        assert table(url, "typed").current_snapshot() is None
+        assert held(url, "typed~dlq") == {}
+        assert len(log_of(proc.bootstrap, "typed", 1)) == 1
+    finally:
+        proc.stop()
