@@ -132,9 +132,10 @@ def _dlq_table(tables, topic: str, topic_id: str, spec_text: str, create: bool):
 
 
 def commit(tables, topic: str, slices: list[Slice], previous: dict[int, int], topic_id: str,
-           spec_text: str, mode_text: str, schemas) -> tuple[dict[int, int], dict[int, int], int, tuple | None]:
-    """``TopicTables.commit`` for a registry mode (same answer: last offsets the topic's table
-    now holds, partition -> next offset to read, rows committed to it, its ``head``)."""
+           spec_text: str, mode_text: str, schemas) -> tuple[dict[int, int], dict[int, int], int, tuple | None, int]:
+    """``TopicTables.commit`` for a registry mode (its answer: last offsets the topic's table
+    now holds, partition -> next offset to read, rows committed to it, its ``head``; then the
+    rows added to ``<topic>~dlq``)."""
     import pyarrow as pa
     from lakehouse.tables import evolve_spec, head
     resolve = _Resolver(topic, mode_text, schemas)
@@ -160,7 +161,7 @@ def commit(tables, topic: str, slices: list[Slice], previous: dict[int, int], to
             covered[s.partition] = last
             advanced[s.partition] = last + 1
     if not decoded and not dead:
-        return previous, advanced, 0, None
+        return previous, advanced, 0, None, 0
     table = tables.table(topic, spec_text, metadata_schema())
     if evolve_spec(table, spec_text):
         table = tables.table(topic, spec_text)
@@ -186,7 +187,7 @@ def commit(tables, topic: str, slices: list[Slice], previous: dict[int, int], to
     # committed even without a row of its own: the topic's table says where translation resumes
     table.append(pa.Table.from_pylist(plan.rows, schema=table.schema().as_arrow()),
                  snapshot_properties=plan.summary)
-    return last_offsets(plan.summary), advanced, len(plan.rows), head(table)
+    return last_offsets(plan.summary), advanced, len(plan.rows), head(table), len(plan.dlq_rows)
 
 
 def _order(row: dict) -> tuple[int, int]:

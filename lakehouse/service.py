@@ -47,6 +47,7 @@ class TopicState:
     last_commit_ms: int | None = None
     behind_since_ms: int | None = None  # since when the table trails the log (None: caught up)
     head: tuple | None = None  # the table's current snapshot: (id, commit time ms, rows)
+    dead_letters: int = 0  # rows this broker wrote to <topic>~dlq since start (registry modes)
 
 
 @dataclass
@@ -197,16 +198,18 @@ class IcebergTopics:
             if self.schemas is None:
                 raise RuntimeError(f"iceberg.mode {cfg.iceberg_mode} needs a Schema Registry lookup")
             self.schemas.loop = asyncio.get_running_loop()
-            committed, advanced, rows, head = await self._in_thread(
+            committed, advanced, rows, head, dead = await self._in_thread(
                 registry_tables.commit, self.tables, topic, slices, st.committed, topic_id,
                 cfg.iceberg_partition_spec, cfg.iceberg_mode, self.schemas)
+            st.dead_letters += dead
         else:
             committed, advanced, rows, head = await self._in_thread(
                 self.tables.commit, topic, slices, st.committed, topic_id, cfg.iceberg_partition_spec)
         st.committed = committed
         st.next.update(advanced)
-        if rows:
+        if head is not None:  # a registry mode's snapshot may hold dead letters only
             st.head = head
+        if rows:
             st.rows += rows
             st.snapshots += 1
             st.last_commit_ms = now
@@ -226,7 +229,8 @@ class IcebergTopics:
                 "rows": total, "lag_offsets": n,
                 "lag_seconds": 0 if n == 0 or since is None else max(self.broker.clock.now_ms() - since, 0) / 1000,
                 "rows_since_start": st.rows if st else 0, "commits_since_start": st.snapshots if st else 0,
-                "last_commit_ms": st.last_commit_ms if st else None}
+                "last_commit_ms": st.last_commit_ms if st else None,
+                "dead_letters_since_start": st.dead_letters if st else 0}
 
     def lag(self, topic: str) -> int:
         """Committed records' offsets the table does not cover yet (summed over partitions)."""

@@ -10,8 +10,10 @@ import datetime as dt
 import io
 import json
 import random
+import re
 import struct
 import threading
+import urllib.request
 
 import fastavro
 import pytest
@@ -52,7 +54,7 @@ def reglake(tmp_path):
     url, registry = f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"
     proc = BrokerProcess(tmp_path / "data", {**TXN_BROKER_OVERRIDES, "iceberg.catalog.listeners": url,
                                              "schema.registry.listeners": registry,
-                                             "iceberg.target.lag.ms": 100})
+                                             "iceberg.target.lag.ms": 100, "metrics.port": 0})
     proc.start()
     proc.catalog_url, proc.registry_url = url, registry
     yield proc
@@ -188,6 +190,10 @@ def test_avro_values_become_typed_columns_bad_ones_the_dlq_and_a_new_version_a_c
             row = dead[(part, off)]
             assert row["value"] == value and bad[value] in row["reason"], row["reason"]
     assert len(dead) == len(bad)
+    # /metrics counts the dead letters (Redpanda's redpanda_iceberg_translation_invalid_records)
+    metrics = re.search(r"metrics on (http://\S+)/metrics", reglake.log_text()).group(1)
+    text = urllib.request.urlopen(metrics + "/metrics", timeout=5).read().decode()
+    assert f'hourglass_iceberg_dead_letters_total{{topic="orders"}} {float(len(bad))}' in text
     # DuckDB over the Arrow of a scan reads the same typed rows
     import duckdb
     con = duckdb.connect()
