@@ -17,7 +17,7 @@ import urllib.request
 
 import fastavro
 import pytest
-from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka import Producer
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
@@ -229,6 +229,7 @@ def test_value_schema_latest_decodes_unprefixed_values_by_the_subjects_latest_sc
     assert [(k, r["value"]) for k, r in dead.items()] == [((0, 20), b"\xff")]
 
 
+@pytest.mark.timeout(300)  # four broker restarts with a registry to load, on a busy machine
 def test_kill_9_during_translation_of_both_tables_loses_and_doubles_no_row(reglake):
     """Rounds of: produce good and bad values continuously, kill -9 the broker, restart. Every
     other round the kill lands inside a commit of the topic's table (a Parquet file of it exists
@@ -244,7 +245,7 @@ def test_kill_9_during_translation_of_both_tables_loses_and_doubles_no_row(regla
     ctx = SerializationContext(topic, MessageField.VALUE)
     mid_commit_kills = 0
     orphans = 0  # Parquet files of the topic's table that commits a kill interrupted left
-    for rnd in range(6):
+    for rnd in range(4):
         stop = threading.Event()
 
         def produce(bootstrap=reglake.bootstrap, r=random.Random(rng.random())):
@@ -254,25 +255,16 @@ def test_kill_9_during_translation_of_both_tables_loses_and_doubles_no_row(regla
                 for _ in range(20):
                     i += 1
                     value = ser(random_order(r, i), ctx) if r.random() < 0.8 else r.randbytes(r.randint(0, 9))
-                    part = r.randrange(2)
-                    while True:
-                        try:
-                            p.produce(topic, value=value, partition=part)
-                            break
-                        except KafkaException as exc:
-                            # seen once right after a restart: librdkafka's cached metadata
-                            # briefly lacked the partition (left open; see the report)
-                            if exc.args[0].code() != KafkaError._UNKNOWN_PARTITION or stop.is_set():
-                                raise
-                            p.poll(0.05)
+                    p.produce(topic, value=value, partition=r.randrange(2))
                 p.poll(0.01)
             p.flush(6)
         t = threading.Thread(target=produce)
         t.start()
         if rnd % 2 == 0:
-            committed = _data_files(url, topic)
-            wait_until(lambda: (len(list(files.rglob("*.parquet"))) if files.exists() else 0) > committed + orphans,
-                       timeout=60, interval=0.005, what=f"round {rnd}: a commit under way")
+            def in_flight():  # a Parquet file of the topic's table its snapshot does not hold yet
+                on_disk = len(list(files.rglob("*.parquet"))) if files.exists() else 0
+                return on_disk > _data_files(url, topic) + orphans
+            wait_until(in_flight, timeout=60, interval=0.005, what=f"round {rnd}: a commit under way")
             mid_commit_kills += 1
         else:
             snaps = _snapshots(url, topic)
@@ -291,7 +283,7 @@ def test_kill_9_during_translation_of_both_tables_loses_and_doubles_no_row(regla
     for part, off, _, _, value in log:
         if (part, off) in dead:
             assert dead[(part, off)]["value"] == value
-    assert len(log) > 100 and len(dead) > 10 and mid_commit_kills == 3 and orphans > 0
+    assert len(log) > 100 and len(dead) > 10 and mid_commit_kills == 2 and orphans > 0
 
 
 
