@@ -21,7 +21,9 @@ from protocol.records.record import decode_batch
 
 log = logging.getLogger(__name__)
 
-_TRANSLATORS: dict = {}  # (schema id, message path) -> Translator or the ValueError's reason
+# (schema type, text, references, message path) -> Translator or the ValueError's reason; by
+# content, not id: brokers in one process (tests, embedded) each have their own registry's ids
+_TRANSLATORS: dict = {}
 _MAX_TRANSLATORS = 4096
 
 
@@ -42,7 +44,7 @@ def dlq_schema():
 
 
 def _translator(version: SchemaVersion, path: tuple[int, ...]):
-    key = (version.schema_id, version.schema_type, path)
+    key = (version.schema_type, version.schema, tuple(sorted(version.references.items())), path)
     got = _TRANSLATORS.get(key)
     if got is None:
         try:
@@ -64,18 +66,29 @@ class _Resolver:
         self.cfg = settings(mode_text, topic)
         self.schemas = schemas
         self._latest: SchemaVersion | None | bool = False  # looked up once a commit
+        self._by_id: dict[int, SchemaVersion | None] = {}  # each id looked up once a commit
+        self._translators: dict[tuple, object] = {}
+
+    def _translator(self, version: SchemaVersion, path: tuple[int, ...]):
+        key = (version.schema_id, path)
+        tr = self._translators.get(key)
+        if tr is None:  # raises ValueError for a schema without translation (each record: its DLQ row)
+            tr = self._translators[key] = _translator(version, path)
+        return tr
 
     def __call__(self, value: bytes):
         if self.cfg.mode == ID_PREFIX:
             schema_id, payload = wire_prefix(value)
-            version = self.schemas.by_id(schema_id)
+            if schema_id not in self._by_id:  # a lookup is a round trip to the event loop
+                self._by_id[schema_id] = self.schemas.by_id(schema_id)
+            version = self._by_id[schema_id]
             if version is None:
                 raise ValueError(f"schema id {schema_id} is not in the Schema Registry")
             path: tuple[int, ...] = ()
             if version.schema_type.upper() == "PROTOBUF":
                 path, used = value_formats.module_for("PROTOBUF").message_indexes(payload)
                 payload = payload[used:]
-            return (version.schema_id, path), _translator(version, path), payload
+            return (version.schema_id, path), self._translator(version, path), payload
         if self._latest is False:
             self._latest = self.schemas.latest(self.cfg.subject)
         version = self._latest
@@ -89,7 +102,7 @@ class _Resolver:
                 if find is None:
                     raise RuntimeError("iceberg.mode protobuf_name is not served yet")  # pauses the topic
                 path = find(version.schema, dict(version.references), self.cfg.protobuf_name)
-        return (version.schema_id, path), _translator(version, path), value
+        return (version.schema_id, path), self._translator(version, path), value
 
 
 def _evolve(table, struct) -> tuple[object, str | None]:
