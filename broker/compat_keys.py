@@ -245,5 +245,5 @@ SASL_PER_MECHANISM = ("sasl.jaas.config", "sasl.server.callback.handler.class",
                       "sasl.login.class", "sasl.login.callback.handler.class", "connections.max.reauth.ms")
 
 # Keys whose value never appears in output (Kafka's PASSWORD type).
-SENSITIVE_SUFFIXES = ("password", "sasl.jaas.config", "ssl.keystore.key", ".secret", "secret.key",
+SENSITIVE_SUFFIXES = ("password", "sasl.jaas.config", "ssl.keystore.key", ".secret", "secret.key", "secret.access.key",
                       "master.key", "ssl.keystore.certificate.chain", "ssl.truststore.certificates")

@@ -71,6 +71,53 @@ def _float(v: str) -> float:
         raise ValueError("Not a number of type DOUBLE") from None
 
 
+# S3's bucket naming rules (3-63 characters; lowercase letters, digits, dots and hyphens; a
+# letter or digit at each end)
+_BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+
+
+def _warehouse_uri(v: str) -> str:
+    """``iceberg.warehouse``: empty (the data dir) or ``s3://BUCKET[/PREFIX]``, without a trailing /."""
+    s = v.strip()
+    if not s:
+        return ""
+    m = re.fullmatch(r"s3://([^/?#]*)(/[^?#]*)?", s)
+    if m is None:
+        raise ValueError("Expected s3://BUCKET[/PREFIX] (an S3-compatible store) or empty (the first log dir)")
+    bucket, prefix = m.group(1), (m.group(2) or "/")[1:].rstrip("/")
+    if not _BUCKET.fullmatch(bucket) or ".." in bucket:
+        raise ValueError(f"'{bucket}' is not a valid S3 bucket name (3-63 lowercase letters, digits, dots "
+                         "and hyphens, beginning and ending with a letter or digit)")
+    if prefix and "" in prefix.split("/"):
+        raise ValueError("the prefix has an empty path segment")
+    return f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}"
+
+
+def _http_url(v: str) -> str:
+    """An endpoint: empty, or ``http(s)://HOST[:PORT]`` (no path, query or credentials)."""
+    from urllib.parse import urlsplit
+    s = v.strip().rstrip("/")
+    if not s:
+        return ""
+    try:
+        u = urlsplit(s)
+        port = u.port
+    except ValueError as exc:
+        raise ValueError(f"Expected http://HOST:PORT or https://HOST[:PORT]: {exc}") from None
+    if u.scheme not in ("http", "https") or not u.hostname or u.path or u.query or u.fragment \
+            or u.username is not None:
+        raise ValueError("Expected http://HOST:PORT or https://HOST[:PORT] (no path, query or user)")
+    del port
+    return s
+
+
+def _s3_region(v: str) -> str:
+    s = v.strip()
+    if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", s):
+        raise ValueError("Expected a region name such as us-east-1")
+    return s
+
+
 def _http_listeners(v: str) -> list[str]:
     from broker.http_listeners import parse_http_listeners
     parse_http_listeners(v)  # raises ValueError with the bad entry
@@ -205,6 +252,14 @@ BROKER_KEYS: dict[str, BrokerKey] = {k.name: k for k in [
     _k("associations.enable", _bool, "true", "Schema Registry: serve Confluent's associations API (/associations: topics tied to their key and value subjects, which confluent-kafka's serializers look up first), as Confluent 8.3's key; false: those routes answer 404."),
     _k("console.listeners", _http_listeners, "", "Hourglass: the web console and Kafka REST v3 (/v3) on http://HOST:PORT or https://HOST:PORT, comma separated; empty: off."),
     _k("iceberg.catalog.listeners", _http_listeners, "", "Hourglass: the Iceberg REST catalog (read-only) of the topics' Iceberg tables (topic config iceberg.mode) on http://HOST:PORT or https://HOST:PORT, comma separated; empty: off. The tables are written whether or not it is served."),
+    # the Iceberg tables' warehouse (lakehouse.warehouse maps these to pyiceberg's FileIO s3.* properties)
+    _k("iceberg.warehouse", _warehouse_uri, "", "Hourglass: where the topics' Iceberg tables keep their data and metadata files: empty: <first log dir>/.hourglass/iceberg; s3://BUCKET[/PREFIX]: an S3-compatible object store (iceberg.s3.*). The catalog's pointers stay in the first log dir either way."),
+    _k("iceberg.s3.endpoint", _http_url, "", "Hourglass: the S3-compatible store's endpoint (http://HOST:PORT or https://HOST[:PORT]; pyiceberg's s3.endpoint); empty: AWS S3 of iceberg.s3.region."),
+    _k("iceberg.s3.region", _s3_region, "us-east-1", "Hourglass: the store's region (pyiceberg's s3.region, Iceberg's client.region)."),
+    _k("iceberg.s3.access.key.id", _str, "", "Hourglass: the access key id the broker writes with (pyiceberg's s3.access-key-id); empty, with an empty secret: the AWS default credential chain (AWS_ACCESS_KEY_ID, ~/.aws, instance role)."),
+    _k("iceberg.s3.secret.access.key", _str, "", "Hourglass: the secret of iceberg.s3.access.key.id (pyiceberg's s3.secret-access-key); a password: never logged or shown."),
+    _k("iceberg.s3.path.style.access", _bool, "false", "Hourglass: address buckets as ENDPOINT/BUCKET (true: most self-hosted stores) rather than BUCKET.ENDPOINT (Iceberg's s3.path-style-access; pyiceberg's s3.force-virtual-addressing is its negation)."),
+    _k("iceberg.catalog.vended.credentials", _bool, "false", "Hourglass: the REST catalog hands readers that ask for it (X-Iceberg-Access-Delegation: vended-credentials) the broker's own S3 key pair in LoadTable's storage-credentials; false: readers bring their own keys (the endpoint, region and addressing are always handed)."),
     # security (broker.security): per listener, listener.name.<name>.<key> overrides any of these
     _k("ssl.keystore.type", _str, "JKS", "PEM or PKCS12 (JKS: a PKCS12 file is read as the JVM reads it; a real JKS file is refused with the keytool line that converts it)."),
     _k("ssl.keystore.location", _str, None, "The broker's key and certificate chain (PKCS12, or PEM with the key then the chain)."),
@@ -282,6 +337,25 @@ _CONSUMER_BOUNDS = [
     ("group.share.record.lock.duration.ms", "<=", "group.share.max.record.lock.duration.ms"),
 ]
 _BOUND_WORDS = {">=": "greater than or equal to", "<=": "less than or equal to", "<": "less than"}
+
+
+def _iceberg_store_problems(values: dict[str, Any], raw: dict[str, str]) -> list[str]:
+    """The iceberg.s3.* keys agree with iceberg.warehouse: a key written for a store that is not
+    configured would silently do nothing, so it refuses to start instead."""
+    out = []
+    s3 = values["iceberg.warehouse"].startswith("s3://")
+    if not s3:
+        set_here = [k for k in raw if k.startswith("iceberg.s3.") or k == "iceberg.catalog.vended.credentials"]
+        if set_here:
+            out.append(f"{', '.join(sorted(set_here))} set, but iceberg.warehouse is not an s3:// location "
+                       "(the tables are in the first log dir): set iceberg.warehouse=s3://BUCKET[/PREFIX] or remove them")
+    if bool(values["iceberg.s3.access.key.id"]) != bool(values["iceberg.s3.secret.access.key"]):
+        out.append("iceberg.s3.access.key.id and iceberg.s3.secret.access.key go together: set both, or neither "
+                   "(the AWS default credential chain)")
+    if values["iceberg.catalog.vended.credentials"] and not values["iceberg.s3.access.key.id"]:
+        out.append("iceberg.catalog.vended.credentials=true needs iceberg.s3.access.key.id and "
+                   "iceberg.s3.secret.access.key: the catalog vends the broker's own key pair")
+    return out
 
 
 def _topic_default_keys() -> dict[str, Any]:
@@ -508,6 +582,8 @@ class BrokerConfig:
             x, y = self.values[a], self.values[b]
             if not (x >= y if op == ">=" else x <= y if op == "<=" else x < y):
                 raise ConfigError(f"{a} must be {_BOUND_WORDS[op]} {b}")
+        for problem in _iceberg_store_problems(self.values, raw):
+            raise ConfigError(problem)
         if raw.get("broker.id") is not None:
             if raw.get("node.id") is None:
                 self.values["node.id"] = self.values["broker.id"]

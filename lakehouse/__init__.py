@@ -9,5 +9,7 @@ names none of it. See docs/iceberg-design.md.
 - ``service``: the translation loop beside the broker (reads the log on the event loop in short
   bounded reads, writes in one worker thread);
 - ``rest``: the Iceberg REST catalog's read routes over the same catalog;
+- ``warehouse``: where the files go (the data dir, or an S3-compatible store), the broker keys as
+  pyiceberg FileIO properties, what a reader is handed, and a failing store's line;
 - ``metrics``: each table's figures in the broker's ``/metrics``.
 """

@@ -2,9 +2,12 @@
 warehouse's catalog, so Spark, pyiceberg, DuckDB or Trino reach the topics' tables by URL.
 
 Served: ``GET /v1/config``; namespaces listed, loaded and checked (``HEAD``); tables listed,
-loaded (``LoadTableResult``: the current metadata file's location and its content) and
-checked. The tables are the broker's to write (``iceberg.mode``): every write by another
-client (create or drop a namespace or table, commit, rename, register, transactions) is
+loaded (``LoadTableResult``: the current metadata file's location and its content, and in
+``config`` what a reader needs to reach an S3 warehouse: endpoint, region, addressing; the key
+pair in ``storage-credentials`` only when the broker vends it, see ``lakehouse.warehouse``) and
+checked; a store that fails answers 503 ``ServiceUnavailableException`` with the reason. The
+tables are the broker's to write (``iceberg.mode``): every write by another client (create or
+drop a namespace or table, commit, rename, register, transactions) is
 refused 403 with the REST catalog's error JSON ``{"error": {"message", "type", "code"}}``, as is
 any other error (404 ``NoSuchNamespaceException`` / ``NoSuchTableException``, 401
 ``NotAuthorizedException`` when the broker's users are required: basic auth as the registry).
@@ -14,17 +17,18 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from pathlib import Path
-from urllib.parse import unquote, urlparse
+from urllib.parse import unquote
 
 from aiohttp import web
 
-from lakehouse.tables import open_catalog, warehouse_dir
+from lakehouse.tables import open_catalog
+from lakehouse.warehouse import ACCESS_DELEGATION, Warehouse, describe_failure, store_config, warehouse_of
 from web.auth import BasicAuthError, BrokerUsers
 
 log = logging.getLogger(__name__)
 
 CATALOG_KEY = web.AppKey("catalog", object)
+WAREHOUSE_KEY = web.AppKey("warehouse", Warehouse)
 READ_ONLY = ("This catalog is read-only: Hourglass writes its tables from the topics (topic config "
              "iceberg.mode); other clients read them")
 #: the routes served, as the REST spec's ConfigResponse ``endpoints`` names them
@@ -67,18 +71,27 @@ def _check_namespace(catalog, ns: tuple[str, ...]) -> None:
         raise IcebergError(404, "NoSuchNamespaceException", f"Namespace does not exist: {'.'.join(ns)}")
 
 
-def _load(catalog, ns: tuple[str, ...], name: str) -> dict:
+def _load(catalog, ns: tuple[str, ...], name: str, warehouse: Warehouse, delegation: str | None = None) -> dict:
     from pyiceberg.exceptions import NoSuchTableError
     # no namespace check: the REST spec's LoadTable 404 is NoSuchTableException, and Iceberg's
     # Spark catalog reads `ns.table.snapshots` (a metadata table) only after that error for table
     # `snapshots` in namespace `ns.table`; NoSuchNamespaceException would end the query there
     try:
-        location = catalog.load_table((*ns, name)).metadata_location
+        tbl = catalog.load_table((*ns, name))
+        # the metadata file as written (through the table's FileIO: local or the object store)
+        with tbl.io.new_input(tbl.metadata_location).open() as f:
+            metadata = json.loads(f.read())
     except NoSuchTableError:
         raise IcebergError(404, "NoSuchTableException", f"Table does not exist: {'.'.join(ns)}.{name}") from None
-    # the metadata file as written: what the table is, byte for byte
-    metadata = json.loads(Path(unquote(urlparse(location).path)).read_text())
-    return {"metadata-location": location, "metadata": metadata, "config": {}}
+    except OSError as exc:  # the store is down or refuses: the REST spec's 503, the reason logged
+        line = describe_failure(warehouse, exc)
+        log.warning("Iceberg REST catalog: loading %s.%s: %s", ".".join(ns), name, line)
+        raise IcebergError(503, "ServiceUnavailableException", line) from None
+    config, credentials = warehouse.reader_config(delegation)
+    body = {"metadata-location": tbl.metadata_location, "metadata": metadata, "config": config}
+    if credentials:
+        body["storage-credentials"] = credentials
+    return body
 
 
 def _tables(catalog, ns: tuple[str, ...]) -> list[dict]:
@@ -87,7 +100,8 @@ def _tables(catalog, ns: tuple[str, ...]) -> list[dict]:
 
 
 async def config(request: web.Request) -> web.Response:
-    return _json({"defaults": {}, "overrides": {}, "endpoints": ENDPOINTS})
+    # defaults, not overrides: a reader that reaches the store by another address keeps its own
+    return _json({"defaults": store_config(request.app[WAREHOUSE_KEY].io), "overrides": {}, "endpoints": ENDPOINTS})
 
 
 async def list_namespaces(request: web.Request) -> web.Response:
@@ -114,7 +128,8 @@ async def list_tables(request: web.Request) -> web.Response:
 
 async def load_table(request: web.Request) -> web.Response:
     ns = namespace_of(request.match_info["namespace"])
-    body = await _in_thread(_load, request.app[CATALOG_KEY], ns, unquote(request.match_info["table"]))
+    body = await _in_thread(_load, request.app[CATALOG_KEY], ns, unquote(request.match_info["table"]),
+                            request.app[WAREHOUSE_KEY], request.headers.get(ACCESS_DELEGATION))
     if request.method == "HEAD":
         return web.Response(status=204)
     return _json(body)
@@ -151,7 +166,8 @@ def _middlewares(users: BrokerUsers):
 
 async def create_app(broker, users: BrokerUsers) -> web.Application:
     app = web.Application(middlewares=_middlewares(users))
-    app[CATALOG_KEY] = await _in_thread(open_catalog, warehouse_dir(broker.cfg.log_dirs))
+    app[WAREHOUSE_KEY] = warehouse_of(broker.cfg)
+    app[CATALOG_KEY] = await _in_thread(open_catalog, app[WAREHOUSE_KEY])
     ns, table = "/v1/namespaces/{namespace}", "/v1/namespaces/{namespace}/tables/{table}"
     app.add_routes([
         web.get("/v1/config", config),

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from lakehouse import registry_tables
 from lakehouse.registry_modes import is_registry_mode
 from lakehouse.registry_tables import metadata_schema
-from lakehouse.tables import TopicTables, close_quietly, warehouse_dir
+from lakehouse.tables import TopicTables, close_quietly
+from lakehouse.warehouse import describe_failure, other_catalogs, probe, retry_delay_ms, warehouse_of
 from lakehouse.translate import NAMESPACE, Aborted, Slice, table_name
 from protocol.records.batch import iter_batch_positions
 
@@ -32,7 +33,6 @@ log = logging.getLogger(__name__)
 
 TICK_MS = 100
 ENABLED_REFRESH_MS = 1000  # how often the topics' iceberg.mode is looked at (O(topics) on the loop)
-RETRY_MS = 1000  # after a failed round
 READ_BYTES = 4 << 20  # per partition and round: a read on the loop as short as a Fetch's
 
 
@@ -64,7 +64,8 @@ class IcebergTopics:
         self.broker = broker
         # the registry modes' schema lookups (``by_id``, ``latest``), run on the loop for the worker thread
         self.schemas = _OnLoop(schemas) if schemas is not None else None
-        self.tables = TopicTables(warehouse_dir(broker.cfg.log_dirs))
+        self.warehouse = warehouse_of(broker.cfg)
+        self.tables = TopicTables(self.warehouse)
         self.executor = ThreadPoolExecutor(1, thread_name_prefix="iceberg")
         self.state: dict[str, TopicState] = {}
         self.stats = Stats()
@@ -73,7 +74,7 @@ class IcebergTopics:
         self._enabled: list[str] = []
         self._enabled_at = -ENABLED_REFRESH_MS
         self._more = False  # the last round left records to read: go on without waiting a tick
-        self._retry_at: dict[str, int] = {}  # topic -> when a failed round is tried again
+        self._retry: dict[str, tuple[int, int, str]] = {}  # failing topic -> (failures in a row, retry at ms, why)
 
     # ---- BrokerService --------------------------------------------------------------------------
     def bind(self) -> None:
@@ -96,6 +97,17 @@ class IcebergTopics:
 
     # ---- the loop ---------------------------------------------------------------------------------
     async def _run(self) -> None:
+        for other in other_catalogs(self.warehouse):
+            log.warning("Iceberg: %s holds the tables of another warehouse location (iceberg.warehouse changed); "
+                        "they stay where they are and are not served; this broker writes %s", other,
+                        self.warehouse.location)
+        if self.warehouse.is_s3:  # a wrong endpoint, bucket or key shows at start, not at the first commit
+            problem = await self._in_thread(probe, self.warehouse)
+            if problem:
+                log.warning("Iceberg: %s; the broker serves Kafka, and translation retries until the store answers",
+                            problem)
+            else:
+                log.info("Iceberg tables' warehouse: %s", self.warehouse)
         while True:
             await asyncio.sleep(0 if self._more else TICK_MS / 1000)
             try:
@@ -114,6 +126,8 @@ class IcebergTopics:
             self._enabled_at = now
             for gone in set(self.state) - set(self._enabled):
                 del self.state[gone]
+            for gone in set(self._retry) - set(self._enabled):
+                del self._retry[gone]
         return self._enabled
 
     async def translate_due(self) -> None:
@@ -121,19 +135,26 @@ class IcebergTopics:
         self._more = False
         for topic in self.enabled_topics():
             st = self.state.get(topic)
-            if st is not None and st.due_ms > now or self._retry_at.get(topic, 0) > now:
+            if st is not None and st.due_ms > now or self._retry.get(topic, (0, 0, ""))[1] > now:
                 continue
-            self._retry_at.pop(topic, None)
             try:
                 await self.translate(topic)
+                self._retry.pop(topic, None)
             except asyncio.CancelledError:
                 raise
-            except Exception:
+            except Exception as exc:
                 self.stats.failures += 1
                 self.state.pop(topic, None)  # the table says where to resume next time
-                # retried after a second (a registry that cannot answer yet: no log flood)
-                self._retry_at[topic] = now + RETRY_MS
-                log.exception("translating topic %s to its Iceberg table failed; retried in %d ms", topic, RETRY_MS)
+                n = self._retry.get(topic, (0, 0, ""))[0] + 1
+                delay = retry_delay_ms(n)
+                why = describe_failure(self.warehouse, exc)
+                self._retry[topic] = (n, now + delay, why)
+                if isinstance(exc, OSError):  # the store's answer: one line, no traceback
+                    log.warning("translating topic %s to its Iceberg table failed (%d in a row; retried in %d ms, "
+                                "resuming from the table): %s", topic, n, delay, why)
+                else:
+                    log.exception("translating topic %s to its Iceberg table failed (%d in a row); retried in %d ms",
+                                  topic, n, delay)
 
     async def _in_thread(self, fn, *args):
         self._job = self.executor.submit(fn, *args)
@@ -230,7 +251,9 @@ class IcebergTopics:
                 "lag_seconds": 0 if n == 0 or since is None else max(self.broker.clock.now_ms() - since, 0) / 1000,
                 "rows_since_start": st.rows if st else 0, "commits_since_start": st.snapshots if st else 0,
                 "last_commit_ms": st.last_commit_ms if st else None,
-                "dead_letters_since_start": st.dead_letters if st else 0}
+                "dead_letters_since_start": st.dead_letters if st else 0,
+                "failures_in_a_row": self._retry.get(topic, (0, 0, ""))[0],
+                "last_failure": self._retry.get(topic, (0, 0, ""))[2]}
 
     def lag(self, topic: str) -> int:
         """Committed records' offsets the table does not cover yet (summed over partitions)."""

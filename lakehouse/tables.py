@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 
 from storage.log_config import parse_iceberg_partition_spec
+from lakehouse.warehouse import Warehouse, local_warehouse, warehouse_dir
 from lakehouse.translate import (NAMESPACE, Slice, committed_records, covered_last_offset,
                                  key_value_row, last_offsets, summary_for, table_name, table_of_other_topic)
 from protocol.records.batch import iter_batch_positions
@@ -26,22 +27,20 @@ CATALOG_NAME = "hourglass"
 DEFAULT_SPEC = "(day(redpanda.timestamp))"
 
 
-def warehouse_dir(log_dirs) -> Path:
-    """Where tables live: beside the broker's own state in its first log dir."""
-    return Path(log_dirs[0]) / ".hourglass" / "iceberg"
-
-
 _OPENING = threading.Lock()
 
 
-def open_catalog(warehouse: Path):
+def open_catalog(warehouse: Path | Warehouse):
     """The warehouse's catalog (created, with the ``redpanda`` namespace, on first use). The writer and the REST routes each
-    open one; openings are serialized, as each creates the catalog's SQL tables if missing."""
+    open one; openings are serialized, as each creates the catalog's SQL tables if missing.
+    A ``Path`` is a local warehouse; a ``Warehouse`` may be an S3 one (``lakehouse.warehouse``)."""
     from pyiceberg.catalog.sql import SqlCatalog
+    if isinstance(warehouse, Path):
+        warehouse = local_warehouse(warehouse)
     with _OPENING:
-        warehouse.mkdir(parents=True, exist_ok=True)
-        catalog = SqlCatalog(CATALOG_NAME, uri=f"sqlite:///{warehouse / 'catalog.db'}",
-                             warehouse=warehouse.resolve().as_uri())
+        warehouse.catalog_dir.mkdir(parents=True, exist_ok=True)
+        catalog = SqlCatalog(CATALOG_NAME, uri=f"sqlite:///{warehouse.catalog_db}",
+                             warehouse=warehouse.location, **warehouse.io)
         catalog.create_namespace_if_not_exists(NAMESPACE)
         return catalog
 
@@ -123,7 +122,7 @@ def snapshot_summary(table) -> dict[str, str]:
 class TopicTables:
     """The topics' tables in one warehouse; used from one thread at a time."""
 
-    def __init__(self, warehouse: Path):
+    def __init__(self, warehouse: Path | Warehouse):
         self.warehouse = warehouse
         self._catalog = None
 

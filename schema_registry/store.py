@@ -35,7 +35,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from broker.groups.offsets_log import read_batches
+from broker.groups.internal_topics import read_batches
 from protocol.records.record import build_batch
 from schema_registry import associations as A
 from schema_registry import records as R

@@ -50,26 +50,20 @@ from broker.groups.consumer_group import (
     metadata_hash, regex_record, regex_tombstone, remove_member_records, subscription_metadata_tombstone,
     target_assignment_record,
 )
+from broker.groups.classic_records import group_value
 from broker.groups.group import GroupMetadata, GroupState, JoinResult, MemberMetadata, SyncResult
 from broker.groups.reconciliation import (
     FencedMemberEpoch, build_target_assignment, is_subset, reconcile, subscribed_topic_ids, topic_partitions_map,
 )
+from broker.groups.errors import GroupError, append_error_code
 from broker.groups.timers import KeyedTimers
+from broker.groups.validation import blank_id_message, compile_regex
 
 log = logging.getLogger(__name__)
 
 REGEX_BATCH_REFRESH_MIN_INTERVAL_MS = 10_000  # Kafka's GroupMetadataManager constant
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION = 1  # KIP-1082
-
-
-class GroupError(Exception):
-    """An error answer (Kafka's ApiException): code and message."""
-
-    def __init__(self, code: int, message: Optional[str] = None):
-        super().__init__(message or E(code).name)
-        self.code = int(code)
-        self.message = message
 
 
 @dataclass
@@ -114,22 +108,6 @@ def new_member_id() -> str:
     return uuid_to_base64(new_uuid())
 
 
-def _blank(s: Optional[str]) -> bool:
-    """Kafka's ``throwIfEmptyString`` test: set, and empty after Java's ``trim``."""
-    return s is not None and all(c <= " " for c in s)
-
-
-def compile_regex(regex: str):
-    """RE2/J syntax, as Kafka compiles ``subscribed_topic_regex``: the ``google-re2`` binding of
-    RE2 (the engine RE2/J ports); Python's ``re`` when it is not installed (it accepts
-    backreferences and lookarounds RE2 refuses, and misses RE2's ``\\C``/``\\pN`` forms)."""
-    try:
-        import re2 as engine
-    except ImportError:  # pragma: no cover - google-re2 is a dependency
-        import re as engine
-    return engine.compile(regex)
-
-
 def _regex_error(regex: str) -> Optional[str]:
     try:
         compile_regex(regex)
@@ -146,7 +124,7 @@ class ConsumerGroupCoordinator:
     ``config``, ``topics`` and the classic protocol)."""
 
     # ---- plumbing ---------------------------------------------------------------------------------
-    def _cg_init(self) -> None:
+    def init_consumer_groups(self) -> None:
         self._cg_timers = KeyedTimers(lambda: self.scheduler, "timer", active=lambda: self.active,
                                       quiet=(GroupError,))
         self._orphans: dict[str, object] = {}
@@ -161,8 +139,7 @@ class ConsumerGroupCoordinator:
         try:
             self.store.write_records(group_id, [encode_record(r) for r in records])
         except Exception as exc:
-            from broker.groups.coordinator import _store_error
-            code = _store_error(exc)
+            code = append_error_code(exc)
             log.warning("writing records of group %s failed: %r", group_id, exc)
             raise GroupError(E.UNKNOWN_SERVER_ERROR if code == E.INVALID_COMMIT_OFFSET_SIZE else code) from None
         for r in records:
@@ -180,7 +157,7 @@ class ConsumerGroupCoordinator:
             g = self.groups.pop(key.group, None)
             if g is not None:
                 if isinstance(g, GroupMetadata):
-                    self._cancel_group_timers(g)
+                    self.cancel_group_timers(g)
                 self._orphans[key.group] = g
             return
         gid = key.group_id
@@ -192,7 +169,7 @@ class ConsumerGroupCoordinator:
             old = g if g is not None else self._orphans.pop(gid, None)
             if old is not None:  # an offsets-only group becomes this consumer group
                 if isinstance(old, GroupMetadata):
-                    self._cancel_group_timers(old)
+                    self.cancel_group_timers(old)
                 new.adopt_offsets(old)
             self.groups[gid] = g = new
         if rt == schemas.CONSUMER_GROUP_METADATA and value is None:
@@ -211,7 +188,7 @@ class ConsumerGroupCoordinator:
         for kind in ("session", "rebalance", "join", "sync"):
             self._cancel_timer((kind, group_id, member_id))
 
-    def _cancel_all_cg_timers(self) -> None:
+    def cancel_consumer_group_timers(self) -> None:
         self._cg_timers.cancel_all()
 
     def _schedule_session_timeout(self, group_id: str, member_id: str, timeout_ms: Optional[int] = None) -> None:
@@ -251,7 +228,7 @@ class ConsumerGroupCoordinator:
                  "%d).", group_id, member_id, reason, m.member_epoch, m.state.name, g.group_epoch)
         self._fence_members(g, [m])
 
-    def _schedule_loaded_consumer_group(self, group: ConsumerGroup) -> None:
+    def schedule_loaded_consumer_group(self, group: ConsumerGroup) -> None:
         """Kafka's onLoaded: every member must heartbeat within the session timeout; a member
         asked to revoke keeps its rebalance timeout."""
         log.info("Loaded consumer group %s with %d members (group epoch %d, target assignment epoch %d, %s).",
@@ -298,15 +275,10 @@ class ConsumerGroupCoordinator:
     # ---- ConsumerGroupHeartbeat ----------------------------------------------------------------------
     def _validate_heartbeat(self, req, api_version: int) -> None:
         epoch = req.member_epoch
-        if api_version >= CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION or epoch > 0 or epoch == LEAVE_GROUP_MEMBER_EPOCH:
-            if _blank(req.member_id):
-                raise GroupError(E.INVALID_REQUEST, "MemberId can't be empty.")
-        if _blank(req.group_id):
-            raise GroupError(E.INVALID_REQUEST, "GroupId can't be empty.")
-        if _blank(req.instance_id):
-            raise GroupError(E.INVALID_REQUEST, "InstanceId can't be empty.")
-        if _blank(req.rack_id):
-            raise GroupError(E.INVALID_REQUEST, "RackId can't be empty.")
+        blank = blank_id_message(req, member_id=api_version >= CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION
+                                 or epoch > 0 or epoch == LEAVE_GROUP_MEMBER_EPOCH)
+        if blank:
+            raise GroupError(E.INVALID_REQUEST, blank)
         if epoch == 0:
             if req.rebalance_timeout_ms == -1:
                 raise GroupError(E.INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request.")
@@ -831,7 +803,6 @@ class ConsumerGroupCoordinator:
     def _convert_to_classic_group(self, group: ConsumerGroup, leaving: set) -> None:
         """Kafka's convertToClassicGroup: the remaining (classic) members form a Stable classic
         group at the group epoch holding their target assignments, then it rebalances."""
-        from broker.groups.offsets_log import group_value
         gid = group.group_id
         now = self.now()
         classic = GroupMetadata(gid, GroupState.STABLE, now)
@@ -861,12 +832,12 @@ class ConsumerGroupCoordinator:
         classic.adopt_offsets(group)
         self.groups[gid] = classic
         for m in classic.all_members():
-            self._complete_and_schedule_next_heartbeat(classic, m)
-        self._prepare_rebalance(classic, f"Downgrade group {gid} from consumer to classic for member leaving.")
+            self.complete_and_schedule_next_heartbeat(classic, m)
+        self.prepare_rebalance(classic, f"Downgrade group {gid} from consumer to classic for member leaving.")
         log.info("[GroupId %s] Converted the consumer group to a classic group.", gid)
 
     # ---- classic members inside a consumer group ----------------------------------------------------
-    def _classic_join_to_consumer_group(self, group: ConsumerGroup, member_id: str, instance_id, require_known: bool,
+    def classic_join_to_consumer_group(self, group: ConsumerGroup, member_id: str, instance_id, require_known: bool,
                                         client_id, client_host, rebalance_timeout_ms, session_timeout_ms,
                                         protocol_type, protocols, callback) -> None:
         gid = group.group_id
@@ -943,7 +914,7 @@ class ConsumerGroupCoordinator:
                                                    f"member epoch {m.member_epoch} of member {m.member_id}.")
         return m
 
-    def _classic_sync_to_consumer_group(self, group: ConsumerGroup, member_id, instance_id, generation_id,
+    def classic_sync_to_consumer_group(self, group: ConsumerGroup, member_id, instance_id, generation_id,
                                         protocol_type, protocol_name) -> SyncResult:
         gid = group.group_id
         try:
@@ -964,7 +935,7 @@ class ConsumerGroupCoordinator:
         data = cp.encode_assignment(cp.assignment(self._topic_names_of(m.assigned)), version)
         return SyncResult(0, protocol_type, protocol_name, data)
 
-    def _classic_heartbeat_to_consumer_group(self, group: ConsumerGroup, member_id, instance_id, generation_id) -> int:
+    def classic_heartbeat_to_consumer_group(self, group: ConsumerGroup, member_id, instance_id, generation_id) -> int:
         gid = group.group_id
         try:
             m = self._classic_member_checks(group, member_id, instance_id, generation_id)
@@ -981,7 +952,7 @@ class ConsumerGroupCoordinator:
             return E.REBALANCE_IN_PROGRESS
         return 0
 
-    def _classic_leave_to_consumer_group(self, group: ConsumerGroup, members) -> list:
+    def classic_leave_to_consumer_group(self, group: ConsumerGroup, members) -> list:
         out = []
         leaving = []
         for member_id, instance_id, reason in members:
@@ -1050,7 +1021,7 @@ class ConsumerGroupCoordinator:
         return out
 
     # ---- offsets --------------------------------------------------------------------------------------
-    def _validate_consumer_offset_commit(self, group: ConsumerGroup, member_id: str, epoch: int, *, api_version: int,
+    def validate_consumer_offset_commit(self, group: ConsumerGroup, member_id: str, epoch: int, *, api_version: int,
                                          transactional: bool, partitions=(), instance_id=None) -> Optional[int]:
         """Kafka 4.x's ConsumerGroup.validateOffsetCommit with OffsetMetadataManager's error
         mapping: STALE_MEMBER_EPOCH from OffsetCommit v9+ (UNSUPPORTED_VERSION before),
@@ -1087,21 +1058,7 @@ class ConsumerGroupCoordinator:
                 return stale
         return None
 
-    @staticmethod
-    def _validate_member_offset_fetch(group, member_id: Optional[str], epoch: int) -> Optional[int]:
-        """OffsetFetch v9+ by a member of a consumer or Streams group: the member must be known
-        and at its current epoch (a classic-protocol member of a consumer group gets
-        ILLEGAL_GENERATION for a wrong one, as Kafka answers it)."""
-        if member_id is None and epoch < 0:
-            return None
-        m = group.members.get(member_id) if member_id is not None else None
-        if m is None:
-            return E.UNKNOWN_MEMBER_ID
-        if epoch != m.member_epoch:
-            return E.ILLEGAL_GENERATION if getattr(m, "use_classic_protocol", False) else E.STALE_MEMBER_EPOCH
-        return None
-
-    def _delete_consumer_group(self, group: ConsumerGroup, *, keep_offsets: bool = False) -> None:
+    def delete_consumer_group(self, group: ConsumerGroup, *, keep_offsets: bool = False) -> None:
         """The group's records are tombstoned; it leaves ``groups`` (its offsets with it, unless
         ``keep_offsets``: a classic group takes its place and keeps them)."""
         records = group_tombstone_records(group)

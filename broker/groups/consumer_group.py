@@ -36,7 +36,7 @@ from typing import Iterable, Mapping, Optional
 
 from protocol.deferred import dataclass
 from broker.groups import schemas as S
-from broker.groups.group import GroupOffsets
+from broker.groups.base import GroupOffsets
 
 LEAVE_GROUP_MEMBER_EPOCH = -1
 LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
@@ -287,7 +287,7 @@ class ConsumerGroup(GroupOffsets):
     def expired_offsets(self, now_ms: int, retention_ms: int) -> list[tuple[str, int]]:
         """Kafka's consumer groups: offsets of topics the group no longer subscribes to expire
         ``retention_ms`` after their commit."""
-        return self._pick_expired(self.offsets, now_ms, retention_ms, lambda om: om.commit_timestamp,
+        return self.pick_expired(self.offsets, now_ms, retention_ms, lambda om: om.commit_timestamp,
                                   frozenset(self.subscribed_topic_names()))
 
     # ---- replay ---------------------------------------------------------------------------------

@@ -1,22 +1,21 @@
-"""The group coordinator: Kafka's classic GroupCoordinator on one event loop, with the
-consumer-protocol groups of KIP-848 mixed in (``broker.groups.consumer_coordinator``).
+"""The group coordinator front: the one object the request handlers call, after Kafka's
+GroupCoordinatorShard (GroupMetadataManager + OffsetMetadataManager) on one event loop.
 
-This node coordinates every group. ``GroupCoordinator`` owns ``groups`` (group id ->
-``GroupMetadata``) and decides every JoinGroup/SyncGroup/Heartbeat/LeaveGroup/OffsetCommit/
-OffsetFetch/... with Kafka's rules and error codes per state (GroupCoordinator.scala, 3.x).
+This node coordinates every group. ``GroupCoordinator`` owns ``groups`` (group id -> a group
+of one type: classic ``GroupMetadata``, ``ConsumerGroup``, ``StreamsGroup``), the offsets they
+carry and their replay from ``__consumer_offsets``; each request is dispatched by group type
+to that type's side, each in its own module and mixed in here:
 
-Timers replace Kafka's purgatories, one per purpose, all ``scheduler.call_later`` (asyncio
-``loop.call_later`` in the broker, a manual scheduler in tests); nothing sleeps:
+- ``classic_coordinator``: JoinGroup/SyncGroup/Heartbeat/LeaveGroup on classic groups;
+- ``consumer_coordinator``: ConsumerGroupHeartbeat (KIP-848), and the classic protocol spoken
+  by members of a consumer group;
+- ``streams_coordinator``: StreamsGroupHeartbeat (KIP-1071).
 
-- heartbeat expiry per member (session timeout; 5 minutes for a new member parked in its
-  first JoinGroup); at expiry a member that neither heartbeated nor waits in a rebalance is
-  removed, which starts a rebalance;
-- pending-member expiry (a member id handed out with MEMBER_ID_REQUIRED but not used);
-- the join phase: ``group.initial.rebalance.delay.ms`` for a group leaving Empty (extended
-  while new members keep arriving, up to the rebalance timeout), else the largest member
-  rebalance timeout, completed early as soon as every known member has rejoined;
-- the sync phase: members that got a JoinGroup answer but send no SyncGroup within the
-  rebalance timeout are removed and the group rebalances again.
+What is common to every type is decided here: OffsetCommit/TxnOffsetCommit/OffsetFetch/
+OffsetDelete (each type validates its own members through its hook), ListGroups,
+DescribeGroups, DeleteGroups, offsets expiry, load and unload. The group types reach each other
+only through the public hooks the front composes (the shape tests/everyday/test_group_shape.py
+holds).
 
 JoinGroup and SyncGroup answers are delivered through callables stored on the member; the
 ``*_async`` wrappers turn them into awaited futures for the request handlers.
@@ -31,13 +30,16 @@ import logging
 from typing import Callable, Iterable, Optional
 
 from protocol.deferred import dataclass
-from broker.groups.consumer_coordinator import ConsumerGroupCoordinator, GroupError
+from broker.groups.classic_coordinator import ClassicGroupCoordinator
+from broker.groups.consumer_coordinator import ConsumerGroupCoordinator
+from broker.groups.errors import GroupError, append_error_code
 from broker.groups.consumer_group import ConsumerGroup
-from broker.groups.streams_coordinator import StreamsGroup, StreamsGroupCoordinator
-from broker.groups.group import (
-    NEW_MEMBER_JOIN_TIMEOUT_MS, GroupMetadata, GroupOverview, GroupState, GroupSummary, JoinResult,
-    MemberMetadata, OffsetAndMetadata, SyncResult, generate_member_id,
-)
+from broker.groups.streams_coordinator import StreamsGroupCoordinator
+from broker.groups.streams_group import StreamsGroup
+from broker.groups.timers import LoopScheduler
+from broker.groups.base import GroupOverview, OffsetAndMetadata
+from broker.groups.classic_records import group_from_value
+from broker.groups.group import GroupMetadata, GroupState, GroupSummary, JoinResult, SyncResult
 from protocol.errors import ErrorCode as E
 
 log = logging.getLogger(__name__)
@@ -94,29 +96,6 @@ class GroupConfig:
         )
 
 
-class LoopScheduler:
-    """Millisecond timers on an asyncio loop."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop):
-        self.loop = loop
-
-    def call_later(self, delay_ms: int, fn: Callable[[], None]):
-        return self.loop.call_later(max(delay_ms, 0) / 1000.0, fn)
-
-
-def _store_error(exc: BaseException) -> int:
-    """Kafka's GroupMetadataManager error conversion for a failed append to the offsets log."""
-    from broker.errors import error_code_for
-    code = error_code_for(exc)
-    if code in (E.MESSAGE_TOO_LARGE, E.RECORD_LIST_TOO_LARGE):
-        return E.INVALID_COMMIT_OFFSET_SIZE
-    if code == E.KAFKA_STORAGE_ERROR:
-        return E.NOT_COORDINATOR
-    if code == E.UNKNOWN_SERVER_ERROR:
-        return E.COORDINATOR_NOT_AVAILABLE
-    return code
-
-
 def _future_setter(fut: asyncio.Future):
     def set_(result):
         if not fut.done():
@@ -124,7 +103,7 @@ def _future_setter(fut: asyncio.Future):
     return set_
 
 
-class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
+class GroupCoordinator(ClassicGroupCoordinator, ConsumerGroupCoordinator, StreamsGroupCoordinator):
     def __init__(self, broker=None, *, config: GroupConfig | None = None, clock=None, scheduler=None, store=None,
                  topics=None):
         self.broker = broker
@@ -135,12 +114,12 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
         self.store = store
         self.groups: dict[str, GroupMetadata] = {}
         self.active = False
-        self._pending_timers: dict[tuple[str, str], object] = {}
         self._expiry_timer = None
         self.rebalances = 0  # lifetime count, for the broker's metrics
         self._producer_groups: dict[int, set[str]] = {}  # producer id -> groups with its pending txn offsets
-        self._cg_init()
-        self._sg_init()
+        self.init_classic_groups()
+        self.init_consumer_groups()
+        self.init_streams_groups()
 
     def now(self) -> int:
         return self.clock.now_ms()
@@ -162,7 +141,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
         now = self.now()
         streams = {}
         for group_id, records in state.streams_groups.items():
-            g = self._load_streams_group(group_id, records, state.streams_written.get(group_id, {}))
+            g = self.load_streams_group(group_id, records, state.streams_written.get(group_id, {}))
             if g is not None:
                 streams[group_id] = g
         for group_id in (set(state.groups) | set(state.offsets) | set(state.pending_txn) | set(state.consumer_groups)
@@ -183,14 +162,14 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
                 self._producer_groups.setdefault(pid, set()).add(group_id)
             self.groups[group_id] = group
             if isinstance(group, ConsumerGroup):
-                self._schedule_loaded_consumer_group(group)
+                self.schedule_loaded_consumer_group(group)
                 continue
             if isinstance(group, StreamsGroup):
-                self._schedule_loaded_streams_group(group)
+                self.schedule_loaded_streams_group(group)
                 continue
             # Kafka's onGroupLoaded: loaded members must heartbeat within their session timeout
             for m in group.all_members():
-                self._complete_and_schedule_next_heartbeat(group, m)
+                self.complete_and_schedule_next_heartbeat(group, m)
         self.active = True
         self._schedule_offsets_expiry()
         if self.groups:
@@ -206,18 +185,9 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
         if not self.active:
             return
         self.active = False
-        self._cancel_all_cg_timers()
-        self._cancel_all_sg_timers()
-        for group in list(self.groups.values()):
-            if isinstance(group, (ConsumerGroup, StreamsGroup)):
-                continue
-            for m in group.all_members():
-                group.maybe_invoke_join_callback(m, JoinResult(m.member_id, E.NOT_COORDINATOR))
-                group.maybe_invoke_sync_callback(m, SyncResult(E.NOT_COORDINATOR))
-            self._cancel_group_timers(group)
-        for h in self._pending_timers.values():
-            h.cancel()
-        self._pending_timers.clear()
+        self.cancel_consumer_group_timers()
+        self.cancel_streams_group_timers()
+        self.cancel_classic_group_timers()
         if self._expiry_timer is not None:
             self._expiry_timer.cancel()
             self._expiry_timer = None
@@ -250,26 +220,6 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
             return E.COORDINATOR_NOT_AVAILABLE
         return None
 
-    @staticmethod
-    def _validate_current_member(group: GroupMetadata, member_id: str, group_instance_id: Optional[str]) -> Optional[int]:
-        if group_instance_id is not None:
-            current = group.current_static_member_id(group_instance_id)
-            if current is None:
-                return E.UNKNOWN_MEMBER_ID
-            if current != member_id:
-                return E.FENCED_INSTANCE_ID
-        if not group.has(member_id):
-            return E.UNKNOWN_MEMBER_ID
-        return None
-
-    def _accept_joining_member(self, group: GroupMetadata, member_id: str) -> bool:
-        if group.state in (S.EMPTY, S.DEAD):
-            return True
-        if group.is_(S.PREPARING_REBALANCE):
-            return ((group.has(member_id) and group.get(member_id).is_awaiting_join)
-                    or group.num_awaiting_join < self.config.max_size)
-        return group.has(member_id) or group.size < self.config.max_size
-
     def _add_group(self, group: GroupMetadata) -> GroupMetadata:
         return self.groups.setdefault(group.group_id, group)
 
@@ -299,304 +249,22 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
         if isinstance(group, ConsumerGroup):
             if group.members:
                 # classic members join a non-empty consumer group as it is (KIP-848 migration)
-                self._classic_join_to_consumer_group(
+                self.classic_join_to_consumer_group(
                     group, member_id, group_instance_id, require_known_member_id, client_id, client_host,
                     rebalance_timeout_ms, session_timeout_ms, protocol_type, protocols, callback)
                 return
             # an empty consumer group is replaced by a classic one (its offsets stay)
             log.info("[GroupId %s] Converted the empty consumer group to a classic group.", group_id)
-            self._delete_consumer_group(group, keep_offsets=True)
+            self.delete_consumer_group(group, keep_offsets=True)
             group = self.groups.get(group_id)
         if group is None:
             if not is_unknown:
                 callback(JoinResult(member_id, E.UNKNOWN_MEMBER_ID))
                 return
             group = self._add_group(GroupMetadata(group_id, S.EMPTY, self.now()))
-        reason = reason or "not provided"
-        args = (client_id, client_host, rebalance_timeout_ms, session_timeout_ms, protocol_type, protocols,
-                callback, reason)
-        if not self._accept_joining_member(group, member_id):
-            m = group.remove(member_id)
-            if m is not None:
-                self._cancel_heartbeat(m)
-            callback(JoinResult("", E.GROUP_MAX_SIZE_REACHED))
-        elif is_unknown:
-            self._do_new_member_join(group, group_instance_id, require_known_member_id, support_skip_assignment, *args)
-        else:
-            self._do_current_member_join(group, member_id, group_instance_id, *args)
-        if group.is_(S.PREPARING_REBALANCE):
-            self._check_complete_join(group)
-
-    def _do_new_member_join(self, group, group_instance_id, require_known_member_id, support_skip_assignment,
-                            client_id, client_host, rebalance_timeout_ms, session_timeout_ms, protocol_type,
-                            protocols, callback, reason) -> None:
-        if group.is_(S.DEAD):
-            callback(JoinResult("", E.COORDINATOR_NOT_AVAILABLE))
-        elif not group.supports_protocols(protocol_type, [p for p, _ in protocols]):
-            callback(JoinResult("", E.INCONSISTENT_GROUP_PROTOCOL))
-        else:
-            new_member_id = generate_member_id(client_id, group_instance_id)
-            if group_instance_id is not None:
-                old_member_id = group.current_static_member_id(group_instance_id)
-                if old_member_id is not None:
-                    log.info("static member %s of group %s rejoins with an unknown member id in state %s; "
-                             "replacing member %s with %s", group_instance_id, group.group_id, group.state,
-                             old_member_id, new_member_id)
-                    self._update_static_member_and_rebalance(
-                        group, old_member_id, new_member_id, group_instance_id, protocols, rebalance_timeout_ms,
-                        session_timeout_ms, callback, reason, support_skip_assignment)
-                else:
-                    self._add_member_and_rebalance(rebalance_timeout_ms, session_timeout_ms, new_member_id,
-                                                   group_instance_id, client_id, client_host, protocol_type,
-                                                   protocols, group, callback, reason)
-            elif require_known_member_id:
-                # KIP-394: hand out the id first; the member joins again with it
-                group.add_pending_member(new_member_id)
-                self._add_pending_member_expiration(group, new_member_id, session_timeout_ms)
-                callback(JoinResult(new_member_id, E.MEMBER_ID_REQUIRED))
-            else:
-                self._add_member_and_rebalance(rebalance_timeout_ms, session_timeout_ms, new_member_id, None,
-                                               client_id, client_host, protocol_type, protocols, group, callback,
-                                               reason)
-
-    def _do_current_member_join(self, group, member_id, group_instance_id, client_id, client_host,
-                                rebalance_timeout_ms, session_timeout_ms, protocol_type, protocols, callback,
-                                reason) -> None:
-        if group.is_(S.DEAD):
-            callback(JoinResult(member_id, E.COORDINATOR_NOT_AVAILABLE))
-            return
-        if not group.supports_protocols(protocol_type, [p for p, _ in protocols]):
-            callback(JoinResult(member_id, E.INCONSISTENT_GROUP_PROTOCOL))
-            return
-        if group.is_pending_member(member_id):
-            if group_instance_id is not None:  # a pending member is never static (Kafka: illegal state)
-                callback(JoinResult(member_id, E.UNKNOWN_SERVER_ERROR))
-                return
-            self._cancel_pending_timer(group.group_id, member_id)
-            self._add_member_and_rebalance(rebalance_timeout_ms, session_timeout_ms, member_id, None, client_id,
-                                           client_host, protocol_type, protocols, group, callback, reason)
-            return
-        err = self._validate_current_member(group, member_id, group_instance_id)
-        if err is not None:
-            callback(JoinResult(member_id, err))
-            return
-        member = group.get(member_id)
-        state = group.state
-        if state is S.PREPARING_REBALANCE:
-            self._update_member_and_rebalance(group, member, protocols, rebalance_timeout_ms, session_timeout_ms,
-                                              callback, f"member {member_id} joining during {state}; client reason: {reason}")
-        elif state is S.COMPLETING_REBALANCE:
-            if member.matches(protocols):
-                # the member lost our JoinGroup answer: give it the current generation again
-                callback(self._join_result_for(group, member))
-            else:
-                self._update_member_and_rebalance(group, member, protocols, rebalance_timeout_ms, session_timeout_ms,
-                                                  callback, f"updating metadata for member {member_id} during {state}")
-        elif state is S.STABLE:
-            if group.is_leader(member_id):
-                # the leader may rejoin to force a rebalance (e.g. topic metadata changed)
-                self._update_member_and_rebalance(group, member, protocols, rebalance_timeout_ms, session_timeout_ms,
-                                                  callback, f"leader {member_id} re-joining group during Stable; "
-                                                  f"client reason: {reason}")
-            elif not member.matches(protocols):
-                self._update_member_and_rebalance(group, member, protocols, rebalance_timeout_ms, session_timeout_ms,
-                                                  callback, f"updating metadata for member {member_id} during Stable")
-            else:
-                callback(JoinResult(member_id, 0, group.generation_id, group.protocol_type, group.protocol_name,
-                                    group.leader_id or ""))
-        else:  # Empty (Dead was handled above)
-            log.warning("rejoining member %s of group %s in unexpected state %s", member_id, group.group_id, state)
-            callback(JoinResult(member_id, E.UNKNOWN_MEMBER_ID))
-
-    def _join_result_for(self, group: GroupMetadata, member: MemberMetadata) -> JoinResult:
-        return JoinResult(member.member_id, 0, group.generation_id, group.protocol_type, group.protocol_name,
-                          group.leader_id or "",
-                          group.current_member_metadata() if group.is_leader(member.member_id) else [])
-
-    def _add_member_and_rebalance(self, rebalance_timeout_ms, session_timeout_ms, member_id, group_instance_id,
-                                  client_id, client_host, protocol_type, protocols, group, callback, reason) -> None:
-        member = MemberMetadata(member_id, group_instance_id, client_id, client_host, rebalance_timeout_ms,
-                                session_timeout_ms, protocol_type, protocols)
-        member.is_new = True
-        if group.is_(S.PREPARING_REBALANCE) and group.generation_id == 0:
-            group.new_member_added = True  # lets the initial delay extend itself
-        group.add(member, callback)
-        # A new member cannot heartbeat before it has its answer, and a client that gave up on
-        # a long rebalance retries with a new id: drop parked new members after 5 minutes.
-        self._complete_and_schedule_next_expiration(group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
-        self._maybe_prepare_rebalance(group, f"adding new member {member_id} with group instance id "
-                                             f"{group_instance_id}; client reason: {reason}")
-
-    def _update_static_member_and_rebalance(self, group, old_member_id, new_member_id, group_instance_id,
-                                            protocols, rebalance_timeout_ms, session_timeout_ms, callback, reason,
-                                            support_skip_assignment) -> None:
-        current_leader = group.leader_id or ""
-        member = group.replace_static_member(group_instance_id, old_member_id, new_member_id)
-        self._complete_and_schedule_next_heartbeat(group, member)
-        old_protocols = list(member.supported_protocols)
-        old_rebalance_timeout, old_session_timeout = member.rebalance_timeout_ms, member.session_timeout_ms
-        group.update_member(member, protocols, rebalance_timeout_ms, session_timeout_ms, callback)
-        state = group.state
-        if state is S.STABLE:
-            if group.protocol_name == group.select_protocol():
-                # same protocol: persist the new member id, no rebalance (KIP-345)
-                assignment = {m.member_id: m.assignment for m in group.all_members()}
-                err = self._store_group(group, assignment)
-                if err:
-                    group.update_member(member, old_protocols, old_rebalance_timeout, old_session_timeout, None)
-                    old = group.replace_static_member(group_instance_id, new_member_id, old_member_id)
-                    self._complete_and_schedule_next_heartbeat(group, old)
-                    callback(JoinResult("", err, group.generation_id, group.protocol_type, group.protocol_name,
-                                        current_leader))
-                elif support_skip_assignment:
-                    # JoinGroup v9: the static leader learns it leads but must not reassign
-                    is_leader = group.is_leader(new_member_id)
-                    group.maybe_invoke_join_callback(member, JoinResult(
-                        new_member_id, 0, group.generation_id, group.protocol_type, group.protocol_name,
-                        group.leader_id or "", group.current_member_metadata() if is_leader else [],
-                        skip_assignment=is_leader))
-                else:
-                    # the old leader id keeps a rejoined static leader from running a useless assignment
-                    group.maybe_invoke_join_callback(member, JoinResult(
-                        new_member_id, 0, group.generation_id, group.protocol_type, group.protocol_name,
-                        current_leader))
-            else:
-                self._maybe_prepare_rebalance(group, f"static member {group_instance_id} rejoined with a change "
-                                                     f"of protocol; client reason: {reason}")
-        elif state is S.COMPLETING_REBALANCE:
-            # the leader may already be assigning with the old member id: start over
-            self._prepare_rebalance(group, f"updating metadata for static member {group_instance_id}")
-        # PreparingRebalance: the member waits for the join phase like everyone else
-
-    def _update_member_and_rebalance(self, group, member, protocols, rebalance_timeout_ms, session_timeout_ms,
-                                     callback, reason) -> None:
-        group.update_member(member, protocols, rebalance_timeout_ms, session_timeout_ms, callback)
-        self._maybe_prepare_rebalance(group, reason)
-
-    def _maybe_prepare_rebalance(self, group: GroupMetadata, reason: str) -> None:
-        if group.can_rebalance():
-            self._prepare_rebalance(group, reason)
-
-    def _prepare_rebalance(self, group: GroupMetadata, reason: str) -> None:
-        if group.is_(S.COMPLETING_REBALANCE):
-            self._reset_and_propagate_assignment_error(group, E.REBALANCE_IN_PROGRESS)
-        self._remove_sync_expiration(group)
-        from_empty = group.is_(S.EMPTY)
-        group.transition_to(S.PREPARING_REBALANCE, self.now())
-        self.rebalances += 1
-        log.info("preparing to rebalance group %s with old generation %d (%s-%d) (reason: %s)", group.group_id,
-                 group.generation_id, "__consumer_offsets", self.partition_for(group.group_id), reason)
-        if from_empty:
-            delay = self.config.initial_rebalance_delay_ms
-            self._schedule_initial_join(group, delay, delay, max(group.rebalance_timeout_ms() - delay, 0))
-        else:
-            self._schedule_join(group, group.rebalance_timeout_ms())
-
-    # ---- join phase timers ----------------------------------------------------------------------
-    def _schedule_join(self, group: GroupMetadata, timeout_ms: int) -> None:
-        """Kafka's DelayedJoin: done at once when everyone has rejoined, else at the timeout."""
-        self._cancel_join_timer(group)
-        if group.has_all_members_joined():
-            self._on_complete_join(group)
-            return
-        group.join_timer_initial = False
-        group.join_timer = self.scheduler.call_later(timeout_ms, lambda: self._on_join_timer(group))
-
-    def _on_join_timer(self, group: GroupMetadata) -> None:
-        group.join_timer = None
-        self._on_complete_join(group)
-
-    def _schedule_initial_join(self, group: GroupMetadata, configured_ms: int, delay_ms: int, remaining_ms: int) -> None:
-        """Kafka's InitialDelayedJoin: never completes early; re-arms while new members keep
-        arriving, never past the rebalance timeout."""
-        self._cancel_join_timer(group)
-        group.join_timer_initial = True
-        group.join_timer = self.scheduler.call_later(
-            delay_ms, lambda: self._on_initial_join_timer(group, configured_ms, delay_ms, remaining_ms))
-
-    def _on_initial_join_timer(self, group, configured_ms, delay_ms, remaining_ms) -> None:
-        group.join_timer = None
-        if group.new_member_added and remaining_ms != 0:
-            group.new_member_added = False
-            self._schedule_initial_join(group, configured_ms, min(configured_ms, remaining_ms),
-                                        max(remaining_ms - delay_ms, 0))
-        else:
-            self._on_complete_join(group)
-
-    def _check_complete_join(self, group: GroupMetadata) -> None:
-        if group.join_timer is not None and not group.join_timer_initial and group.has_all_members_joined():
-            self._cancel_join_timer(group)
-            self._on_complete_join(group)
-
-    def _cancel_join_timer(self, group: GroupMetadata) -> None:
-        if group.join_timer is not None:
-            group.join_timer.cancel()
-            group.join_timer = None
-
-    def _on_complete_join(self, group: GroupMetadata) -> None:
-        for m in group.not_yet_rejoined_members():
-            if not m.is_static_member:
-                log.info("group %s removed dynamic member %s who has not rejoined", group.group_id, m.member_id)
-                self._remove_member(group, m)
-        if group.is_(S.DEAD):
-            return
-        if not group.maybe_elect_new_joined_leader() and group.members:
-            # nobody rejoined (only silent static members left): wait for session expiry
-            log.error("group %s could not complete rebalance because no members rejoined", group.group_id)
-            self._schedule_join(group, group.rebalance_timeout_ms())
-            return
-        group.init_next_generation(self.now())
-        if group.is_(S.EMPTY):
-            log.info("group %s with generation %d is now empty", group.group_id, group.generation_id)
-            err = self._store_group(group, {})
-            if err:
-                log.warning("failed to write empty metadata for group %s: error %d", group.group_id, err)
-            return
-        log.info("stabilized group %s generation %d with %d member(s)", group.group_id, group.generation_id,
-                 group.size)
-        for m in group.all_members():
-            group.maybe_invoke_join_callback(m, self._join_result_for(group, m))
-            self._complete_and_schedule_next_heartbeat(group, m)
-            m.is_new = False
-            group.add_pending_sync_member(m.member_id)
-        self._schedule_pending_sync(group)
-
-    # ---- sync phase -----------------------------------------------------------------------------
-    def _schedule_pending_sync(self, group: GroupMetadata) -> None:
-        self._cancel_sync_timer(group)
-        if group.has_received_sync_from_all_members():
-            return
-        generation = group.generation_id
-        group.sync_timer = self.scheduler.call_later(group.rebalance_timeout_ms(),
-                                                     lambda: self._on_expire_pending_sync(group, generation))
-
-    def _cancel_sync_timer(self, group: GroupMetadata) -> None:
-        if group.sync_timer is not None:
-            group.sync_timer.cancel()
-            group.sync_timer = None
-
-    def _remove_sync_expiration(self, group: GroupMetadata) -> None:
-        group.clear_pending_sync_members()
-        self._cancel_sync_timer(group)
-
-    def _remove_pending_sync_member(self, group: GroupMetadata, member_id: str) -> None:
-        group.remove_pending_sync_member(member_id)
-        if group.has_received_sync_from_all_members():
-            self._cancel_sync_timer(group)
-
-    def _on_expire_pending_sync(self, group: GroupMetadata, generation: int) -> None:
-        group.sync_timer = None
-        if generation != group.generation_id or group.state not in (S.COMPLETING_REBALANCE, S.STABLE):
-            return
-        if group.has_received_sync_from_all_members():
-            return
-        pending = list(group.pending_sync_members)
-        for mid in pending:
-            m = group.members.get(mid)
-            if m is not None:
-                self._remove_member(group, m)
-        log.info("group %s removed members who sent no SyncGroup: %s", group.group_id, pending)
-        self._prepare_rebalance(group, f"removing {pending} on pending sync request expiration")
+        self.classic_group_join(group, member_id, group_instance_id, require_known_member_id, support_skip_assignment,
+                                client_id, client_host, rebalance_timeout_ms, session_timeout_ms, protocol_type,
+                                protocols, callback, reason)
 
     def handle_sync_group(self, group_id: str, generation_id: int, member_id: str, protocol_type: Optional[str],
                           protocol_name: Optional[str], group_instance_id: Optional[str],
@@ -610,112 +278,11 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
             callback(SyncResult(E.UNKNOWN_MEMBER_ID))
             return
         if isinstance(group, ConsumerGroup):
-            callback(self._classic_sync_to_consumer_group(group, member_id, group_instance_id, generation_id,
+            callback(self.classic_sync_to_consumer_group(group, member_id, group_instance_id, generation_id,
                                                           protocol_type, protocol_name))
             return
-        if group.is_(S.DEAD):
-            callback(SyncResult(E.COORDINATOR_NOT_AVAILABLE))
-            return
-        err = self._validate_current_member(group, member_id, group_instance_id)
-        if err is None:
-            if generation_id != group.generation_id:
-                err = E.ILLEGAL_GENERATION
-            elif protocol_type is not None and protocol_type != group.protocol_type:
-                err = E.INCONSISTENT_GROUP_PROTOCOL
-            elif protocol_name is not None and protocol_name != group.protocol_name:
-                err = E.INCONSISTENT_GROUP_PROTOCOL
-        if err is not None:
-            callback(SyncResult(err))
-            return
-        state = group.state
-        if state is S.EMPTY:
-            callback(SyncResult(E.UNKNOWN_MEMBER_ID))
-        elif state is S.PREPARING_REBALANCE:
-            callback(SyncResult(E.REBALANCE_IN_PROGRESS))
-        elif state is S.COMPLETING_REBALANCE:
-            member = group.get(member_id)
-            member.awaiting_sync = callback
-            self._remove_pending_sync_member(group, member_id)
-            if group.is_leader(member_id):
-                log.info("assignment received from leader %s for group %s for generation %d (%d members)",
-                         member_id, group.group_id, group.generation_id, group.size)
-                assignment = {mid: bytes(assignments.get(mid, b"")) for mid in group.members}
-                missing = [mid for mid in group.members if mid not in assignments]
-                if missing:
-                    log.warning("setting empty assignments for members %s of %s for generation %d", missing,
-                                group.group_id, group.generation_id)
-                err = self._store_group(group, assignment)
-                if group.is_(S.COMPLETING_REBALANCE) and generation_id == group.generation_id:
-                    if err:
-                        self._reset_and_propagate_assignment_error(group, err)
-                        self._maybe_prepare_rebalance(group, f"error {err} when storing group assignment")
-                    else:
-                        self._set_and_propagate_assignment(group, assignment)
-                        group.transition_to(S.STABLE, self.now())
-        elif state is S.STABLE:
-            self._remove_pending_sync_member(group, member_id)
-            member = group.get(member_id)
-            callback(SyncResult(0, group.protocol_type, group.protocol_name, member.assignment))
-            self._complete_and_schedule_next_heartbeat(group, member)
-
-    def _set_and_propagate_assignment(self, group: GroupMetadata, assignment: dict[str, bytes]) -> None:
-        for m in group.all_members():
-            m.assignment = assignment.get(m.member_id, b"")
-        self._propagate_assignment(group, 0)
-
-    def _reset_and_propagate_assignment_error(self, group: GroupMetadata, error: int) -> None:
-        for m in group.all_members():
-            m.assignment = b""
-        self._propagate_assignment(group, error)
-
-    def _propagate_assignment(self, group: GroupMetadata, error: int) -> None:
-        ptype, pname = (group.protocol_type, group.protocol_name) if error == 0 else (None, None)
-        for m in group.all_members():
-            if group.maybe_invoke_sync_callback(m, SyncResult(error, ptype, pname, m.assignment)):
-                # the session restarts once the member has its answer
-                self._complete_and_schedule_next_heartbeat(group, m)
-
-    # ---- heartbeats -----------------------------------------------------------------------------
-    def _complete_and_schedule_next_heartbeat(self, group: GroupMetadata, member: MemberMetadata) -> None:
-        self._complete_and_schedule_next_expiration(group, member, member.session_timeout_ms)
-
-    def _complete_and_schedule_next_expiration(self, group, member, timeout_ms: int) -> None:
-        if member.heartbeat_timer is not None:
-            member.heartbeat_timer.cancel()
-        member.heartbeat_satisfied = False
-        member.heartbeat_timer = self.scheduler.call_later(timeout_ms, lambda: self._on_expire_heartbeat(group, member))
-
-    def _cancel_heartbeat(self, member: MemberMetadata) -> None:
-        if member.heartbeat_timer is not None:
-            member.heartbeat_timer.cancel()
-            member.heartbeat_timer = None
-
-    def _on_expire_heartbeat(self, group: GroupMetadata, member: MemberMetadata) -> None:
-        member.heartbeat_timer = None
-        if group.is_(S.DEAD) or group.members.get(member.member_id) is not member:
-            return
-        if not member.has_satisfied_heartbeat():
-            log.info("member %s in group %s has failed (session timeout %d ms), removing it from the group",
-                     member.member_id, group.group_id, member.session_timeout_ms)
-            self._remove_member_and_update_group(group, member, f"removing member {member.member_id} on "
-                                                                f"heartbeat expiration")
-
-    def _add_pending_member_expiration(self, group: GroupMetadata, member_id: str, timeout_ms: int) -> None:
-        key = (group.group_id, member_id)
-        self._cancel_pending_timer(*key)
-
-        def expire():
-            self._pending_timers.pop(key, None)
-            if group.is_(S.DEAD) or not group.is_pending_member(member_id):
-                return
-            log.info("pending member %s in group %s has been removed after session timeout", member_id, group.group_id)
-            self._remove_pending_member_and_update_group(group, member_id)
-        self._pending_timers[key] = self.scheduler.call_later(timeout_ms, expire)
-
-    def _cancel_pending_timer(self, group_id: str, member_id: str) -> None:
-        h = self._pending_timers.pop((group_id, member_id), None)
-        if h is not None:
-            h.cancel()
+        self.classic_group_sync(group, generation_id, member_id, protocol_type, protocol_name, group_instance_id,
+                                assignments, callback)
 
     def handle_heartbeat(self, group_id: str, member_id: str, group_instance_id: Optional[str],
                          generation_id: int) -> int:
@@ -726,41 +293,8 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
         if group is None or isinstance(group, StreamsGroup):
             return E.UNKNOWN_MEMBER_ID
         if isinstance(group, ConsumerGroup):
-            return self._classic_heartbeat_to_consumer_group(group, member_id, group_instance_id, generation_id)
-        if group.is_(S.DEAD):
-            return E.COORDINATOR_NOT_AVAILABLE
-        err = self._validate_current_member(group, member_id, group_instance_id)
-        if err is not None:
-            return err
-        if generation_id != group.generation_id:
-            return E.ILLEGAL_GENERATION
-        state = group.state
-        if state is S.EMPTY:
-            return E.UNKNOWN_MEMBER_ID
-        self._complete_and_schedule_next_heartbeat(group, group.get(member_id))
-        return E.REBALANCE_IN_PROGRESS if state is S.PREPARING_REBALANCE else 0
-
-    # ---- leaving --------------------------------------------------------------------------------
-    def _remove_member(self, group: GroupMetadata, member: MemberMetadata) -> None:
-        group.remove(member.member_id)
-        self._cancel_heartbeat(member)
-        # nobody may stay parked forever on a member that is gone
-        group.maybe_invoke_sync_callback(member, SyncResult(E.UNKNOWN_MEMBER_ID))
-
-    def _remove_member_and_update_group(self, group: GroupMetadata, member: MemberMetadata, reason: str) -> None:
-        # a new member may time out while parked in JoinGroup: answer it so it retries
-        group.maybe_invoke_join_callback(member, JoinResult("", E.UNKNOWN_MEMBER_ID))
-        self._remove_member(group, member)
-        if group.state in (S.STABLE, S.COMPLETING_REBALANCE):
-            self._maybe_prepare_rebalance(group, reason)
-        elif group.is_(S.PREPARING_REBALANCE):
-            self._check_complete_join(group)
-
-    def _remove_pending_member_and_update_group(self, group: GroupMetadata, member_id: str) -> None:
-        group.remove(member_id)
-        self._cancel_pending_timer(group.group_id, member_id)
-        if group.is_(S.PREPARING_REBALANCE):
-            self._check_complete_join(group)
+            return self.classic_heartbeat_to_consumer_group(group, member_id, group_instance_id, generation_id)
+        return self.classic_group_heartbeat(group, member_id, group_instance_id, generation_id)
 
     def handle_leave_group(self, group_id: str, members: list[tuple[str, Optional[str], Optional[str]]]
                            ) -> tuple[int, list[tuple[str, Optional[str], int]]]:
@@ -774,39 +308,10 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
             return 0, [(mid, gi, E.UNKNOWN_MEMBER_ID) for mid, gi, _ in members]
         if isinstance(group, ConsumerGroup):
             try:
-                return 0, self._classic_leave_to_consumer_group(group, members)
+                return 0, self.classic_leave_to_consumer_group(group, members)
             except GroupError as exc:
                 return exc.code, []
-        if group.is_(S.DEAD):
-            return E.COORDINATOR_NOT_AVAILABLE, []
-        out = []
-        for member_id, gi, reason in members:
-            reason = reason or "not provided"
-            if member_id == "":
-                # administrative removal by group.instance.id (KIP-345)
-                current = group.current_static_member_id(gi)
-                if current is None:
-                    out.append((member_id, gi, E.UNKNOWN_MEMBER_ID))
-                else:
-                    self._remove_current_member(group, current, reason)
-                    out.append((member_id, gi, 0))
-            elif group.is_pending_member(member_id):
-                self._remove_pending_member_and_update_group(group, member_id)
-                out.append((member_id, gi, 0))
-            else:
-                e = self._validate_current_member(group, member_id, gi)
-                if e is None:
-                    self._remove_current_member(group, member_id, reason)
-                    e = 0
-                out.append((member_id, gi, e))
-        return 0, out
-
-    def _remove_current_member(self, group: GroupMetadata, member_id: str, reason: str) -> None:
-        member = group.get(member_id)
-        log.info("member %s has left group %s through explicit LeaveGroup; client reason: %s", member_id,
-                 group.group_id, reason)
-        self._remove_member_and_update_group(group, member, f"removing member {member_id} on LeaveGroup; "
-                                                            f"client reason: {reason}")
+        return self.classic_group_leave(group, members)
 
     # ---- offsets --------------------------------------------------------------------------------
     def handle_commit_offsets(self, group_id: str, member_id: str, group_instance_id: Optional[str],
@@ -824,13 +329,13 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
             log.info("creating simple consumer group %s via manual offset commit", group_id)
             group = self._add_group(GroupMetadata(group_id, S.EMPTY, self.now()))
         if isinstance(group, StreamsGroup):
-            err = self._validate_streams_offset_commit(group, member_id, generation_id, api_version=api_version,
+            err = self.validate_streams_offset_commit(group, member_id, generation_id, api_version=api_version,
                                                        transactional=False, partitions=offsets)
             if err is not None:
                 return {tp: err for tp in offsets}
             return self._store_offsets(group, offsets)
         if isinstance(group, ConsumerGroup):
-            err = self._validate_consumer_offset_commit(group, member_id, generation_id, api_version=api_version,
+            err = self.validate_consumer_offset_commit(group, member_id, generation_id, api_version=api_version,
                                                         transactional=False, partitions=offsets,
                                                         instance_id=group_instance_id)
             if err is not None:
@@ -840,7 +345,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
                 log.debug("[GroupId %s] OffsetCommit by member %s at epoch %d: %s", group_id, member_id,
                           generation_id, ", ".join(f"{t}-{p}={om.offset}" for (t, p), om in sorted(offsets.items())))
             return self._store_offsets(group, offsets)
-        err = self._validate_offset_commit(group, generation_id, member_id, group_instance_id)
+        err = self.validate_classic_offset_commit(group, generation_id, member_id, group_instance_id)
         if err is not None:
             return {tp: err for tp in offsets}
         state = group.state
@@ -849,26 +354,9 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
         if state in (S.STABLE, S.PREPARING_REBALANCE):
             # commits of the current generation stay valid while a rebalance is prepared;
             # the heartbeat answer tells the member to rejoin
-            self._complete_and_schedule_next_heartbeat(group, group.get(member_id))
+            self.complete_and_schedule_next_heartbeat(group, group.get(member_id))
             return self._store_offsets(group, offsets)
         return {tp: E.REBALANCE_IN_PROGRESS for tp in offsets}  # CompletingRebalance
-
-    def _validate_offset_commit(self, group, generation_id, member_id, group_instance_id,
-                                is_transactional: bool = False) -> Optional[int]:
-        if group.is_(S.DEAD):
-            return E.COORDINATOR_NOT_AVAILABLE
-        if generation_id < 0 and group.is_(S.EMPTY):
-            return None  # admin client or a consumer without group management
-        if generation_id >= 0 or member_id != "" or group_instance_id is not None:
-            err = self._validate_current_member(group, member_id, group_instance_id)
-            if err is None and generation_id != group.generation_id:
-                err = E.ILLEGAL_GENERATION
-            return err
-        if not is_transactional and not group.is_(S.EMPTY):
-            # only members commit to a non-empty group; TxnOffsetCommit before v3 carries no
-            # member, so it is exempt (KIP-447)
-            return E.UNKNOWN_MEMBER_ID
-        return None
 
     def _store_offsets(self, group: GroupMetadata, offsets: dict[TP, OffsetAndMetadata],
                        producer: Optional[tuple[int, int]] = None) -> dict[TP, int]:
@@ -889,7 +377,7 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
                 else:
                     info = self.store.write_txn_offsets(group.group_id, producer[0], producer[1], good)
             except Exception as exc:
-                code = _store_error(exc)
+                code = append_error_code(exc)
                 log.warning("%soffset commit of group %s failed: %r", "" if producer is None else "transactional ",
                             group.group_id, exc)
                 for tp in good:
@@ -929,14 +417,14 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
             log.info("creating simple consumer group %s via transactional offset commit", group_id)
             group = self._add_group(GroupMetadata(group_id, S.EMPTY, self.now()))
         if isinstance(group, StreamsGroup):
-            err = self._validate_streams_offset_commit(group, member_id, generation_id, api_version=5,
+            err = self.validate_streams_offset_commit(group, member_id, generation_id, api_version=5,
                                                        transactional=True, partitions=offsets)
         elif isinstance(group, ConsumerGroup):
-            err = self._validate_consumer_offset_commit(group, member_id, generation_id, api_version=5,
+            err = self.validate_consumer_offset_commit(group, member_id, generation_id, api_version=5,
                                                         transactional=True, partitions=offsets,
                                                         instance_id=group_instance_id)
         else:
-            err = self._validate_offset_commit(group, generation_id, member_id, group_instance_id,
+            err = self.validate_classic_offset_commit(group, generation_id, member_id, group_instance_id,
                                                is_transactional=True)
         if err is not None:
             return {tp: err for tp in offsets}
@@ -989,6 +477,20 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
             log.debug("[GroupId %s] OffsetFetch by member %s at epoch %d: %s", group_id, member_id, member_epoch,
                       ", ".join(f"{t}-{p}={v[0]}" for (t, p), v in sorted(out.items())))
         return 0, out
+
+    @staticmethod
+    def _validate_member_offset_fetch(group, member_id: Optional[str], epoch: int) -> Optional[int]:
+        """OffsetFetch v9+ by a member of a consumer or Streams group: the member must be known
+        and at its current epoch (a classic-protocol member of a consumer group gets
+        ILLEGAL_GENERATION for a wrong one, as Kafka answers it)."""
+        if member_id is None and epoch < 0:
+            return None
+        m = group.members.get(member_id) if member_id is not None else None
+        if m is None:
+            return E.UNKNOWN_MEMBER_ID
+        if epoch != m.member_epoch:
+            return E.ILLEGAL_GENERATION if getattr(m, "use_classic_protocol", False) else E.STALE_MEMBER_EPOCH
+        return None
 
     # ---- admin ----------------------------------------------------------------------------------
     def handle_list_groups(self, states: Iterable[str] = (), types: Iterable[str] = ()
@@ -1086,32 +588,21 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
         now = self.now()
         for group in groups:
             removed = selector(group)
-            if isinstance(group, StreamsGroup):
-                if removed:
-                    try:
-                        self.store.write_tombstones(group.group_id, list(removed))
-                    except Exception as exc:
-                        log.warning("failed to write tombstones for group %s: %r", group.group_id, exc)
-                if group.is_empty() and not group.has_offsets() and self.groups.get(group.group_id) is group:
-                    del self.groups[group.group_id]
-                    self._persist_streams_group(group, deleted=True)  # its records are tombstoned
-                total += len(removed)
-                continue
-            if isinstance(group, ConsumerGroup):
+            if isinstance(group, (ConsumerGroup, StreamsGroup)):
                 if removed:
                     try:
                         self.store.write_tombstones(group.group_id, list(removed))
                     except Exception as exc:
                         log.warning("failed to write tombstones for group %s: %r", group.group_id, exc)
                 if group.is_empty() and not group.has_offsets():
-                    self._delete_consumer_group(group)  # Kafka's maybeDeleteGroup
+                    self._delete_empty_group(group)  # Kafka's maybeDeleteGroup
                 total += len(removed)
                 continue
             if group.is_(S.EMPTY) and not group.has_offsets():
                 group.transition_to(S.DEAD, now)
             dead = group.is_(S.DEAD)
             if dead:
-                self._cancel_group_timers(group)
+                self.cancel_group_timers(group)
                 if self.groups.get(group.group_id) is group:
                     del self.groups[group.group_id]
             # an offsets-only group (generation 0) never wrote metadata: no tombstone for it
@@ -1123,6 +614,14 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
                     log.warning("failed to write tombstones for group %s: %r", group.group_id, exc)
             total += len(removed)
         return total
+
+    def _delete_empty_group(self, group) -> None:
+        """An empty consumer or Streams group left without offsets goes, its records tombstoned."""
+        if isinstance(group, ConsumerGroup):
+            self.delete_consumer_group(group)
+        elif self.groups.get(group.group_id) is group:
+            del self.groups[group.group_id]
+            self.persist_streams_group(group, deleted=True)
 
     def cleanup_expired_offsets(self, now_ms: Optional[int] = None) -> int:
         now = self.now() if now_ms is None else now_ms
@@ -1145,24 +644,6 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
             self._schedule_offsets_expiry()
         self._expiry_timer = self.scheduler.call_later(self.config.offsets_retention_check_interval_ms, run)
 
-    # ---- storage --------------------------------------------------------------------------------
-    def _store_group(self, group: GroupMetadata, assignment: dict[str, bytes]) -> int:
-        try:
-            self.store.write_group(group, assignment)
-        except Exception as exc:
-            log.warning("failed to store metadata of group %s: %r", group.group_id, exc)
-            code = _store_error(exc)
-            return E.COORDINATOR_NOT_AVAILABLE if code == E.INVALID_COMMIT_OFFSET_SIZE else code
-        return 0
-
-    def _cancel_group_timers(self, group: GroupMetadata) -> None:
-        self._cancel_join_timer(group)
-        self._cancel_sync_timer(group)
-        for m in group.all_members():
-            self._cancel_heartbeat(m)
-        for mid in list(group.pending_members):
-            self._cancel_pending_timer(group.group_id, mid)
-
     # ---- async wrappers for the request handlers --------------------------------------------------
     async def join_group(self, **kw) -> JoinResult:
         fut = asyncio.get_running_loop().create_future()
@@ -1174,33 +655,21 @@ class GroupCoordinator(ConsumerGroupCoordinator, StreamsGroupCoordinator):
         self.handle_sync_group(callback=_future_setter(fut), **kw)
         return await fut
 
+    def replace_empty_group(self, old, new):
+        """``new`` takes the place of ``old``, an empty group of another type (Kafka converts an
+        empty group on the first request of another protocol): it keeps ``old``'s offsets, and
+        ``old``'s timers are cancelled. Returns ``new``."""
+        new.adopt_offsets(old)
+        if isinstance(old, GroupMetadata):
+            self.cancel_group_timers(old)
+        self.groups[new.group_id] = new
+        return new
+
     def _replace_empty_streams_group(self, group: StreamsGroup) -> None:
         """An empty Streams group gives way to a classic one, which keeps its offsets."""
         del self.groups[group.group_id]
-        self._persist_streams_group(group, deleted=True)
-        keeper = GroupMetadata(group.group_id, S.EMPTY, self.now())
-        keeper.adopt_offsets(group)
-        self.groups[group.group_id] = keeper
-
-
-def group_from_value(group_id: str, value) -> GroupMetadata:
-    """Rebuild a group from its GroupMetadataValue: Empty without members, else Stable."""
-    state = S.STABLE if value.members else S.EMPTY
-    ts = value.current_state_timestamp
-    group = GroupMetadata(group_id, state, ts if ts is not None and ts >= 0 else -1)
-    group.generation_id = value.generation
-    group.protocol_name = value.protocol
-    for mv in value.members:
-        protocols = [(value.protocol, bytes(mv.subscription))] if value.protocol is not None else []
-        rebalance_timeout = mv.rebalance_timeout if mv.rebalance_timeout > 0 else mv.session_timeout
-        m = MemberMetadata(mv.member_id, mv.group_instance_id, mv.client_id, mv.client_host, rebalance_timeout,
-                           mv.session_timeout, value.protocol_type, protocols)
-        m.assignment = bytes(mv.assignment)
-        group.add(m)
-    group.protocol_type = value.protocol_type or None
-    group.leader_id = value.leader if value.leader in group.members else group.leader_id
-    group.subscribed_topics = group.compute_subscribed_topics()
-    return group
+        self.persist_streams_group(group, deleted=True)
+        self.replace_empty_group(group, GroupMetadata(group.group_id, S.EMPTY, self.now()))
 
 
 def client_host_of(ctx) -> str:

@@ -37,19 +37,19 @@ from typing import Optional
 
 from protocol.deferred import dataclass
 from broker.groups.consumer_group import ConsumerGroup, IllegalGroupState
-from broker.groups.group import OffsetAndMetadata
+from broker.groups.base import OffsetAndMetadata
+from broker.groups.classic_records import group_value
+from broker.groups.internal_topics import partition_for, read_batches
 from broker.groups.schemas import (
     CONSUMER_GROUP_METADATA, CONSUMER_GROUP_RECORDS, OTHER_GROUP_RECORD_TYPES, STREAMS_GROUP_METADATA,
-    STREAMS_GROUP_RECORDS, GROUP_METADATA_VALUE_VERSION, OFFSET_COMMIT_VALUE_VERSION, OFFSET_COMMIT_VALUE_VERSION_EXPIRE,
+    STREAMS_GROUP_RECORDS, OFFSET_COMMIT_VALUE_VERSION, OFFSET_COMMIT_VALUE_VERSION_EXPIRE,
     GroupMetadataValue, OffsetCommitValue, decode_key, decode_value, encode_versioned,
     group_metadata_key, offset_commit_key,
 )
 from protocol.errors import CorruptRecordError, DecodeError, ErrorCode
 from storage.errors import KafkaStorageError
-from protocol.records.batch import iter_batch_positions
-from protocol.records.record import CONTROL_COMMIT, build_batch, control_record_type, decode_batch
+from protocol.records.record import CONTROL_COMMIT, build_batch, control_record_type
 from broker.cluster import LEADER_EPOCH
-from broker.java_hash import java_string_hash
 
 log = logging.getLogger(__name__)
 
@@ -60,42 +60,6 @@ OFFSETS_TOPIC_CONFIGS = {
     "segment.bytes": "104857600",
     "compression.type": "producer",
 }
-_READ_CHUNK = 1 << 20
-
-
-def partition_for(group_id: str, num_partitions: int) -> int:
-    h = java_string_hash(group_id)
-    return (0 if h == -(1 << 31) else abs(h)) % num_partitions
-
-
-def read_batches(plog, start: int | None = None, end: int | None = None):
-    """Every batch of a partition log holding offsets ``start..end-1`` (default: log start to
-    log end), in offset order, as ``(header, records)`` (control batches included; the first
-    batch may hold records below ``start``); a corrupt batch is logged and skipped. The replay
-    loop of the internal topics (``__consumer_offsets``, ``__transaction_state``, ``_schemas``)."""
-    offset = plog.log_start_offset if start is None else start
-    end = plog.log_end_offset if end is None else end
-    while offset < end:
-        data = plog.read(offset, _READ_CHUNK, min_one=True, max_offset=end).data
-        if not data:
-            break
-        progressed = False
-        for pos, h in iter_batch_positions(data):
-            if h.next_offset <= offset:
-                continue
-            progressed = True
-            offset = h.next_offset
-            try:
-                _, records = decode_batch(data, pos)
-            except CorruptRecordError as exc:
-                log.error("skipping corrupt batch at offset %d of %s-%d: %s", h.base_offset,
-                          plog.topic, plog.partition, exc)
-                continue
-            yield h, records
-        if not progressed:
-            break
-
-
 @dataclass
 class LoadedState:
     """Replayed contents: the latest group metadata and offsets per group."""
@@ -129,23 +93,6 @@ def offset_from_value(value) -> OffsetAndMetadata:
     expire = v.expire_timestamp if version == 1 and v.expire_timestamp >= 0 else None
     return OffsetAndMetadata(v.offset, v.leader_epoch if version >= 3 else -1, v.metadata or "",
                              v.commit_timestamp, expire)
-
-
-def group_value(group, assignment: dict[str, bytes]) -> bytes:
-    """Kafka's groupMetadataValue (v3): members carry their metadata for the selected protocol."""
-    M = GroupMetadataValue.MemberMetadata
-    members = []
-    for m in group.members.values():
-        members.append(M(member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
-                         client_host=m.client_host, rebalance_timeout=m.rebalance_timeout_ms,
-                         session_timeout=m.session_timeout_ms,
-                         subscription=m.metadata(group.protocol_name) if group.protocol_name is not None else b"",
-                         assignment=bytes(assignment.get(m.member_id, b""))))
-    ts = group.current_state_timestamp
-    v = GroupMetadataValue(protocol_type=group.protocol_type or "", generation=group.generation_id,
-                           protocol=group.protocol_name, leader=group.leader_id,
-                           current_state_timestamp=ts if ts is not None else -1, members=members)
-    return encode_versioned(GroupMetadataValue, v, GROUP_METADATA_VALUE_VERSION)
 
 
 class OffsetsLog:

@@ -41,17 +41,17 @@ from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from protocol.errors import ErrorCode as E
-from broker.groups.group import GroupMetadata, GroupOffsets, GroupOverview, GroupState
 from broker.groups.streams_assignment import (
     NO_TASKS, AssignmentState, MemberState, Tasks, assign, reconcile,
 )
 from broker.groups.streams_topology import (
-    ASSIGNMENT_DELAYED, SHUTDOWN_APPLICATION, STALE_TOPOLOGY, ConfiguredTopology, StreamsTopology, configure_topology,
-    topology_from_request,
+    ASSIGNMENT_DELAYED, SHUTDOWN_APPLICATION, STALE_TOPOLOGY, configure_topology, topology_from_request,
 )
+from broker.groups.streams_group import StreamsGroup, StreamsMember
 from broker.groups.streams_records import apply_delta, group_from_records, group_records, metadata_hash, records_delta
-from broker.groups.consumer_coordinator import _blank
+from broker.groups.errors import GroupError, append_error_code
 from broker.groups.timers import KeyedTimers
+from broker.groups.validation import blank_id_message
 
 log = logging.getLogger(__name__)
 
@@ -61,100 +61,9 @@ ACCEPTABLE_RECOVERY_LAG = 10_000      # group.streams... Kafka's default accepta
 TASK_OFFSET_INTERVAL_MS = 60_000
 
 
-class StreamsGroupError(Exception):
-    def __init__(self, code: int, message: Optional[str] = None):
-        super().__init__(message or E(code).name)
-        self.code = int(code)
-        self.message = message
-
-
-@dataclass(frozen=True)
-class StreamsMember:
-    member_id: str
-    instance_id: Optional[str] = None
-    rack_id: Optional[str] = None
-    client_id: str = ""
-    client_host: str = ""
-    rebalance_timeout_ms: int = -1
-    topology_epoch: int = -1
-    process_id: str = ""
-    user_endpoint: Optional[tuple] = None   # (host, port)
-    client_tags: tuple = ()                 # ((key, value), ...)
-    task_offsets: tuple = ()                # ((subtopology, partition, offset), ...)
-    task_end_offsets: tuple = ()
-    assignment: AssignmentState = AssignmentState(0, 0, MemberState.STABLE, NO_TASKS, NO_TASKS)
-    task_epochs: dict = field(default_factory=dict)  # active task -> the member epoch it was assigned at
-    static_left: bool = False   # a static member that left with epoch -2: it may come back
-
-    @property
-    def member_epoch(self) -> int:
-        return self.assignment.member_epoch
-
-    def metadata(self) -> tuple:
-        """What bumps the group epoch when it changes."""
-        return (self.instance_id, self.rack_id, self.topology_epoch, self.process_id, self.user_endpoint,
-                self.client_tags)
-
-
-class StreamsGroup(GroupOffsets):
-    """One Streams group; ``state`` follows Kafka's StreamsGroupState."""
-
-    protocol_type = "streams"
-
-    def __init__(self, group_id: str):
-        super().__init__()
-        self.group_id = group_id
-        self.group_epoch = 0
-        self.target_assignment_epoch = 0
-        self.topology: Optional[StreamsTopology] = None
-        self.configured: Optional[ConfiguredTopology] = None
-        self.metadata_snapshot: Optional[tuple] = None
-        self.members: dict[str, StreamsMember] = {}
-        self.target: dict[str, Tasks] = {}
-        self.shutdown_requested_by: Optional[str] = None
-        self.endpoint_information_epoch = 0
-        self.assignment_delayed_until: Optional[int] = None  # the initial rebalance delay's end
-        self.assignment_pending = False  # a target assignment was put off by the delay
-        self.written: dict[bytes, bytes] = {}  # what the offsets log says of the group: key -> value
-
-    @property
-    def state(self) -> str:
-        if not self.members:
-            return "Empty"
-        if self.configured is None or not self.configured.ready:
-            return "NotReady"
-        if self.group_epoch != self.target_assignment_epoch:
-            return "Assigning"
-        for m in self.members.values():
-            if m.member_epoch != self.target_assignment_epoch or m.assignment.state is not MemberState.STABLE:
-                return "Reconciling"
-        return "Stable"
-
-    def is_empty(self) -> bool:
-        return not self.members
-
-    def owner_of(self, task) -> Optional[str]:
-        for mid, m in self.members.items():
-            a = m.assignment
-            if task in a.assigned.active or task in a.pending_revocation.active:
-                return mid
-        return None
-
-    def source_topics(self) -> set:
-        if self.topology is None:
-            return set()
-        return {t for s in self.topology.subtopologies for t in s.source_topics}
-
-    def is_subscribed_to_topic(self, topic: str) -> bool:
-        return topic in self.source_topics()
-
-    def expired_offsets(self, now_ms: int, retention_ms: int) -> list:
-        if self.members:
-            return []
-        return self._pick_expired(self.offsets, now_ms, retention_ms, lambda om: om.commit_timestamp)
-
-    def overview(self) -> GroupOverview:
-        return GroupOverview(self.group_id, self.protocol_type, self.state, "streams")
+class StreamsGroupError(GroupError):
+    """An error answer of a Streams group operation (kept apart from the consumer side's so that
+    each side's timers and handlers catch only their own)."""
 
 
 @dataclass
@@ -182,14 +91,9 @@ def validate_heartbeat(req) -> None:
         for s in req.topology.subtopologies:
             if s.source_topic_regex:
                 raise StreamsGroupError(E.INVALID_REQUEST, "Regular expressions for source topics are not supported yet.")
-    if _blank(req.member_id):
-        raise StreamsGroupError(E.INVALID_REQUEST, "MemberId can't be empty.")
-    if _blank(req.group_id):
-        raise StreamsGroupError(E.INVALID_REQUEST, "GroupId can't be empty.")
-    if _blank(req.instance_id):
-        raise StreamsGroupError(E.INVALID_REQUEST, "InstanceId can't be empty.")
-    if _blank(req.rack_id):
-        raise StreamsGroupError(E.INVALID_REQUEST, "RackId can't be empty.")
+    blank = blank_id_message(req, member_id=True)
+    if blank:
+        raise StreamsGroupError(E.INVALID_REQUEST, blank)
     epoch = req.member_epoch
     if epoch == 0:
         if req.rebalance_timeout_ms == -1:
@@ -239,11 +143,11 @@ class StreamsGroupCoordinator:
     """Mixed into ``GroupCoordinator`` (which owns ``groups``, ``scheduler``, ``config``,
     ``topics``)."""
 
-    def _sg_init(self) -> None:
+    def init_streams_groups(self) -> None:
         self._sg_timers = KeyedTimers(lambda: self.scheduler, "streams-timer", active=lambda: self.active,
                                       quiet=(StreamsGroupError,))
 
-    def _cancel_all_sg_timers(self) -> None:
+    def cancel_streams_group_timers(self) -> None:
         self._sg_timers.cancel_all()
 
     def _sg_session_timeout(self) -> int:
@@ -263,13 +167,13 @@ class StreamsGroupCoordinator:
             result = StreamsHeartbeatResult(exc.code, exc.message)
         g = self.groups.get(req.group_id) if req.group_id else None
         if isinstance(g, StreamsGroup):
-            code = self._persist_streams_group(g)
+            code = self.persist_streams_group(g)
             if code and not result.error:
                 return StreamsHeartbeatResult(code, None)
         return result
 
     # ---- persistence --------------------------------------------------------------------------------
-    def _persist_streams_group(self, group: StreamsGroup, deleted: bool = False) -> int:
+    def persist_streams_group(self, group: StreamsGroup, deleted: bool = False) -> int:
         """Append what the log lacks to describe ``group`` as it is (or, ``deleted``, its
         tombstones). 0, or the error code of the failed write (the log then keeps what it had,
         and the next write of the group catches up)."""
@@ -284,14 +188,13 @@ class StreamsGroupCoordinator:
         try:
             write(group.group_id, delta)
         except Exception as exc:
-            from broker.groups.coordinator import _store_error
-            code = _store_error(exc)
+            code = append_error_code(exc)
             log.warning("[GroupId %s] Writing the streams group's records failed: %r", group.group_id, exc)
             return E.COORDINATOR_NOT_AVAILABLE if code == E.INVALID_COMMIT_OFFSET_SIZE else code
         group.written = apply_delta(group.written, delta)
         return 0
 
-    def _load_streams_group(self, group_id: str, records: dict, written: dict) -> Optional[StreamsGroup]:
+    def load_streams_group(self, group_id: str, records: dict, written: dict) -> Optional[StreamsGroup]:
         """A group replayed from the log (None: deleted). Its topology is configured against the
         topics as they are; the group epoch moves on only if their partition counts changed."""
         built = group_from_records(group_id, records)
@@ -312,7 +215,7 @@ class StreamsGroupCoordinator:
             group.assignment_pending = True
         return group
 
-    def _schedule_loaded_streams_group(self, group: StreamsGroup) -> None:
+    def schedule_loaded_streams_group(self, group: StreamsGroup) -> None:
         """Kafka's onLoaded: every member must heartbeat within its session timeout; one asked to
         revoke tasks, within its rebalance timeout."""
         for mid, m in group.members.items():
@@ -331,15 +234,12 @@ class StreamsGroupCoordinator:
             g = StreamsGroup(group_id)
             self.groups[group_id] = g
             return g
-        if isinstance(g, GroupMetadata) and g.is_(GroupState.EMPTY) and not g.all_members():
+        if g is not None and g.group_type == "classic" and g.is_empty():
             if not create:
                 # only offsets are known: a group this coordinator did not keep across a restart
                 raise StreamsGroupError(E.UNKNOWN_MEMBER_ID, f"Streams group {group_id} is not known to the "
                                         f"coordinator; the member must rejoin.")
-            new = StreamsGroup(group_id)
-            new.adopt_offsets(g)
-            self._cancel_group_timers(g)
-            self.groups[group_id] = new
+            new = self.replace_empty_group(g, StreamsGroup(group_id))
             log.info("[GroupId %s] Converted the empty classic group to a streams group.", group_id)
             return new
         raise StreamsGroupError(E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a streams group.")
@@ -592,7 +492,7 @@ class StreamsGroupCoordinator:
             return
         log.info("[GroupId %s] Streams member %s fenced from the group because %s.", group_id, member_id, reason)
         self._remove_streams_member(g, member_id)
-        self._persist_streams_group(g)
+        self.persist_streams_group(g)
 
     def _schedule_streams_session_timeout(self, group_id: str, member_id: str) -> None:
         self._sg_timers.set(("session", group_id, member_id), self._sg_session_timeout(),
@@ -609,7 +509,7 @@ class StreamsGroupCoordinator:
 
     # ---- offsets ----------------------------------------------------------------------------------
     @staticmethod
-    def _validate_streams_offset_commit(group: StreamsGroup, member_id: str, epoch: int, *, api_version: int,
+    def validate_streams_offset_commit(group: StreamsGroup, member_id: str, epoch: int, *, api_version: int,
                                         transactional: bool, partitions=()) -> Optional[int]:
         """Kafka 4.4's StreamsGroup.validateOffsetCommit: an admin commit (no member, epoch < 0)
         to an empty group; else the member's epoch (STALE_MEMBER_EPOCH, ILLEGAL_GENERATION for

@@ -32,6 +32,7 @@ from broker.groups.schemas import (
     encode_streams_record,
 )
 from broker.groups.streams_assignment import AssignmentState, MemberState, Tasks, by_subtopology
+from broker.groups.streams_group import StreamsGroup, StreamsMember
 from broker.groups.streams_topology import StreamsTopology, topology_from_request
 
 # the order a member's records are tombstoned in (Kafka's removal order), then the group's
@@ -186,7 +187,6 @@ def group_from_records(group_id: str, records: dict[int, dict]):
     {member id (None for the group's own records): decoded value}. Returns ``(group, metadata
     hash)``, or ``None`` when the group metadata record is missing (the group was deleted). A
     member's assignment without its metadata record is dropped."""
-    from broker.groups.streams_coordinator import StreamsGroup, StreamsMember
     meta = records.get(METADATA, {}).get(None)
     if meta is None:
         return None

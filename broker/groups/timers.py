@@ -1,4 +1,7 @@
-"""Keyed one-shot timers for the coordinators (member session, rebalance, join and sync
+"""Timers shared by the coordinators (groups, share groups, transactions): ``LoopScheduler``,
+millisecond timers on the event loop, and ``KeyedTimers``.
+
+Keyed one-shot timers for the coordinators (member session, rebalance, join and sync
 timeouts; share-group session timeouts): at most one pending timer per key.
 
 Setting a key replaces its pending timer; a timer that fires is forgotten before its callback
@@ -12,11 +15,22 @@ or starved of CPU: see ``broker.loop_lag``).
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from typing import Callable
 
 log = logging.getLogger(__name__)
+
+
+class LoopScheduler:
+    """Millisecond timers on an asyncio loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop):
+        self.loop = loop
+
+    def call_later(self, delay_ms: int, fn: Callable[[], None]):
+        return self.loop.call_later(max(delay_ms, 0) / 1000.0, fn)
 
 
 class KeyedTimers:

@@ -10,7 +10,7 @@
   Kafka stores them); an id no topic has gets UNKNOWN_TOPIC_ID on its partitions, and the
   answer names topics by the ids asked for.
 """
-from broker.groups.group import OffsetAndMetadata, commit_partitions, resolve_topic_ids
+from broker.groups.base import OffsetAndMetadata, commit_partitions, resolve_topic_ids
 from broker.registry import handles
 from broker.security.api_acls import active
 from protocol.errors import ErrorCode

@@ -11,7 +11,7 @@
   (TOPIC_AUTHORIZATION_FAILED on its partitions; left out when all offsets are asked for).
 """
 from protocol.errors import ErrorCode
-from broker.groups.group import resolve_topic_ids
+from broker.groups.base import resolve_topic_ids
 from broker.registry import handles
 from broker.security.api_acls import active
 from protocol.messages.offset_fetch import OffsetFetchResponse as R

@@ -15,7 +15,7 @@ not in the transaction INVALID_TXN_STATE (v0-3) or TRANSACTION_ABORTABLE (v4); v
 version 2) adds the partition itself instead, as does v6, which names topics by id (resolved to
 their names first; UNKNOWN_TOPIC_ID for an id no topic has, the answer keyed by the ids).
 """
-from broker.groups.group import OffsetAndMetadata, commit_partitions, resolve_topic_ids
+from broker.groups.base import OffsetAndMetadata, commit_partitions, resolve_topic_ids
 from broker.groups.offsets_log import GROUP_METADATA_TOPIC_NAME
 from broker.registry import handles
 from broker.security.api_acls import active

@@ -106,7 +106,7 @@ class ShareCoordinator:
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         if self.scheduler is None:
-            from broker.groups.coordinator import LoopScheduler
+            from broker.groups.timers import LoopScheduler
             self.scheduler = LoopScheduler(loop)
         self.persisted = self.store.load()
         for (g, tid, p) in self.persisted:

@@ -34,7 +34,7 @@ import base64
 import logging
 from typing import Iterable, Optional
 
-from broker.groups.offsets_log import read_batches
+from broker.groups.internal_topics import read_batches
 from broker.java_hash import java_string_hash
 from protocol.codec import compile_message
 from protocol.errors import DecodeError

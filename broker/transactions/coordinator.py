@@ -43,7 +43,7 @@ from broker.transactions.metadata import (
     TxnTransitMetadata, is_epoch_exhausted, supports_epoch_bump,
 )
 from protocol.errors import ErrorCode as E
-from broker.groups.consumer_coordinator import compile_regex
+from broker.groups.validation import compile_regex
 
 log = logging.getLogger(__name__)
 S = TransactionState
@@ -181,7 +181,7 @@ class TransactionCoordinator:
     # ---- lifecycle ------------------------------------------------------------------------------
     async def start(self) -> None:
         if self.scheduler is None:
-            from broker.groups.coordinator import LoopScheduler
+            from broker.groups.timers import LoopScheduler
             self.scheduler = LoopScheduler(asyncio.get_running_loop())
         if self.store is None:
             from broker.transactions.log import TransactionLog

@@ -25,7 +25,7 @@ import logging
 import struct
 from typing import Iterable, Optional
 
-from broker.groups.offsets_log import partition_for, read_batches
+from broker.groups.internal_topics import partition_for, read_batches
 from broker.transactions.metadata import (
     TV_2, TransactionMetadata, TransactionState, TxnTransitMetadata,
 )

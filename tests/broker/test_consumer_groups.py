@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from broker.config import BrokerConfig
 from broker.groups.consumer_group import ConsumerGroup, ConsumerGroupState, MemberState
 from broker.groups.coordinator import GroupCoordinator
-from broker.groups.group import GroupMetadata, GroupState, OffsetAndMetadata
+from broker.groups.base import OffsetAndMetadata
+from broker.groups.group import GroupMetadata, GroupState
 from broker.server import Broker
 from protocol.errors import ErrorCode as E
 from protocol.messages import consumer_protocol as cp

@@ -12,13 +12,13 @@ import struct
 import pytest
 from hypothesis import given, strategies as st
 
-from broker.groups.coordinator import GroupConfig, GroupCoordinator, group_from_value
-from broker.groups.group import (
-    GroupMetadata, GroupState, MemberMetadata, OffsetAndMetadata, parse_subscription_topics,
-)
-from broker.groups.offsets_log import (
-    LoadedState, OffsetsLog, group_value, java_string_hash, offset_from_value, offset_value, partition_for,
-)
+from broker.groups.coordinator import GroupConfig, GroupCoordinator
+from broker.groups.base import OffsetAndMetadata
+from broker.groups.classic_records import group_from_value, group_value
+from broker.groups.group import GroupMetadata, GroupState, MemberMetadata, parse_subscription_topics
+from broker.groups.internal_topics import partition_for
+from broker.groups.offsets_log import LoadedState, OffsetsLog, offset_from_value, offset_value
+from broker.java_hash import java_string_hash
 from broker.groups.schemas import GroupMetadataValue, decode_value
 from protocol.errors import ErrorCode as E
 from storage.clock import ManualClock

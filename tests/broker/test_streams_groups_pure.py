@@ -23,9 +23,8 @@ from broker.groups import streams_topology as T
 from broker.groups.streams_assignment import (
     NO_TASKS, AssignmentState, MemberState, Tasks, all_tasks, assign, reconcile,
 )
-from broker.groups.streams_coordinator import (
-    StreamsGroupError, StreamsMember, check_member_epoch, validate_heartbeat,
-)
+from broker.groups.streams_coordinator import StreamsGroupError, check_member_epoch, validate_heartbeat
+from broker.groups.streams_group import StreamsMember
 from protocol.errors import ErrorCode as E
 
 SETTINGS = settings(max_examples=150, deadline=None, database=None)

@@ -18,7 +18,7 @@ from broker.groups import streams_topology as T
 from broker.groups.offsets_log import LoadedState, OffsetsLog
 from broker.groups.schemas import decode_key
 from broker.groups.streams_assignment import AssignmentState, MemberState, Tasks
-from broker.groups.streams_coordinator import StreamsGroup, StreamsMember
+from broker.groups.streams_group import StreamsGroup, StreamsMember
 from broker.groups.streams_records import apply_delta, group_from_records, group_records, records_delta
 
 SETTINGS = settings(max_examples=100, deadline=None, database=None)

@@ -16,8 +16,9 @@ import pytest_asyncio
 
 from broker.config import BrokerConfig
 from broker.groups.coordinator import GroupCoordinator
-from broker.groups.group import OffsetAndMetadata
-from broker.groups.offsets_log import GROUP_METADATA_TOPIC_NAME, java_string_hash
+from broker.groups.base import OffsetAndMetadata
+from broker.groups.offsets_log import GROUP_METADATA_TOPIC_NAME
+from broker.java_hash import java_string_hash
 from broker.server import Broker
 from broker.transactions.coordinator import (
     ADD_PARTITION, DEFAULT_ERROR, GENERIC_ERROR_SUPPORTED, TransactionCoordinator,

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from broker.groups.offsets_log import partition_for
+from broker.groups.internal_topics import partition_for
 from protocol.errors import ErrorCode as E
 from protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
 from protocol.messages.add_partitions_to_txn import AddPartitionsToTxnRequest as APT

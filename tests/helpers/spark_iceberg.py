@@ -34,6 +34,11 @@ def runtime_jar() -> Path:
     return next(jvm.libs(f"iceberg-spark-{jvm.version('iceberg')}").glob("iceberg-spark-runtime-*.jar"))
 
 
+def aws_bundle_jar() -> Path:
+    """``iceberg-aws-bundle`` (S3FileIO and its AWS SDK), for tables in an S3 warehouse."""
+    return next(jvm.libs(f"iceberg-spark-{jvm.version('iceberg')}").glob("iceberg-aws-bundle-*.jar"))
+
+
 def venv_dir() -> Path:
     return jvm.cache_dir() / f"pyspark-{spark_version()}"
 
@@ -47,16 +52,21 @@ def unb64(v):
     return None if v is None else base64.b64decode(v)
 
 
-def sql(catalog_url: str, queries: dict[str, str], timeout: float = 400.0) -> dict[str, list[list]]:
+def sql(catalog_url: str, queries: dict[str, str], timeout: float = 400.0,
+        catalog_conf: dict[str, str] | None = None) -> dict[str, list[list]]:
     """Run ``queries`` (name -> SQL; the catalog is ``hourglass``) in one Spark session; name ->
     rows, each a list of values (binary values base64, timestamps as the SQL renders them); a
-    query Spark refuses fails the call with its error (every query's)."""
+    query Spark refuses fails the call with its error (every query's). ``catalog_conf``: more
+    properties of the catalog (``spark.sql.catalog.hourglass.<key>``); with any, the AWS bundle
+    is on the classpath too (S3 warehouses)."""
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)  # the job imports PySpark from its own venv only
     env.pop("SPARK_HOME", None)
     env.setdefault("JAVA_HOME", str(Path(jvm.java()).resolve().parents[1]))
     env["SPARK_LOCAL_IP"] = "127.0.0.1"
-    req = {"catalog": catalog_url, "jar": str(runtime_jar()), "queries": queries}
+    jars = [runtime_jar()] + ([aws_bundle_jar()] if catalog_conf is not None else [])
+    req = {"catalog": catalog_url, "jar": ",".join(map(str, jars)), "queries": queries,
+           "catalog_conf": catalog_conf or {}}
     p = subprocess.run([str(python()), str(JOB), json.dumps(req)], env=env, capture_output=True, text=True,
                        timeout=timeout)
     answers = [line for line in p.stdout.splitlines() if line.startswith(ANSWER)]

@@ -23,7 +23,10 @@ def plain(v):
 
 def main() -> None:
     req = json.loads(sys.argv[1])
-    spark = (SparkSession.builder.master("local[1]").appName("hourglass-iceberg-sql")
+    builder = SparkSession.builder
+    for key, value in req.get("catalog_conf", {}).items():  # e.g. header.X-Iceberg-Access-Delegation
+        builder = builder.config(f"spark.sql.catalog.hourglass.{key}", value)
+    spark = (builder.master("local[1]").appName("hourglass-iceberg-sql")
              .config("spark.jars", req["jar"])
              .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
              .config("spark.sql.catalog.hourglass", "org.apache.iceberg.spark.SparkCatalog")

@@ -165,30 +165,51 @@ def test_kill_9_during_translation_loses_and_doubles_no_row(lake):
     other round the kill lands inside a commit: once a Parquet file of the table exists that its
     current snapshot does not hold (written, not yet committed); the other rounds right after a
     commit. Then the table equals the read_committed log, each row once."""
+    files = lake.data_dir / ".hourglass" / "iceberg" / "redpanda" / "crashy" / "data"
+    kill_9_rounds(lake, "crashy", lambda: len(list(files.rglob("*.parquet"))) if files.exists() else 0)
+
+
+def kill_9_rounds(lake, topic: str, parquet_files, rounds: int = 8) -> None:
+    """The rounds of ``test_kill_9_during_translation_loses_and_doubles_no_row`` on ``lake``'s
+    warehouse, whose Parquet files of the topic ``parquet_files()`` counts (written, committed
+    or not)."""
     seed = random.randrange(2**32)
     rng = random.Random(seed)
-    b, url, topic = lake.bootstrap, lake.catalog_url, "crashy"
-    files = lake.data_dir / ".hourglass" / "iceberg" / "redpanda" / topic / "data"
+    b, url = lake.bootstrap, lake.catalog_url
     create_topic(b, topic, 2, {"iceberg.mode": "key_value", "iceberg.target.lag.ms": "20"})
     now = int(dt.datetime.now(dt.timezone.utc).timestamp() * 1000)
+
+    def produce(bootstrap, stop, r):
+        p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 2, "message.timeout.ms": 5000})
+        while not stop.is_set():
+            produce_random(p, r, topic, 2, 20, now)
+            p.poll(0.01)
+        p.flush(6)
+    mid_commit_kills, orphans = kill_rounds(lake, topic, parquet_files, rounds, produce, rng)
+    expected = log_rows(lake.bootstrap, topic, 2)
+    wait_caught_up(url, topic, expected)
+    got = rows_of(table(url, topic))
+    assert len({(r[0], r[1]) for r in got}) == len(got), f"seed {seed}: a row doubled"
+    assert got == expected, f"seed {seed}"
+    assert len(expected) > 100 and mid_commit_kills == (rounds + 1) // 2 and orphans > 0
+
+
+def kill_rounds(lake, topic: str, parquet_files, rounds: int, produce, rng: random.Random) -> tuple[int, int]:
+    """Rounds of: ``produce(bootstrap, stop_event, random)`` in a thread, kill -9 the broker,
+    restart. Every other round the kill lands inside a commit of ``topic``'s table: once a
+    Parquet file of it exists (``parquet_files()`` counts them, committed or not) that its current
+    snapshot does not hold; the other rounds right after a snapshot. Returns (kills inside a
+    commit, files left by the commits kills interrupted)."""
+    url = lake.catalog_url
     orphans = 0  # files of commits a kill interrupted
     mid_commit_kills = 0
-    for rnd in range(8):
+    for rnd in range(rounds):
         stop = threading.Event()
-
-        def produce(bootstrap=lake.bootstrap):
-            p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 2, "message.timeout.ms": 5000})
-            r = random.Random(rng.random())
-            while not stop.is_set():
-                produce_random(p, r, topic, 2, 20, now)
-                p.poll(0.01)
-            p.flush(6)
-        t = threading.Thread(target=produce)
+        t = threading.Thread(target=produce, args=(lake.bootstrap, stop, random.Random(rng.random())))
         t.start()
         if rnd % 2 == 0:
             def in_flight():
-                on_disk = len(list(files.rglob("*.parquet"))) if files.exists() else 0
-                return on_disk > _data_files(url, topic) + orphans
+                return parquet_files() > _data_files(url, topic) + orphans
             wait_until(in_flight, timeout=60, interval=0.005, what=f"round {rnd}: a commit under way")
             mid_commit_kills += 1
         else:
@@ -199,13 +220,8 @@ def test_kill_9_during_translation_loses_and_doubles_no_row(lake):
         stop.set()
         t.join(30)
         lake.start()
-        orphans = len(list(files.rglob("*.parquet"))) - _data_files(url, topic)
-    expected = log_rows(lake.bootstrap, topic, 2)
-    wait_caught_up(url, topic, expected)
-    got = rows_of(table(url, topic))
-    assert len({(r[0], r[1]) for r in got}) == len(got), f"seed {seed}: a row doubled"
-    assert got == expected, f"seed {seed}"
-    assert len(expected) > 100 and mid_commit_kills == 4 and orphans > 0
+        orphans = parquet_files() - _data_files(url, topic)
+    return mid_commit_kills, orphans
 
 
 def _data_files(url: str, topic: str) -> int:

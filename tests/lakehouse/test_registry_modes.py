@@ -12,7 +12,6 @@ import json
 import random
 import re
 import struct
-import threading
 import urllib.request
 
 import fastavro
@@ -26,7 +25,7 @@ from tests.helpers.broker import BrokerProcess
 from tests.helpers.clients import wait_until
 from tests.helpers.kafka_oracle import free_port
 from tests.helpers.txn import TXN_BROKER_OVERRIDES, create_topic, read_to_end, txn_producer
-from tests.lakehouse.test_iceberg_topics import _data_files, _snapshots, table
+from tests.lakehouse.test_iceberg_topics import kill_rounds, table
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 ORDER = {"type": "record", "name": "Order", "namespace": "com.acme", "fields": [
@@ -238,43 +237,24 @@ def test_kill_9_during_translation_of_both_tables_loses_and_doubles_no_row(regla
     seed = random.randrange(2**32)
     rng = random.Random(seed)
     b, url, topic = reglake.bootstrap, reglake.catalog_url, "crashy"
-    files = reglake.data_dir / ".hourglass" / "iceberg" / "redpanda" / topic / "data"
     create_topic(b, topic, 2, {"iceberg.mode": "value_schema_id_prefix", "iceberg.target.lag.ms": "20"})
     sr = SchemaRegistryClient({"url": reglake.registry_url})
     ser = AvroSerializer(sr, json.dumps(ORDER))
     ctx = SerializationContext(topic, MessageField.VALUE)
-    mid_commit_kills = 0
-    orphans = 0  # Parquet files of the topic's table that commits a kill interrupted left
-    for rnd in range(4):
-        stop = threading.Event()
 
-        def produce(bootstrap=reglake.bootstrap, r=random.Random(rng.random())):
-            p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 2, "message.timeout.ms": 5000})
-            i = 0
-            while not stop.is_set():
-                for _ in range(20):
-                    i += 1
-                    value = ser(random_order(r, i), ctx) if r.random() < 0.8 else r.randbytes(r.randint(0, 9))
-                    p.produce(topic, value=value, partition=r.randrange(2))
-                p.poll(0.01)
-            p.flush(6)
-        t = threading.Thread(target=produce)
-        t.start()
-        if rnd % 2 == 0:
-            def in_flight():  # a Parquet file of the topic's table its snapshot does not hold yet
-                on_disk = len(list(files.rglob("*.parquet"))) if files.exists() else 0
-                return on_disk > _data_files(url, topic) + orphans
-            wait_until(in_flight, timeout=60, interval=0.005, what=f"round {rnd}: a commit under way")
-            mid_commit_kills += 1
-        else:
-            snaps = _snapshots(url, topic)
-            wait_until(lambda: _snapshots(url, topic) > snaps, timeout=60, interval=0.02,
-                       what=f"round {rnd}: a new snapshot")
-        reglake.kill()
-        stop.set()
-        t.join(30)
-        reglake.start()
-        orphans = len(list(files.rglob("*.parquet"))) - _data_files(url, topic)
+    def produce(bootstrap, stop, r):
+        p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 2, "message.timeout.ms": 5000})
+        i = 0
+        while not stop.is_set():
+            for _ in range(20):
+                i += 1
+                value = ser(random_order(r, i), ctx) if r.random() < 0.8 else r.randbytes(r.randint(0, 9))
+                p.produce(topic, value=value, partition=r.randrange(2))
+            p.poll(0.01)
+        p.flush(6)
+    files = reglake.data_dir / ".hourglass" / "iceberg" / "redpanda" / topic / "data"  # the topic's table only
+    mid_commit_kills, orphans = kill_rounds(reglake, topic, lambda: len(list(files.rglob("*.parquet"))) if files.exists() else 0,
+                                            4, produce, rng)
     log = log_of(reglake.bootstrap, topic, 2)
     wait_translated(url, topic, log)
     good, dead = rows(url, topic), rows(url, topic + "~dlq")  # rows() fails on a doubled row
@@ -284,8 +264,6 @@ def test_kill_9_during_translation_of_both_tables_loses_and_doubles_no_row(regla
         if (part, off) in dead:
             assert dead[(part, off)]["value"] == value
     assert len(log) > 100 and len(dead) > 10 and mid_commit_kills == 2 and orphans > 0
-
-
 
 
 def test_without_a_registry_the_topic_waits_and_the_broker_serves(tmp_path):
