@@ -86,7 +86,7 @@ class _Resolver:
                 raise ValueError(f"schema id {schema_id} is not in the Schema Registry")
             path: tuple[int, ...] = ()
             if version.schema_type.upper() == "PROTOBUF":
-                path, used = value_formats.module_for("PROTOBUF").message_indexes(payload)
+                path, used = _protobuf().message_indexes(payload)
                 payload = payload[used:]
             return (version.schema_id, path), self._translator(version, path), payload
         if self._latest is False:
@@ -98,11 +98,18 @@ class _Resolver:
         if version.schema_type.upper() == "PROTOBUF":
             path = (0,)  # Redpanda: the schema's first message unless protobuf_name names one
             if self.cfg.protobuf_name:
-                find = getattr(value_formats.module_for("PROTOBUF"), "message_path", None)
+                find = getattr(_protobuf(), "message_path", None)
                 if find is None:
                     raise RuntimeError("iceberg.mode protobuf_name is not served yet")  # pauses the topic
                 path = find(version.schema, dict(version.references), self.cfg.protobuf_name)
         return (version.schema_id, path), self._translator(version, path), value
+
+
+def _protobuf():
+    try:
+        return value_formats.module_for("PROTOBUF")
+    except ImportError as exc:  # a dead letter saying so, as any schema without translation
+        raise ValueError(f"PROTOBUF values have no Iceberg translation here: {exc}") from None
 
 
 def _evolve(table, struct) -> tuple[object, str | None]:
