@@ -21,7 +21,10 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from lakehouse import registry_tables
 from lakehouse.expiry import Retention, TableExpiry
+from lakehouse.registry_modes import is_registry_mode
+from lakehouse.registry_tables import metadata_schema
 from lakehouse.tables import TopicTables, close_quietly
 from lakehouse.warehouse import describe_failure, other_catalogs, probe, retry_delay_ms, warehouse_of
 from lakehouse.translate import NAMESPACE, Aborted, Slice, table_name
@@ -45,6 +48,7 @@ class TopicState:
     last_commit_ms: int | None = None
     behind_since_ms: int | None = None  # since when the table trails the log (None: caught up)
     head: tuple | None = None  # the table's current snapshot: (id, commit time ms, rows)
+    dead_letters: int = 0  # rows this broker wrote to <topic>~dlq since start (registry modes)
 
 
 @dataclass
@@ -60,8 +64,10 @@ class Stats:
 class IcebergTopics:
     """The broker service (``broker.extensions.BrokerService``) translating topics to tables."""
 
-    def __init__(self, broker):
+    def __init__(self, broker, schemas=None):
         self.broker = broker
+        # the registry modes' schema lookups (``by_id``, ``latest``), run on the loop for the worker thread
+        self.schemas = _OnLoop(schemas) if schemas is not None else None
         self.warehouse = warehouse_of(broker.cfg)
         self.tables = TopicTables(self.warehouse)
         self.executor = ThreadPoolExecutor(1, thread_name_prefix="iceberg")
@@ -172,9 +178,12 @@ class IcebergTopics:
         st = self.state.get(topic)
         if st is not None and st.topic_id != topic_id:  # deleted and made again in between
             st = None
+        registry = is_registry_mode(cfg.iceberg_mode)
         if st is None:
-            committed, head = await self._in_thread(self.tables.last_offsets, topic, topic_id,
-                                                    cfg.iceberg_partition_spec)
+            spec = cfg.iceberg_partition_spec
+            # pyiceberg (metadata_schema's) is imported in the worker thread, never on the loop
+            committed, head = await self._in_thread(
+                lambda: self.tables.last_offsets(topic, topic_id, spec, metadata_schema() if registry else None))
             st = self.state[topic] = TopicState(committed, {p: o + 1 for p, o in committed.items()}, topic_id)
             st.head = head
         slices = []
@@ -213,13 +222,23 @@ class IcebergTopics:
             return 0
         if st.behind_since_ms is None:
             st.behind_since_ms = now
-        committed, advanced, rows, head = await self._in_thread(
-            self.tables.commit, topic, slices, st.committed, topic_id, cfg.iceberg_partition_spec,
-            cfg.iceberg_upsert)
+        if registry:
+            if self.schemas is None:
+                raise RuntimeError(f"iceberg.mode {cfg.iceberg_mode} needs a Schema Registry lookup")
+            self.schemas.loop = asyncio.get_running_loop()
+            committed, advanced, rows, head, dead = await self._in_thread(
+                registry_tables.commit, self.tables, topic, slices, st.committed, topic_id,
+                cfg.iceberg_partition_spec, cfg.iceberg_mode, self.schemas)
+            st.dead_letters += dead
+        else:
+            committed, advanced, rows, head = await self._in_thread(
+                self.tables.commit, topic, slices, st.committed, topic_id, cfg.iceberg_partition_spec,
+                cfg.iceberg_upsert)
         st.committed = committed
         st.next.update(advanced)
-        if head is not None:  # a snapshot was committed (an upsert's may add no row, only delete)
+        if head is not None:  # committed: an upsert's may add no row (only delete), a registry mode's may hold dead letters only
             st.head = head
+        if rows:
             st.rows += rows
             st.snapshots += 1
             st.last_commit_ms = now
@@ -264,6 +283,7 @@ class IcebergTopics:
                 "lag_seconds": 0 if n == 0 or since is None else max(self.broker.clock.now_ms() - since, 0) / 1000,
                 "rows_since_start": st.rows if st else 0, "commits_since_start": st.snapshots if st else 0,
                 "last_commit_ms": st.last_commit_ms if st else None,
+                "dead_letters_since_start": st.dead_letters if st else 0,
                 "failures_in_a_row": self._retry.get(topic, (0, 0, ""))[0],
                 "last_failure": self._retry.get(topic, (0, 0, ""))[2],
                 "retention": Retention.of(self.broker.logs.config_for(topic)).describe()}
@@ -278,3 +298,21 @@ class IcebergTopics:
                 nxt = max(st.next.get(p, 0) if st else 0, plog.log_start_offset)
                 out += max(plog.last_stable_offset - nxt, 0)
         return out
+
+
+class _OnLoop:
+    """Calls of ``target``'s methods from the worker thread, run on the event loop (the
+    registry's state is the loop's); the thread waits for the answer."""
+
+    def __init__(self, target, timeout_s: float = 30.0):
+        self.target, self.timeout_s = target, timeout_s
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def __getattr__(self, name):
+        fn = getattr(self.target, name)
+
+        def call(*args):
+            async def run():
+                return fn(*args)
+            return asyncio.run_coroutine_threadsafe(run(), self.loop).result(self.timeout_s)
+        return call

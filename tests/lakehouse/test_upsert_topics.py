@@ -186,3 +186,24 @@ def test_turning_upsert_on_deduplicates_the_table_and_off_appends_again(lake):
     wait_caught_up(url, topic, log)
     new = [r for r in log if r[1] > last[r[0]]]
     assert len(new) == 3 and rows_of(table(url, topic)) == sorted(expected + new)
+
+
+def test_upsert_with_a_registry_mode_is_refused_with_the_reason(lake):
+    """``iceberg.upsert`` is built for the key_value layout only: with a registry mode it is
+    refused (INVALID_CONFIG naming both keys), at creation and by a later alter, never ignored."""
+    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
+    from confluent_kafka import KafkaException
+    admin = AdminClient({"bootstrap.servers": lake.bootstrap})
+    (fut,) = admin.create_topics([NewTopic("typed-upserts", 1, config={
+        "iceberg.mode": "value_schema_id_prefix", "iceberg.upsert": "true"})]).values()
+    with pytest.raises(KafkaException) as exc:
+        fut.result(10)
+    err = exc.value.args[0]
+    assert err.name() == "INVALID_CONFIG" and "iceberg.upsert" in err.str() and "value_schema_id_prefix" in err.str()
+    create_topic(lake.bootstrap, "kv-upserts", 1, {**COMPACTED})
+    res = ConfigResource("topic", "kv-upserts", incremental_configs=[
+        ConfigEntry("iceberg.mode", "value_schema_latest", incremental_operation=AlterConfigOpType.SET)])
+    (fut,) = admin.incremental_alter_configs([res]).values()
+    with pytest.raises(KafkaException) as exc:
+        fut.result(10)
+    assert exc.value.args[0].name() == "INVALID_CONFIG" and "iceberg.upsert" in exc.value.args[0].str()
