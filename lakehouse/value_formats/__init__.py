@@ -14,7 +14,8 @@ A ``Translator`` is what the table side needs of one schema version:
   the table reassigns them (at creation, or when evolution adds columns by name).
 - ``decode(payload: bytes) -> dict``: the payload is the value's bytes after Confluent's wire
   prefix (magic byte 0, 4-byte big-endian schema id and, for Protobuf, the message indexes). It
-  returns a dict that ``pyarrow.Table.from_pylist(rows, schema=struct.as_arrow())`` accepts
+  returns a dict that ``pyarrow.Table.from_pylist(rows, schema=Schema(*struct.fields).as_arrow())``
+  accepts (``pyiceberg.schema.Schema``; a StructType has no ``as_arrow`` itself)
   (top-level column name -> value), and raises ``ValueError(reason)`` on bytes that do not decode
   with the schema. It is pure and runs in the translation worker thread.
 
