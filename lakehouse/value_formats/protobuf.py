@@ -24,7 +24,7 @@ enum                                        string (the value's name)
 message                                     struct
 repeated T                                  list<T>
 map<K, V>                                   map<K, V>
-google.protobuf.Timestamp                   timestamp (microseconds; nanos truncated)
+google.protobuf.Timestamp                   timestamptz (microseconds; nanos truncated)
 google.protobuf.Struct / Value / ListValue  string (the value as JSON text)
 ==========================================  =============================================
 
@@ -40,9 +40,13 @@ Refused, as Redpanda refuses them (``translator`` raises ``ValueError``: the rec
 dead-letter table with the reason): recursive messages (a message that contains itself at any
 depth) and proto2 groups.
 
-Where we differ from Redpanda: Redpanda's own ``redpanda.datalake.*`` helper types (its Date
-message) are not known here (they are ordinary structs); extensions are not columns (Redpanda
-ignores them too, but says nothing).
+Where we differ from Redpanda:
+
+- ``google.protobuf.Timestamp`` is ``timestamptz``: it is an instant (UTC), as Avro's
+  ``timestamp-*`` and JSON Schema's ``date-time`` are here; Redpanda's table type is
+  ``timestamp`` (its values are instants all the same).
+- Redpanda's own ``redpanda.datalake.*`` helper types (its Date message) are not known here:
+  they are ordinary structs. Extensions are not columns.
 """
 from __future__ import annotations
 
@@ -54,7 +58,7 @@ from google.protobuf.descriptor import FieldDescriptor as FD
 from google.protobuf.message import DecodeError, Message
 from google.protobuf.message_factory import GetMessageClass
 from pyiceberg.types import (BinaryType, BooleanType, DoubleType, FloatType, IcebergType, IntegerType, ListType,
-                             LongType, MapType, NestedField, StringType, StructType, TimestampType)
+                             LongType, MapType, NestedField, StringType, StructType, TimestamptzType)
 
 from schema_registry.formats import SchemaError
 from schema_registry.formats.protobuf import parse
@@ -215,7 +219,7 @@ def _single(fd, stack, ids) -> tuple[IcebergType, Convert | None, object]:
     if t == FD.TYPE_MESSAGE:
         full = fd.message_type.full_name
         if full == _TIMESTAMP:
-            return TimestampType(), _timestamp, None
+            return TimestamptzType(), _timestamp, None
         if full in _JSON_TYPES:
             return StringType(), _json_text, None
         struct, row = _message(fd.message_type, stack, ids)
