@@ -151,7 +151,7 @@ def _translate(s, resolver, stack: tuple[int, ...], where: str, ids) -> tuple[Ic
     if t == "integer":
         return LongType(), nullable, _long
     if t == "number":
-        return DoubleType(), nullable, float
+        return DoubleType(), nullable, _double
     if t == "string":
         fmt = s.get("format")
         if fmt in _FORMATS:
@@ -215,6 +215,13 @@ def _long(x) -> int:
     if not _LONG_MIN <= v <= _LONG_MAX:
         raise ValueError(f"integer {x} out of the range of Iceberg's long")
     return v
+
+
+def _double(x) -> float:
+    try:
+        return float(x)
+    except OverflowError:  # an integer beyond any double
+        raise ValueError(f"number {x} out of the range of Iceberg's double") from None
 
 
 def _date_time(text: str) -> dt.datetime:

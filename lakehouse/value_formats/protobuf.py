@@ -5,7 +5,9 @@ compiled by the registry's own parser (``schema_registry.formats.protobuf.parse`
 well-known types on the include path); the files go into one ``descriptor_pool`` and payloads
 are decoded by protobuf's generated-at-runtime message class (``message_factory``), never by
 hand. ``message_path`` is Confluent's message-index path: ``()`` or ``(0,)`` is the file's
-first message, ``(1, 0)`` the first nested message of the second, and so on.
+first message, ``(1, 0)`` the first nested message of the second, and so on;
+``message_path(schema_text, references, full_name)`` finds the path of a message by its full
+name (``value_schema_latest:protobuf_name=``).
 
 Type mapping (Redpanda's "Schema types translation", Protobuf tab, and its
 ``iceberg/conversion/schema_protobuf``):
@@ -87,6 +89,36 @@ def message_indexes(payload: bytes) -> tuple[tuple[int, ...], int]:
     return tuple(path), end
 
 
+def message_path(schema_text: str, references: dict[str, str], full_name: str) -> tuple[int, ...]:
+    """The message-index path of the message ``full_name`` (package-qualified, as Redpanda's
+    ``value_schema_latest:protobuf_name=`` names it) in the schema. Raises ValueError when the
+    schema does not compile or defines no such message."""
+    schema = _parse(schema_text, references)
+    want = full_name.lstrip(".")
+
+    def find(msgs, prefix, path):
+        for i, m in enumerate(msgs):
+            name = f"{prefix}.{m.name}" if prefix else m.name
+            if name == want:
+                return (*path, i)
+            found = find(m.nested_type, name, (*path, i))
+            if found is not None:
+                return found
+        return None
+
+    found = find(schema.fdp.message_type, schema.fdp.package, ())
+    if found is None:
+        raise ValueError(f"the schema defines no message {full_name!r}")
+    return found
+
+
+def _parse(schema_text: str, references: dict[str, str]):
+    try:
+        return parse(schema_text, dict(references))
+    except SchemaError as exc:
+        raise ValueError(f"invalid PROTOBUF schema: {exc}") from None
+
+
 class ProtobufTranslator:
     """One message type of one schema version: ``struct`` its columns, ``decode`` a payload
     into a row of them. The converters are built once, here."""
@@ -115,10 +147,7 @@ def translator(schema_text: str, references: dict[str, str], message_path: tuple
     """The translator of the message ``message_path`` names in the schema. Raises ValueError
     for a schema that does not compile, a path naming no message, or a message Redpanda does
     not translate (recursive, groups)."""
-    try:
-        schema = parse(schema_text, dict(references))
-    except SchemaError as exc:
-        raise ValueError(f"invalid PROTOBUF schema: {exc}") from None
+    schema = _parse(schema_text, references)
     pool = descriptor_pool.DescriptorPool()
     files = {**schema.deps, schema.fdp.name: schema.fdp}
     added: set[str] = set()

@@ -305,6 +305,17 @@ def test_protobuf_nested_message_by_its_indexes(registry, pb):
         translator_for("PROTOBUF", *wire_split(registry, serialize(registry, deep), True)[:2], (1, 5))
 
 
+def test_protobuf_message_path_of_a_full_name(registry, pb):
+    text, refs, _, _ = wire_split(registry, serialize(registry, pb.Other.Deep()), True)
+    assert pbfmt.message_path(text, refs, "lk.Event") == (0,)
+    assert pbfmt.message_path(text, refs, "lk.Event.Inner") == (0, 0)
+    assert pbfmt.message_path(text, refs, "lk.Other.Deep.Deeper") == (1, 0, 0)
+    with pytest.raises(ValueError, match="no message 'lk.Nope'"):
+        pbfmt.message_path(text, refs, "lk.Nope")
+    tr = pbfmt.translator(text, refs, pbfmt.message_path(text, refs, "lk.Other.Deep.Deeper"))
+    assert tr.decode(b"\x08\x01") == {"on": True}
+
+
 def test_protobuf_undecodable_bytes_raise(registry, pb):
     tr, _, payload = pb_translate(registry, serialize(registry, pb.Event(text="x")))
     for bad in (b"\xff\xff\xff", payload[:-1], b"\x0a\x05ab"):
@@ -502,7 +513,8 @@ def test_json_invalid_documents_raise(registry, order_serializer):
                         (b'{"id": "1"}', "at /id"), (b'{"id": 1, "lines": [{"sku": "a"}]}', "at /lines/0"),
                         (b'{"id": 1, "at": "yesterday"}', "date-time"),
                         (b'{"id": 1, "at": "2024-01-01T00:00:00"}', "no offset"),
-                        (b'{"id": 9223372036854775808}', "range"), (b"null", "not valid")):
+                        (b'{"id": 9223372036854775808}', "range"), (b'{"id": 1e19}', "range"),
+                        (b'{"id": 1, "price": 1' + b"0" * 400 + b"}", "double"), (b"null", "not valid")):
         with pytest.raises(ValueError, match=reason):
             tr.decode(bad)
 
