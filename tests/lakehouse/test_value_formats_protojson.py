@@ -10,11 +10,9 @@ and every row must be accepted by pyarrow for the struct's Arrow schema.
 """
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import io
 import json
-import struct
 import uuid
 
 import pyarrow as pa
@@ -23,7 +21,6 @@ from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegis
 from confluent_kafka.schema_registry.json_schema import JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
-from google.protobuf import json_format
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyiceberg.schema import Schema as IcebergSchema
@@ -33,7 +30,7 @@ from hourglass.embedded import EmbeddedBroker
 from lakehouse.value_formats import jsonschema as jsonfmt
 from lakehouse.value_formats import protobuf as pbfmt
 from lakehouse.value_formats import translator as translator_for
-from tests.schemas.test_protobuf_clients import generate
+from tests.helpers.lake_values import CUSTOMER, ORDER, event_classes, maps_as_dicts, pb_expected
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 UTC = dt.timezone.utc
@@ -72,61 +69,11 @@ def arrow_accepts(tr, rows: list[dict]) -> list[dict]:
     return pa.Table.from_pylist(rows, schema=arrow).to_pylist()
 
 
-def maps_as_dicts(value, itype):
-    """A row with every map (a list of key/value pairs) as a dict, to compare without order."""
-    if value is None:
-        return None
-    if isinstance(itype, StructType):
-        return {f.name: maps_as_dicts(value.get(f.name), f.field_type) for f in itype.fields}
-    if isinstance(itype, ListType):
-        return [maps_as_dicts(v, itype.element_type) for v in value]
-    if isinstance(itype, MapType):
-        return {k: maps_as_dicts(v, itype.value_type) for k, v in value}
-    return value
-
-
 # --------------------------------------------------------------------------- Protobuf
 
-COMMON = """syntax = "proto3";
-package lk.common;
-message Money { string currency = 1; sint64 units = 2; }
-enum Level { LOW = 0; MID = 1; HIGH = 2; }
-"""
-
-EVENT = """syntax = "proto3";
-package lk;
-import "{common}";
-import "google/protobuf/timestamp.proto";
-import "google/protobuf/duration.proto";
-import "google/protobuf/struct.proto";
-import "google/protobuf/wrappers.proto";
-message Event {
-  message Inner { string label = 1; repeated double xs = 2; }
-  int32 i32 = 1; sint32 s32 = 2; sfixed32 sf32 = 3;
-  int64 i64 = 4; sint64 s64 = 5; sfixed64 sf64 = 6;
-  uint32 u32 = 7; fixed32 f32 = 8; uint64 u64 = 9; fixed64 f64 = 10;
-  float fl = 11; double db = 12; bool flag = 13; string text = 14; bytes blob = 15;
-  lk.common.Level level = 16; optional string maybe = 17;
-  Inner inner = 18; repeated Inner inners = 19; repeated int64 nums = 20; repeated string words = 21;
-  map<string, int32> counts = 22; map<int64, Inner> by_id = 23;
-  oneof choice { string name = 24; lk.common.Money price = 25; }
-  google.protobuf.Timestamp at = 26; google.protobuf.Duration took = 27;
-  google.protobuf.Struct extra = 28; google.protobuf.Int64Value wrapped = 29;
-  repeated lk.common.Level levels = 30; optional int64 maybe_n = 31;
-}
-message Other {
-  string a = 1;
-  message Deep { int32 d = 1; repeated Other.Deep.Deeper more = 2; message Deeper { bool on = 1; } }
-}
-"""
-
-
 @pytest.fixture(scope="module")
-def pb(tmp_path_factory):
-    tag = uuid.uuid4().hex[:8]
-    common, main = f"lkcommon_{tag}.proto", f"lkevent_{tag}.proto"
-    return generate(tmp_path_factory.mktemp("proto"), {common: COMMON, main: EVENT.replace("{common}", common)},
-                    f"lkevent_{tag}_pb2")
+def pb():
+    return event_classes()
 
 
 def serialize(sr, msg, topic="t") -> bytes:
@@ -137,84 +84,6 @@ def serialize(sr, msg, topic="t") -> bytes:
 def pb_translate(sr, data: bytes):
     text, refs, path, payload = wire_split(sr, data, protobuf=True)
     return translator_for("PROTOBUF", text, refs, path), path, payload
-
-
-class JsonText:
-    """Equal to a JSON text of ``value`` (a Struct's map has no order on the wire)."""
-
-    def __init__(self, value):
-        self.value = value
-
-    def __eq__(self, other):
-        return isinstance(other, str) and json.loads(other) == self.value
-
-    def __repr__(self):
-        return f"JsonText({self.value!r})"
-
-
-def pb_model(d: dict | None, desc):
-    """The row the mapping promises, from protobuf's JSON printing of the message (every field
-    with no presence printed, proto field names): another route to each value than the
-    translator's."""
-    if d is None:
-        return None
-    from google.protobuf.descriptor import FieldDescriptor as FD
-    out = {}
-    for fd in desc.fields:
-        v = d.get(fd.name)
-        if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
-            kf, vf = fd.message_type.fields_by_name["key"], fd.message_type.fields_by_name["value"]
-            out[fd.name] = None if v is None else {pb_scalar(k, kf, key=True): pb_one(x, vf) for k, x in v.items()}
-        elif fd.is_repeated:
-            out[fd.name] = None if v is None else [pb_one(x, fd) for x in v]
-        else:
-            out[fd.name] = None if v is None else pb_one(v, fd)
-    return out
-
-
-def pb_one(v, fd):
-    from google.protobuf.descriptor import FieldDescriptor as FD
-    if fd.type != FD.TYPE_MESSAGE:
-        return pb_scalar(v, fd)
-    name = fd.message_type.full_name
-    if name == "google.protobuf.Timestamp":
-        t = dt.datetime.fromisoformat(v)
-        return (t - dt.datetime(1970, 1, 1, tzinfo=UTC)) // dt.timedelta(microseconds=1)
-    if name in ("google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"):
-        return JsonText(v)
-    if name == "google.protobuf.Duration":  # "1.5s": seconds and nanos, the nanos the sign of seconds
-        text = v[:-1]
-        neg = text.startswith("-")
-        whole, _, frac = text.lstrip("-").partition(".")
-        secs, nanos = int(whole), int((frac + "000000000")[:9])
-        return {"seconds": -secs if neg else secs, "nanos": -nanos if neg else nanos}
-    if name == "google.protobuf.Int64Value":
-        return {"value": int(v)}
-    return pb_model(v, fd.message_type)
-
-
-def pb_scalar(v, fd, key=False):
-    from google.protobuf.descriptor import FieldDescriptor as FD
-    t = fd.type
-    if t in (FD.TYPE_INT64, FD.TYPE_SINT64, FD.TYPE_SFIXED64, FD.TYPE_INT32, FD.TYPE_SINT32, FD.TYPE_SFIXED32,
-             FD.TYPE_UINT32, FD.TYPE_FIXED32):
-        return int(v)
-    if t in (FD.TYPE_UINT64, FD.TYPE_FIXED64):
-        return str(int(v))
-    if t == FD.TYPE_FLOAT:
-        return struct.unpack("<f", struct.pack("<f", float(v)))[0]
-    if t == FD.TYPE_DOUBLE:
-        return float(v)
-    if t == FD.TYPE_BOOL:
-        return v if not key else v == "true"
-    if t == FD.TYPE_BYTES:
-        return base64.b64decode(v)
-    return v  # string; enum: its name
-
-
-def pb_expected(msg) -> dict:
-    d = json_format.MessageToDict(msg, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
-    return pb_model(d, msg.DESCRIPTOR)
 
 
 def assert_pb_row(sr, msg):
@@ -438,27 +307,6 @@ def test_message_indexes_refuse_truncated():
 
 
 # --------------------------------------------------------------------------- JSON Schema
-
-CUSTOMER = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
-            "properties": {"cid": {"type": "integer"}, "email": {"type": "string"}}, "required": ["cid"]}
-ORDER = {
-    "$schema": "http://json-schema.org/draft-07/schema#", "title": "Order", "type": "object",
-    "definitions": {"line": {"type": "object", "additionalProperties": False, "required": ["sku", "qty"],
-                             "properties": {"sku": {"type": "string"}, "qty": {"type": "integer"}}}},
-    "properties": {
-        "id": {"type": "integer"}, "note": {"type": ["string", "null"]}, "price": {"type": "number"},
-        "paid": {"type": "boolean"}, "at": {"type": "string", "format": "date-time"},
-        "day": {"type": "string", "format": "date"}, "clock": {"type": "string", "format": "time"},
-        "lines": {"type": "array", "items": {"$ref": "#/definitions/line"}},
-        "tags": {"type": ["array", "null"], "items": {"type": ["string", "null"]}},
-        "ship": {"type": "object", "properties": {
-            "city": {"type": "string"},
-            "geo": {"type": "object", "properties": {"lat": {"type": "number"}, "lon": {"type": "number"}}}}},
-        "customer": {"$ref": "customer.json"},
-    },
-    "required": ["id"],
-}
-
 
 @pytest.fixture(scope="module")
 def order_serializer(registry):
