@@ -21,6 +21,9 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from lakehouse import registry_tables
+from lakehouse.registry_modes import is_registry_mode
+from lakehouse.registry_tables import metadata_schema
 from lakehouse.tables import TopicTables, close_quietly, warehouse_dir
 from lakehouse.translate import NAMESPACE, Aborted, Slice, table_name
 from protocol.records.batch import iter_batch_positions
@@ -55,8 +58,10 @@ class Stats:
 class IcebergTopics:
     """The broker service (``broker.extensions.BrokerService``) translating topics to tables."""
 
-    def __init__(self, broker):
+    def __init__(self, broker, schemas=None):
         self.broker = broker
+        # the registry modes' schema lookups (``by_id``, ``latest``), run on the loop for the worker thread
+        self.schemas = _OnLoop(schemas) if schemas is not None else None
         self.tables = TopicTables(warehouse_dir(broker.cfg.log_dirs))
         self.executor = ThreadPoolExecutor(1, thread_name_prefix="iceberg")
         self.state: dict[str, TopicState] = {}
@@ -139,9 +144,12 @@ class IcebergTopics:
         st = self.state.get(topic)
         if st is not None and st.topic_id != topic_id:  # deleted and made again in between
             st = None
+        registry = is_registry_mode(cfg.iceberg_mode)
         if st is None:
-            committed, head = await self._in_thread(self.tables.last_offsets, topic, topic_id,
-                                                    cfg.iceberg_partition_spec)
+            spec = cfg.iceberg_partition_spec
+            # pyiceberg (metadata_schema's) is imported in the worker thread, never on the loop
+            committed, head = await self._in_thread(
+                lambda: self.tables.last_offsets(topic, topic_id, spec, metadata_schema() if registry else None))
             st = self.state[topic] = TopicState(committed, {p: o + 1 for p, o in committed.items()}, topic_id)
             st.head = head
         slices = []
@@ -180,8 +188,16 @@ class IcebergTopics:
             return 0
         if st.behind_since_ms is None:
             st.behind_since_ms = now
-        committed, advanced, rows, head = await self._in_thread(
-            self.tables.commit, topic, slices, st.committed, topic_id, cfg.iceberg_partition_spec)
+        if registry:
+            if self.schemas is None:
+                raise RuntimeError(f"iceberg.mode {cfg.iceberg_mode} needs a Schema Registry lookup")
+            self.schemas.loop = asyncio.get_running_loop()
+            committed, advanced, rows, head = await self._in_thread(
+                registry_tables.commit, self.tables, topic, slices, st.committed, topic_id,
+                cfg.iceberg_partition_spec, cfg.iceberg_mode, self.schemas)
+        else:
+            committed, advanced, rows, head = await self._in_thread(
+                self.tables.commit, topic, slices, st.committed, topic_id, cfg.iceberg_partition_spec)
         st.committed = committed
         st.next.update(advanced)
         if rows:
@@ -217,3 +233,21 @@ class IcebergTopics:
                 nxt = max(st.next.get(p, 0) if st else 0, plog.log_start_offset)
                 out += max(plog.last_stable_offset - nxt, 0)
         return out
+
+
+class _OnLoop:
+    """Calls of ``target``'s methods from the worker thread, run on the event loop (the
+    registry's state is the loop's); the thread waits for the answer."""
+
+    def __init__(self, target, timeout_s: float = 30.0):
+        self.target, self.timeout_s = target, timeout_s
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def __getattr__(self, name):
+        fn = getattr(self.target, name)
+
+        def call(*args):
+            async def run():
+                return fn(*args)
+            return asyncio.run_coroutine_threadsafe(run(), self.loop).result(self.timeout_s)
+        return call

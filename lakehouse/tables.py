@@ -133,30 +133,31 @@ class TopicTables:
             self._catalog = open_catalog(self.warehouse)
         return self._catalog
 
-    def table(self, topic: str, spec_text: str = DEFAULT_SPEC):
-        """The topic's table, created (key_value layout, partitioned by ``spec_text``) when missing."""
+    def table(self, topic: str, spec_text: str = DEFAULT_SPEC, schema=None):
+        """The topic's table, created (``schema``, the key_value layout by default, partitioned
+        by ``spec_text``) when missing."""
         from pyiceberg.exceptions import NoSuchTableError
         ident = (NAMESPACE, table_name(topic))
         try:
             return self.catalog.load_table(ident)
         except NoSuchTableError:
             log.info("creating Iceberg table %s.%s for topic %s", NAMESPACE, table_name(topic), topic)
-            schema = key_value_schema()
+            schema = schema or key_value_schema()
             return self.catalog.create_table_if_not_exists(ident, schema,
                                                            partition_spec=partition_spec(schema, spec_text))
 
-    def last_offsets(self, topic: str, topic_id: str = "",
-                     spec_text: str = DEFAULT_SPEC) -> tuple[dict[int, int], tuple | None]:
+    def last_offsets(self, topic: str, topic_id: str = "", spec_text: str = DEFAULT_SPEC,
+                     schema=None) -> tuple[dict[int, int], tuple | None]:
         """partition -> last offset the table holds (its current snapshot's summary). A table
         left by a deleted topic of the same name is dropped first and made anew (Redpanda drops
         a topic's table when the topic is deleted; here it stays readable until then)."""
-        table = self.table(topic, spec_text)
+        table = self.table(topic, spec_text, schema)
         summary = snapshot_summary(table)
         if table_of_other_topic(summary, topic_id):
             log.warning("Iceberg table %s.%s was written from a deleted topic of that name; it is dropped "
                         "and made anew for topic %s (id %s)", NAMESPACE, table_name(topic), topic, topic_id)
             self.catalog.purge_table((NAMESPACE, table_name(topic)))
-            table = self.table(topic, spec_text)
+            table = self.table(topic, spec_text, schema)
             summary = snapshot_summary(table)
         return last_offsets(summary), head(table)
 

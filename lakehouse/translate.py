@@ -23,9 +23,6 @@ from protocol.records.record import CONTROL_ABORT, control_record_type
 NAMESPACE = "redpanda"
 #: Redpanda's dead-letter table: ``<topic>~dlq`` beside the topic's table
 DLQ_SUFFIX = "~dlq"
-#: ``iceberg.mode`` values (Redpanda's ``redpanda.iceberg.mode``); only the first two are served yet
-MODES = ("disabled", "key_value", "value_schema_id_prefix", "value_schema_latest")
-SERVED_MODES = ("disabled", "key_value")
 #: snapshot summary key recording a partition's last translated offset
 _LAST_OFFSET = "hourglass.partition.{}.last-offset"
 _LAST_OFFSET_PREFIX, _LAST_OFFSET_SUFFIX = "hourglass.partition.", ".last-offset"
@@ -74,17 +71,22 @@ def committed_records(batches: Iterable[tuple], aborted: Iterable, start: int, l
                 yield header, r
 
 
+def record_metadata(partition: int, header, record) -> dict:
+    """The ``redpanda`` struct of every mode's row (Redpanda's): the record's metadata and key.
+    A negative timestamp (Kafka's NO_TIMESTAMP) is null; times are microseconds since the epoch
+    (Iceberg's timestamptz)."""
+    ts = record.timestamp
+    return {"partition": partition, "offset": record.offset,
+            "timestamp": ts * 1000 if ts >= 0 else None,
+            "timestamp_type": header.timestamp_type,
+            "headers": [{"key": k, "value": v} for k, v in record.headers],
+            "key": record.key}
+
+
 def key_value_row(partition: int, header, record) -> dict:
     """A record as a row of the ``key_value`` table (Redpanda's layout: a ``redpanda`` struct of
-    the record's metadata and key, and the value bytes). A negative timestamp (Kafka's
-    NO_TIMESTAMP) is null; times are microseconds since the epoch (Iceberg's timestamptz)."""
-    ts = record.timestamp
-    return {"redpanda": {"partition": partition, "offset": record.offset,
-                         "timestamp": ts * 1000 if ts >= 0 else None,
-                         "timestamp_type": header.timestamp_type,
-                         "headers": [{"key": k, "value": v} for k, v in record.headers],
-                         "key": record.key},
-            "value": record.value}
+    the record's metadata and key, and the value bytes)."""
+    return {"redpanda": record_metadata(partition, header, record), "value": record.value}
 
 
 TOPIC_ID = "hourglass.topic-id"

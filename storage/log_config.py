@@ -231,6 +231,46 @@ class IcebergPartitionSpec(NamedTuple):
         return "(transform(column), ...)"
 
 
+#: ``iceberg.mode`` values (Redpanda's ``redpanda.iceberg.mode``)
+ICEBERG_MODES = ("disabled", "key_value", "value_schema_id_prefix", "value_schema_latest")
+#: the options ``value_schema_latest:k=v,...`` takes (Redpanda's)
+ICEBERG_LATEST_OPTIONS = ("subject", "protobuf_name")
+
+
+def parse_iceberg_mode(text: str) -> tuple[str, dict[str, str]]:
+    """``iceberg.mode`` as ``(mode, options)``: one of ``ICEBERG_MODES``, and for
+    ``value_schema_latest`` Redpanda's optional ``:subject=<subject>,protobuf_name=<full name>``;
+    raises ValueError naming what is wrong."""
+    mode, sep, rest = text.strip().partition(":")
+    if mode not in ICEBERG_MODES:
+        raise ValueError("String must be one of: " + ", ".join(ICEBERG_MODES)
+                         + " (value_schema_latest may take :subject=...,protobuf_name=...)")
+    options: dict[str, str] = {}
+    if sep:
+        if mode != "value_schema_latest":
+            raise ValueError(f"{mode} takes no options")
+        for item in rest.split(","):
+            k, eq, v = item.strip().partition("=")
+            if not eq or not v.strip() or k.strip() not in ICEBERG_LATEST_OPTIONS or k.strip() in options:
+                raise ValueError(f"{item.strip()!r} is not one of "
+                                 + ", ".join(f"{o}=<value>" for o in ICEBERG_LATEST_OPTIONS) + " (each once)")
+            options[k.strip()] = v.strip()
+    return mode, options
+
+
+class IcebergMode(NamedTuple):
+    """``iceberg.mode``: see :func:`parse_iceberg_mode`."""
+
+    def check(self, name: str, value: Any, raw: str) -> None:
+        try:
+            parse_iceberg_mode(value)
+        except ValueError as exc:
+            raise InvalidConfigError(name, _msg(name, raw, str(exc))) from None
+
+    def describe(self) -> str:
+        return "[" + ", ".join(ICEBERG_MODES) + "] (value_schema_latest[:subject=S,protobuf_name=N])"
+
+
 def _num(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else java_double_str(v)
 
@@ -415,12 +455,15 @@ _TOPIC_DEFS: list[ConfigDef] = [
               "How the value subject is named for schema ID validation: TopicNameStrategy "
               "(<topic>-value), RecordNameStrategy or TopicRecordNameStrategy, by Confluent's class names."),
     # Hourglass's lakehouse tables (lakehouse/, not in Apache Kafka): the topic also written as an
-    # Apache Iceberg table, with Redpanda's mode names (its redpanda.iceberg.mode); the schema
-    # registry modes value_schema_id_prefix and value_schema_latest are not served yet
-    ConfigDef("iceberg.mode", "string", "disabled", OneOf(("disabled", "key_value")),
+    # Apache Iceberg table, with Redpanda's mode names (its redpanda.iceberg.mode)
+    ConfigDef("iceberg.mode", "string", "disabled", IcebergMode(),
               "Hourglass: write the topic also as an Apache Iceberg table (namespace redpanda, named as "
-              "the topic): disabled, or key_value (the record's key, value bytes, partition, offset, "
-              "timestamp, timestamp type and headers), as Redpanda's redpanda.iceberg.mode."),
+              "the topic): disabled, key_value (the record's key, value bytes, partition, offset, "
+              "timestamp, timestamp type and headers), value_schema_id_prefix (values in the Schema "
+              "Registry's wire format decoded into typed columns by the registered schema of their id) or "
+              "value_schema_latest[:subject=S,protobuf_name=N] (values without the prefix, decoded by the "
+              "subject's latest schema; subject <topic>-value by default); values that do not decode go "
+              "to the table <topic>~dlq. As Redpanda's redpanda.iceberg.mode."),
     ConfigDef("iceberg.partition.spec", "string", "(day(redpanda.timestamp))", IcebergPartitionSpec(),
               "Hourglass: the partitioning of the topic's Iceberg table, in Redpanda's syntax "
               "(its redpanda.iceberg.partition.spec): (day(redpanda.timestamp)) by default, "

@@ -336,10 +336,12 @@ def test_rest_catalog_serves_reads_and_refuses_writes(lake):
         [{"namespace": ["redpanda"], "name": "orders.v1"}]
 
 
-def test_unserved_modes_are_refused(lake):
+def test_bad_iceberg_configs_are_refused(lake):
     from confluent_kafka import KafkaException
     admin = AdminClient({"bootstrap.servers": lake.bootstrap})
-    for key, value in (("iceberg.mode", "value_schema_latest"), ("iceberg.mode", "value_schema_id_prefix"),
+    for key, value in (("iceberg.mode", "value_schema_latest:subject"), ("iceberg.mode", "key_value:subject=x"),
+                       ("iceberg.mode", "value_schema_latest:bogus=1"),
+                       ("iceberg.mode", "value_schema_latest:subject=a,subject=b"),
                        ("iceberg.mode", "bogus"), ("iceberg.partition.spec", "day(redpanda.timestamp)"),
                        ("iceberg.partition.spec", "(hour(redpanda.partition))"),
                        ("iceberg.partition.spec", "(bucket[4](redpanda.partition))")):
