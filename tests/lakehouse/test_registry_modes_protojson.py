@@ -253,3 +253,50 @@ def test_json_values_become_typed_columns_and_bad_ones_the_dlq(reglake):
         else:
             assert row["ship"] is None and row["customer"] is None
     assert len(dead) == len(bad)
+
+
+def reading_class(extra: bool):
+    """``ev.Reading`` (sensor, value) or its next version with ``unit`` and repeated ``tags``
+    added, each from a descriptor of its own pool (two versions of one name side by side)."""
+    from google.protobuf import descriptor_pb2, descriptor_pool
+    from google.protobuf.message_factory import GetMessageClass
+    F = descriptor_pb2.FieldDescriptorProto
+    fdp = descriptor_pb2.FileDescriptorProto(name=f"ev_{random.getrandbits(40):x}.proto", package="ev", syntax="proto3")
+    m = fdp.message_type.add(name="Reading")
+    m.field.add(name="sensor", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+    m.field.add(name="value", number=2, type=F.TYPE_DOUBLE, label=F.LABEL_OPTIONAL)
+    if extra:
+        m.field.add(name="unit", number=3, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+        m.field.add(name="tags", number=4, type=F.TYPE_STRING, label=F.LABEL_REPEATED)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fdp)
+    return GetMessageClass(pool.FindMessageTypeByName("ev.Reading"))
+
+
+def test_protobuf_next_schema_version_adds_its_fields_as_columns(reglake):
+    b, url, topic = reglake.bootstrap, reglake.catalog_url, "readings"
+    create_topic(b, topic, 1, {"iceberg.mode": "value_schema_id_prefix"})
+    sr = SchemaRegistryClient({"url": reglake.registry_url})
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    v1, v2 = reading_class(False), reading_class(True)
+    p = Producer({"bootstrap.servers": b})
+    for i in range(5):
+        p.produce(topic, value=ProtobufSerializer(v1, sr, {"use.deprecated.format": False})(
+            v1(sensor=f"s{i}", value=i / 2), ctx))
+    p.flush(30)
+    translated_log(b, url, topic, 1)
+    assert [f.name for f in value_struct(table(url, topic)).fields] == ["sensor", "value"]
+    ser2 = ProtobufSerializer(v2, sr, {"use.deprecated.format": False})  # a compatible next version
+    for i in range(5, 10):
+        p.produce(topic, value=ser2(v2(sensor=f"s{i}", value=i / 2, unit="C" if i % 2 else "", tags=["t"] * (i % 3)),
+                                    ctx))
+    p.flush(30)
+    translated_log(b, url, topic, 1)
+    assert len(sr.get_versions(f"{topic}-value")) == 2
+    t = table(url, topic)
+    assert [(f.name, str(f.field_type)) for f in value_struct(t).fields] == [
+        ("sensor", "string"), ("value", "double"), ("unit", "string"), ("tags", "list<string>")]
+    got = [value_columns(r, value_struct(t)) for _, r in sorted(rows(url, topic).items())]
+    assert got == [{"sensor": f"s{i}", "value": i / 2, "unit": None, "tags": None} for i in range(5)] + \
+        [{"sensor": f"s{i}", "value": i / 2, "unit": "C" if i % 2 else "", "tags": ["t"] * (i % 3)}
+         for i in range(5, 10)]
