@@ -300,3 +300,35 @@ def test_protobuf_next_schema_version_adds_its_fields_as_columns(reglake):
     assert got == [{"sensor": f"s{i}", "value": i / 2, "unit": None, "tags": None} for i in range(5)] + \
         [{"sensor": f"s{i}", "value": i / 2, "unit": "C" if i % 2 else "", "tags": ["t"] * (i % 3)}
          for i in range(5, 10)]
+
+
+def test_json_next_schema_version_adds_its_properties_as_columns(reglake):
+    b, url, topic = reglake.bootstrap, reglake.catalog_url, "clicks"
+    create_topic(b, topic, 1, {"iceberg.mode": "value_schema_id_prefix"})
+    sr = SchemaRegistryClient({"url": reglake.registry_url})
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    v1 = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object", "additionalProperties": False,
+          "properties": {"user": {"type": "integer"}, "page": {"type": "string"}}}
+    # a closed content model may take a new optional property compatibly (Confluent's rules)
+    v2 = {**v1, "properties": {**v1["properties"], "ms": {"type": ["number", "null"]},
+                               "at": {"type": "string", "format": "date-time"}}}
+    p = Producer({"bootstrap.servers": b})
+    ser1 = JSONSerializer(json.dumps(v1), sr)
+    for i in range(4):
+        p.produce(topic, value=ser1({"user": i, "page": f"/p{i}"}, ctx))
+    p.flush(30)
+    translated_log(b, url, topic, 1)
+    ser2 = JSONSerializer(json.dumps(v2), sr)
+    for i in range(4, 8):
+        p.produce(topic, value=ser2({"user": i, "page": f"/p{i}", "ms": i * 1.5 if i % 2 else None,
+                                     "at": f"2026-12-07T0{i}:00:00Z"}, ctx))
+    p.flush(30)
+    translated_log(b, url, topic, 1)
+    assert len(sr.get_versions(f"{topic}-value")) == 2
+    t = table(url, topic)
+    assert [(f.name, str(f.field_type)) for f in value_struct(t).fields] == [
+        ("page", "string"), ("user", "long"), ("at", "timestamptz"), ("ms", "double")]
+    got = [value_columns(r, value_struct(t)) for _, r in sorted(rows(url, topic).items())]
+    assert got == [{"user": i, "page": f"/p{i}", "ms": None, "at": None} for i in range(4)] + \
+        [{"user": i, "page": f"/p{i}", "ms": i * 1.5 if i % 2 else None,
+          "at": dt.datetime(2026, 12, 7, i, tzinfo=UTC)} for i in range(4, 8)]
