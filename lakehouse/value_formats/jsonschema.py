@@ -25,7 +25,9 @@ JSON Schema                              Iceberg
 a root that is not an object             struct<root: T>
 =======================================  ==========================================
 
-Every struct column is optional; a property absent from the document is null. Properties the
+Every struct column is optional; a property absent from the document is null. A property
+whose type has no columns (an object without properties, or an array of one) is left out:
+Parquet cannot hold an empty struct. Properties the
 schema does not name are not columns (they pass when the schema allows them).
 
 Refused, as Redpanda refuses them (``translator`` raises ``ValueError`` naming the place): a
@@ -61,6 +63,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT7
 
+from lakehouse.value_formats.columns import has_no_columns
 from schema_registry.formats import SchemaError
 from schema_registry.formats.jsonschema import parse
 
@@ -86,7 +89,9 @@ class JsonSchemaTranslator:
         self._validator = cls(data, registry=registry)
         ids = iter(range(1, 1 << 30))
         itype, nullable, conv = _translate(data, registry.resolver(base), (), "#", ids)
-        if isinstance(itype, StructType):
+        if has_no_columns(itype):
+            self.struct, self._convert = StructType(), lambda doc: {}
+        elif isinstance(itype, StructType):
             self.struct, self._convert = itype, conv
         else:  # Redpanda's wrapper for a root that is not an object
             self.struct = StructType(NestedField(next(ids), "root", itype, required=False))
@@ -174,6 +179,8 @@ def _object(s, resolver, stack, where, ids) -> tuple[StructType, Convert]:
     fields, convs = [], []
     for name in sorted(props):
         itype, _, conv = _translate(props[name], resolver, stack, f"{where}/properties/{name}", ids)
+        if has_no_columns(itype):
+            continue  # Parquet holds no empty struct: the property is left out
         fields.append(NestedField(next(ids), name, itype, required=False))
         convs.append((name, conv))
 
@@ -183,7 +190,7 @@ def _object(s, resolver, stack, where, ids) -> tuple[StructType, Convert]:
     return StructType(*fields), convert
 
 
-def _array(s, resolver, stack, where, ids) -> tuple[ListType, Convert]:
+def _array(s, resolver, stack, where, ids) -> tuple[IcebergType, Convert]:
     items = s.get("prefixItems", s.get("items"))
     if items is None:
         raise ValueError(f"JSON schema at {where} not supported: array without items")
@@ -202,6 +209,8 @@ def _array(s, resolver, stack, where, ids) -> tuple[ListType, Convert]:
                              f"{[str(f[0]) for f in found]}")
         etype, conv = found[0][0], found[0][2]
         enull = any(f[1] for f in found)
+    if has_no_columns(etype):
+        return etype, _same  # left out by the caller
     ltype = ListType(next(ids), etype, element_required=not enull)
     return ltype, (lambda xs: [None if x is None else conv(x) for x in xs])
 

@@ -38,6 +38,10 @@ does not name is the enum's default name, as Redpanda writes it. A proto2 messag
 ``required`` field does not decode (``ValueError``), as Java's parser refuses it. Other well-known types
 (Duration, wrappers, Any, Empty, FieldMask) are the messages they are: structs.
 
+A field whose type has no columns (``google.protobuf.Empty``, a message without fields, or a
+list or map of one, at any depth) is left out: Parquet cannot hold an empty struct (Redpanda
+keeps such a field as an empty struct).
+
 Refused, as Redpanda refuses them (``translator`` raises ``ValueError``: the records go to the
 dead-letter table with the reason): recursive messages (a message that contains itself at any
 depth) and proto2 groups.
@@ -62,6 +66,7 @@ from google.protobuf.message_factory import GetMessageClass
 from pyiceberg.types import (BinaryType, BooleanType, DoubleType, FloatType, IcebergType, IntegerType, ListType,
                              LongType, MapType, NestedField, StringType, StructType, TimestamptzType)
 
+from lakehouse.value_formats.columns import has_no_columns
 from schema_registry.formats import SchemaError
 from schema_registry.formats.protobuf import parse
 from schema_registry.validation import message_indexes as _message_indexes
@@ -193,6 +198,8 @@ def _message(descriptor, stack: tuple[str, ...], ids) -> tuple[StructType, Calla
     fields, convert, template, fresh_lists = [], {}, {}, []
     for fd in descriptor.fields:
         ftype, conv, default = _field(fd, stack, ids)
+        if has_no_columns(ftype):
+            continue  # Parquet holds no empty struct: the field is left out
         fields.append(NestedField(next(ids), fd.name, ftype, required=False))
         convert[fd.number] = (fd.name, conv)
         if isinstance(default, list):
@@ -222,6 +229,8 @@ def _field(fd, stack, ids) -> tuple[IcebergType, Convert | None, object]:
         kf, vf = fd.message_type.fields_by_name["key"], fd.message_type.fields_by_name["value"]
         ktype, kconv, _ = _single(kf, stack, ids)
         vtype, vconv, _ = _single(vf, stack, ids)
+        if has_no_columns(vtype):
+            return vtype, None, None  # left out by the caller
         mtype = MapType(next(ids), ktype, next(ids), vtype, value_required=False)
         if kconv is None and vconv is None:
             return mtype, lambda m: list(m.items()), []
@@ -230,6 +239,8 @@ def _field(fd, stack, ids) -> tuple[IcebergType, Convert | None, object]:
         return mtype, lambda m: [(kc(k), vc(v)) for k, v in m.items()], []
     if fd.is_repeated:
         etype, econv, _ = _single(fd, stack, ids)
+        if has_no_columns(etype):
+            return etype, None, None  # left out by the caller
         ltype = ListType(next(ids), etype, element_required=False)
         return ltype, (list if econv is None else (lambda xs: [econv(x) for x in xs])), []
     return _single(fd, stack, ids)

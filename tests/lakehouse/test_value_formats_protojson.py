@@ -16,6 +16,7 @@ import json
 import uuid
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient
 from confluent_kafka.schema_registry.json_schema import JSONSerializer
@@ -65,8 +66,11 @@ def wire_split(sr: SchemaRegistryClient, data: bytes, protobuf: bool):
 
 
 def arrow_accepts(tr, rows: list[dict]) -> list[dict]:
-    arrow = IcebergSchema(*tr.struct.fields).as_arrow()  # the contract's Arrow schema
-    return pa.Table.from_pylist(rows, schema=arrow).to_pylist()
+    """The rows through Arrow (the contract's schema) and a Parquet file, as a commit writes them."""
+    arrow = IcebergSchema(*tr.struct.fields).as_arrow()
+    buf = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows, schema=arrow), buf)
+    return pq.read_table(io.BytesIO(buf.getvalue())).to_pylist()
 
 
 # --------------------------------------------------------------------------- Protobuf
@@ -211,6 +215,24 @@ def test_protobuf_refused_schemas_name_the_reason(registry):
         pbfmt.translator(registry.get_schema(sid).schema_str, {})
     with pytest.raises(ValueError, match="invalid PROTOBUF schema"):
         pbfmt.translator("syntax = 'proto3'; message {", {})
+
+
+def test_protobuf_fields_without_columns_are_left_out(registry):
+    text = 'syntax = "proto3"; package e;\nimport "google/protobuf/empty.proto";\n' \
+           'message Nothing {}\nmessage Shell { Nothing inner = 1; }\n' \
+           'message M { int32 a = 1; google.protobuf.Empty e = 2; repeated Nothing ns = 3; ' \
+           'map<string, Shell> m = 4; Shell s = 5; repeated int32 keep = 6; }'
+    sid = registry.register_schema(f"empty-{uuid.uuid4().hex[:6]}", Schema(text, "PROTOBUF"))
+    tr = pbfmt.translator(registry.get_schema(sid).schema_str, {}, (2,))
+    assert [f.name for f in tr.struct.fields] == ["a", "keep"]
+    m = tr.message_class(a=3, keep=[1])
+    m.e.SetInParent()
+    m.ns.add()
+    m.m["k"].inner.SetInParent()
+    m.s.SetInParent()
+    row = tr.decode(m.SerializeToString())
+    assert row == {"a": 3, "keep": [1]} and arrow_accepts(tr, [row]) == [row]
+    assert pbfmt.translator(registry.get_schema(sid).schema_str, {}, (0,)).struct.fields == ()
 
 
 def test_proto2_presence_and_defaults(registry):
@@ -392,6 +414,20 @@ def test_json_refused_schemas_name_the_reason(registry, schema, reason):
     sid = registry.register_schema(f"refused-{uuid.uuid4().hex[:6]}", Schema(json.dumps(schema), "JSON"))
     with pytest.raises(ValueError, match=reason):
         jsonfmt.translator(registry.get_schema(sid).schema_str, {})
+
+
+def test_json_properties_without_columns_are_left_out(registry):
+    schema = {"type": "object", "properties": {
+        "a": {"type": "integer"}, "empty": {"type": "object"}, "closed": {"type": "object", "additionalProperties": False},
+        "shell": {"type": "object", "properties": {"inner": {"type": "object"}}},
+        "many": {"type": "array", "items": {"type": "object"}}, "keep": {"type": "array", "items": {"type": "string"}}}}
+    sid = registry.register_schema(f"jempty-{uuid.uuid4().hex[:6]}", Schema(json.dumps(schema), "JSON"))
+    tr = jsonfmt.translator(registry.get_schema(sid).schema_str, {})
+    assert [f.name for f in tr.struct.fields] == ["a", "keep"]
+    row = tr.decode(b'{"a": 1, "empty": {"x": 1}, "shell": {"inner": {}}, "many": [{}], "keep": ["k"]}')
+    assert row == {"a": 1, "keep": ["k"]} and arrow_accepts(tr, [row]) == [row]
+    tr = jsonfmt.translator('{"type": "array", "items": {"type": "object"}}', {})
+    assert tr.struct.fields == () and tr.decode(b"[{}]") == {}
 
 
 def test_json_root_that_is_not_an_object(registry):
