@@ -233,33 +233,31 @@ def _double(x) -> float:
         raise ValueError(f"number {x} out of the range of Iceberg's double") from None
 
 
-def _date_time(text: str) -> dt.datetime:
+def _rfc3339(parse, text: str, what: str):
     try:
-        value = dt.datetime.fromisoformat(text)
+        return parse(text)
     except ValueError:
-        raise ValueError(f"date-time {text!r} is not RFC 3339") from None
+        raise ValueError(f"{what} {text!r} is not RFC 3339") from None
+
+
+def _date_time(text: str) -> dt.datetime:
+    value = _rfc3339(dt.datetime.fromisoformat, text, "date-time")
     if value.tzinfo is None:
         raise ValueError(f"date-time {text!r} has no offset (RFC 3339 requires one)")
     return value
 
 
 def _date(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise ValueError(f"date {text!r} is not RFC 3339 full-date") from None
+    return _rfc3339(dt.date.fromisoformat, text, "full-date")
 
 
 def _time(text: str) -> dt.time:
-    try:
-        value = dt.time.fromisoformat(text)
-    except ValueError:
-        raise ValueError(f"time {text!r} is not RFC 3339 full-time") from None
+    """A full-time as Iceberg's time (no zone): its offset applied, so the time of day in UTC."""
+    value = _rfc3339(dt.time.fromisoformat, text, "full-time")
     offset = value.utcoffset()
     if not offset:
         return value.replace(tzinfo=None)
-    utc = dt.datetime.combine(dt.date(2000, 1, 2), value.replace(tzinfo=None)) - offset
-    return utc.time()
+    return (dt.datetime.combine(dt.date(2000, 1, 2), value.replace(tzinfo=None)) - offset).time()
 
 
 _PARSE = {"date-time": _date_time, "date": _date, "time": _time}

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import random
-import struct
 
 import pytest
 from confluent_kafka import Producer
@@ -18,25 +17,12 @@ from confluent_kafka.schema_registry.json_schema import JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from tests.helpers.broker import BrokerProcess
-from tests.helpers.clients import wait_until
-from tests.helpers.kafka_oracle import free_port
-from tests.helpers.txn import TXN_BROKER_OVERRIDES, create_topic, read_to_end
 from tests.helpers.lake_values import CUSTOMER, ORDER, event_classes, maps_as_dicts, pb_expected
+from tests.helpers.txn import create_topic
+# the registry modes' broker fixture and table readers (the Avro end-to-end tests' own)
+from tests.lakehouse.test_registry_modes import framed, log_of, reglake, rows, table, wait_translated  # noqa: F401
 
 UTC = dt.timezone.utc
-
-
-@pytest.fixture
-def reglake(tmp_path):
-    url, registry = f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"
-    proc = BrokerProcess(tmp_path / "data", {**TXN_BROKER_OVERRIDES, "iceberg.catalog.listeners": url,
-                                             "schema.registry.listeners": registry,
-                                             "iceberg.target.lag.ms": 100})
-    proc.start()
-    proc.catalog_url, proc.registry_url = url, registry
-    yield proc
-    proc.stop()
 
 
 @pytest.fixture(scope="module")
@@ -44,44 +30,11 @@ def pb():
     return event_classes()
 
 
-def table(url: str, name: str):
-    from pyiceberg.catalog.rest import RestCatalog
-    return RestCatalog("hourglass", uri=url).load_table(("redpanda", name))
-
-
-def held(url: str, name: str) -> dict[int, int]:
-    from lakehouse.translate import last_offsets
-    try:
-        snap = table(url, name).current_snapshot()
-    except Exception:  # noqa: BLE001 - not created yet
-        return {}
-    return {} if snap is None else last_offsets(snap.summary.additional_properties)
-
-
 def translated_log(bootstrap: str, url: str, topic: str, partitions: int) -> list[tuple]:
     """(partition, offset, value) of the read_committed log, once the topic's table covers it."""
-    res = read_to_end(bootstrap, topic, range(partitions), "read_committed", timeout=60,
-                      record=lambda m: (m.partition(), m.offset(), m.value()))
-    log = sorted(r for recs in res.records.values() for r in recs)
-    last: dict[int, int] = {}
-    for p, o, _ in log:
-        last[p] = max(last.get(p, -1), o)
-    wait_until(lambda: all(held(url, topic).get(p, -1) >= o for p, o in last.items()), timeout=60,
-               interval=0.1, what=lambda: f"table of {topic} reaching {last}")
-    return log
-
-
-def rows(url: str, name: str) -> dict[tuple[int, int], dict]:
-    out = {}
-    for r in table(url, name).scan().to_arrow().to_pylist():
-        key = (r["redpanda"]["partition"], r["redpanda"]["offset"])
-        assert key not in out, f"{name}: row {key} twice"
-        out[key] = r
-    return out
-
-
-def framed(schema_id: int, body: bytes) -> bytes:
-    return b"\x00" + struct.pack(">I", schema_id) + body
+    log = log_of(bootstrap, topic, partitions)
+    wait_translated(url, topic, log)
+    return [(p, o, value) for p, o, _, _, value in log]
 
 
 def random_event(rng: random.Random, pb):
