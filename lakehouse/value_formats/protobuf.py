@@ -272,11 +272,30 @@ def _single(fd, stack, ids) -> tuple[IcebergType, Convert | None, object]:
         return itype, (lambda n: names.get(n, first)), default
     if t in (FD.TYPE_UINT64, FD.TYPE_FIXED64):
         return itype, str, None if present else str(fd.default_value)
+    if t == FD.TYPE_STRING:
+        return itype, _utf8_checker(fd.full_name), None if present else fd.default_value
     return itype, None, None if present else fd.default_value
+
+
+def _utf8_checker(name: str) -> Convert:
+    """proto3 refuses a string that is not UTF-8 as it parses; proto2 (and editions without
+    validation) hand its bytes over, which no string column takes."""
+    def check(v):
+        if type(v) is not str:
+            raise ValueError(f"field {name} is not UTF-8 text")
+        return v
+    return check
+
+
+#: google.protobuf.Timestamp's range: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z
+_TS_MIN, _TS_MAX = -62_135_596_800, 253_402_300_799
 
 
 def _timestamp(ts) -> int:
     """Microseconds since the epoch (Iceberg's timestamp unit; nanoseconds truncated)."""
+    if not (_TS_MIN <= ts.seconds <= _TS_MAX and 0 <= ts.nanos < 1_000_000_000):
+        raise ValueError(f"google.protobuf.Timestamp {ts.seconds}s {ts.nanos}ns is out of its range "
+                         "(0001-01-01 to 9999-12-31)")
     return ts.seconds * 1_000_000 + ts.nanos // 1000
 
 

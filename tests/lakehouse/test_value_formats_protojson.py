@@ -245,6 +245,21 @@ def test_proto2_presence_and_defaults(registry):
     assert tr.decode(b"\x1a\x01x") == {"a": None, "b": 7, "r": "x", "e": None, "f": "B"}
     with pytest.raises(ValueError, match="missing required fields r"):
         tr.decode(b"\x08\x01")  # the required field missing
+    with pytest.raises(ValueError, match="field p2.M.r is not UTF-8"):
+        tr.decode(b"\x1a\x02\xff\xfe")  # proto2 parses it; no string column takes it
+
+
+def test_protobuf_timestamp_out_of_its_range_raises(registry, pb):
+    tr, _, _ = pb_translate(registry, serialize(registry, pb.Event()))
+    for seconds, nanos in ((253_402_300_800, 0), (-62_135_596_801, 0), (1 << 62, 0), (0, -1)):
+        m = pb.Event()
+        m.at.seconds, m.at.nanos = seconds, nanos
+        with pytest.raises(ValueError, match="out of its range"):
+            tr.decode(m.SerializeToString())
+    m = pb.Event()
+    m.at.seconds, m.at.nanos = 253_402_300_799, 999_999_999
+    assert arrow_accepts(tr, [tr.decode(m.SerializeToString())])[0]["at"] == \
+        dt.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)
 
 
 _i32 = st.integers(-(1 << 31), (1 << 31) - 1)
