@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from typing import Callable
 
 import jsonschema.validators
@@ -68,6 +69,8 @@ from schema_registry.formats import SchemaError
 from schema_registry.formats.jsonschema import parse
 
 _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
+#: a \uD800-\uDFFF escape: json.loads keeps a lone one as a surrogate that UTF-8 cannot encode
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 #: keywords that make a subschema's shape depend on the document: no one Iceberg type
 _REFUSED = ("allOf", "anyOf", "oneOf", "if", "then", "else", "dependencies", "dependentSchemas",
             "patternProperties", "$dynamicRef", "$recursiveRef")
@@ -108,6 +111,11 @@ class JsonSchemaTranslator:
             raise ValueError(f"not valid for the schema at /{where}: {error.message}")
         if doc is None:
             raise ValueError("the document is null")
+        if _SURROGATE_ESCAPE.search(payload):
+            try:  # a lone surrogate is no Unicode text: no string column takes it
+                json.dumps(doc, ensure_ascii=False).encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError("a string holds a lone UTF-16 surrogate escape, not Unicode text") from None
         return self._convert(doc)
 
 

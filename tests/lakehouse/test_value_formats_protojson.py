@@ -399,9 +399,17 @@ def test_json_invalid_documents_raise(registry, order_serializer):
                         (b'{"id": 1, "at": "yesterday"}', "date-time"),
                         (b'{"id": 1, "at": "2024-01-01T00:00:00"}', "no offset"),
                         (b'{"id": 9223372036854775808}', "range"), (b'{"id": 1e19}', "range"),
-                        (b'{"id": 1, "price": 1' + b"0" * 400 + b"}", "double"), (b"null", "not valid")):
+                        (b'{"id": 1, "price": 1' + b"0" * 400 + b"}", "double"), (b"null", "not valid"),
+                        (b'{"id": 1, "note": "a\\ud800"}', "surrogate"), (b'{"id": 1, "note": "\\uDFFF"}', "surrogate")):
         with pytest.raises(ValueError, match=reason):
             tr.decode(bad)
+
+
+def test_json_surrogate_pairs_are_text(registry, order_serializer):
+    tr, _ = json_translate(registry, order_serializer({"id": 1}))
+    row = tr.decode(b'{"id": 1, "note": "\\ud83d\\ude00 \\\\ud800", "tags": ["\\u00e9"]}')
+    assert row["note"] == "\U0001F600 \\ud800" and row["tags"] == ["\u00e9"]
+    assert arrow_accepts(tr, [row])[0]["note"] == row["note"]
 
 
 @pytest.mark.parametrize("schema, reason", [
