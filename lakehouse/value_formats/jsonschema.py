@@ -103,9 +103,11 @@ class JsonSchemaTranslator:
     def decode(self, payload: bytes) -> dict:
         try:
             doc = json.loads(payload)
+            error = next(self._validator.iter_errors(doc), None)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ValueError(f"not JSON: {exc}") from None
-        error = next(self._validator.iter_errors(doc), None)
+        except RecursionError:
+            raise ValueError("the document nests deeper than Python's recursion limit") from None
         if error is not None:
             where = "/".join(str(p) for p in error.absolute_path)
             raise ValueError(f"not valid for the schema at /{where}: {error.message}")

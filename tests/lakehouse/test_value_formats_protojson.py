@@ -400,6 +400,7 @@ def test_json_invalid_documents_raise(registry, order_serializer):
                         (b'{"id": 1, "at": "2024-01-01T00:00:00"}', "no offset"),
                         (b'{"id": 9223372036854775808}', "range"), (b'{"id": 1e19}', "range"),
                         (b'{"id": 1, "price": 1' + b"0" * 400 + b"}", "double"), (b"null", "not valid"),
+                        (b'{"id": 1, "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nests deeper"),
                         (b'{"id": 1, "note": "a\\ud800"}', "surrogate"), (b'{"id": 1, "note": "\\uDFFF"}', "surrogate")):
         with pytest.raises(ValueError, match=reason):
             tr.decode(bad)
