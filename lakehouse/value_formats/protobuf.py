@@ -165,7 +165,10 @@ def translator(schema_text: str, references: dict[str, str], message_path: tuple
             add(dep)
         pool.Add(files[name])
 
-    add(schema.fdp.name)
+    try:
+        add(schema.fdp.name)
+    except (TypeError, KeyError) as exc:  # protoc compiled them, so this is a pool's own refusal
+        raise ValueError(f"PROTOBUF schema files do not load into one descriptor pool: {exc}") from None
     path = tuple(message_path) or (0,)
     msgs, name = schema.fdp.message_type, schema.fdp.package
     for i in path:
