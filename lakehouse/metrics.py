@@ -21,15 +21,19 @@ def metric_families(broker):
                               "How long the table has trailed the log (0: caught up)", labels=["topic"])
     last = GaugeMetricFamily("hourglass_iceberg_last_commit_timestamp_seconds",
                              "When this broker last committed a snapshot of the table", labels=["topic"])
+    dead = CounterMetricFamily("hourglass_iceberg_dead_letters",
+                               "Records written to the topic's dead-letter table <topic>~dlq since start "
+                               "(Redpanda's redpanda_iceberg_translation_invalid_records)", labels=["topic"])
     for topic in lake.enabled_topics():
         v = lake.table_view(topic)
         rows.add_metric([topic], v["rows_since_start"])
         commits.add_metric([topic], v["commits_since_start"])
         lag.add_metric([topic], v["lag_offsets"])
         lag_s.add_metric([topic], v["lag_seconds"])
+        dead.add_metric([topic], v["dead_letters_since_start"])
         if v["last_commit_ms"] is not None:
             last.add_metric([topic], v["last_commit_ms"] / 1000)
-    yield from (rows, commits, lag, lag_s, last)
+    yield from (rows, commits, lag, lag_s, last, dead)
     yield CounterMetricFamily("hourglass_iceberg_translation_failures",
                               "Translation rounds that failed (retried, resuming from the table)",
                               value=lake.stats.failures)

@@ -21,7 +21,9 @@ from protocol.records.record import decode_batch
 
 log = logging.getLogger(__name__)
 
-_TRANSLATORS: dict = {}  # (schema id, message path) -> Translator or the ValueError's reason
+# (schema type, text, references, message path) -> Translator or the ValueError's reason; by
+# content, not id: brokers in one process (tests, embedded) each have their own registry's ids
+_TRANSLATORS: dict = {}
 _MAX_TRANSLATORS = 4096
 
 
@@ -42,7 +44,7 @@ def dlq_schema():
 
 
 def _translator(version: SchemaVersion, path: tuple[int, ...]):
-    key = (version.schema_id, version.schema_type, path)
+    key = (version.schema_type, version.schema, tuple(sorted(version.references.items())), path)
     got = _TRANSLATORS.get(key)
     if got is None:
         try:
@@ -64,18 +66,29 @@ class _Resolver:
         self.cfg = settings(mode_text, topic)
         self.schemas = schemas
         self._latest: SchemaVersion | None | bool = False  # looked up once a commit
+        self._by_id: dict[int, SchemaVersion | None] = {}  # each id looked up once a commit
+        self._translators: dict[tuple, object] = {}
+
+    def _translator(self, version: SchemaVersion, path: tuple[int, ...]):
+        key = (version.schema_id, path)
+        tr = self._translators.get(key)
+        if tr is None:  # raises ValueError for a schema without translation (each record: its DLQ row)
+            tr = self._translators[key] = _translator(version, path)
+        return tr
 
     def __call__(self, value: bytes):
         if self.cfg.mode == ID_PREFIX:
             schema_id, payload = wire_prefix(value)
-            version = self.schemas.by_id(schema_id)
+            if schema_id not in self._by_id:  # a lookup is a round trip to the event loop
+                self._by_id[schema_id] = self.schemas.by_id(schema_id)
+            version = self._by_id[schema_id]
             if version is None:
                 raise ValueError(f"schema id {schema_id} is not in the Schema Registry")
             path: tuple[int, ...] = ()
             if version.schema_type.upper() == "PROTOBUF":
                 path, used = value_formats.module_for("PROTOBUF").message_indexes(payload)
                 payload = payload[used:]
-            return (version.schema_id, path), _translator(version, path), payload
+            return (version.schema_id, path), self._translator(version, path), payload
         if self._latest is False:
             self._latest = self.schemas.latest(self.cfg.subject)
         version = self._latest
@@ -89,7 +102,7 @@ class _Resolver:
                 if find is None:
                     raise RuntimeError("iceberg.mode protobuf_name is not served yet")  # pauses the topic
                 path = find(version.schema, dict(version.references), self.cfg.protobuf_name)
-        return (version.schema_id, path), _translator(version, path), value
+        return (version.schema_id, path), self._translator(version, path), value
 
 
 def _evolve(table, struct) -> tuple[object, str | None]:
@@ -132,9 +145,10 @@ def _dlq_table(tables, topic: str, topic_id: str, spec_text: str, create: bool):
 
 
 def commit(tables, topic: str, slices: list[Slice], previous: dict[int, int], topic_id: str,
-           spec_text: str, mode_text: str, schemas) -> tuple[dict[int, int], dict[int, int], int, tuple | None]:
-    """``TopicTables.commit`` for a registry mode (same answer: last offsets the topic's table
-    now holds, partition -> next offset to read, rows committed to it, its ``head``)."""
+           spec_text: str, mode_text: str, schemas) -> tuple[dict[int, int], dict[int, int], int, tuple | None, int]:
+    """``TopicTables.commit`` for a registry mode (its answer: last offsets the topic's table
+    now holds, partition -> next offset to read, rows committed to it, its ``head``; then the
+    rows added to ``<topic>~dlq``)."""
     import pyarrow as pa
     from lakehouse.tables import evolve_spec, head
     resolve = _Resolver(topic, mode_text, schemas)
@@ -160,7 +174,7 @@ def commit(tables, topic: str, slices: list[Slice], previous: dict[int, int], to
             covered[s.partition] = last
             advanced[s.partition] = last + 1
     if not decoded and not dead:
-        return previous, advanced, 0, None
+        return previous, advanced, 0, None, 0
     table = tables.table(topic, spec_text, metadata_schema())
     if evolve_spec(table, spec_text):
         table = tables.table(topic, spec_text)
@@ -186,7 +200,7 @@ def commit(tables, topic: str, slices: list[Slice], previous: dict[int, int], to
     # committed even without a row of its own: the topic's table says where translation resumes
     table.append(pa.Table.from_pylist(plan.rows, schema=table.schema().as_arrow()),
                  snapshot_properties=plan.summary)
-    return last_offsets(plan.summary), advanced, len(plan.rows), head(table)
+    return last_offsets(plan.summary), advanced, len(plan.rows), head(table), len(plan.dlq_rows)
 
 
 def _order(row: dict) -> tuple[int, int]:

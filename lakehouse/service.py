@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 
 TICK_MS = 100
 ENABLED_REFRESH_MS = 1000  # how often the topics' iceberg.mode is looked at (O(topics) on the loop)
+RETRY_MS = 1000  # after a failed round
 READ_BYTES = 4 << 20  # per partition and round: a read on the loop as short as a Fetch's
 
 
@@ -46,6 +47,7 @@ class TopicState:
     last_commit_ms: int | None = None
     behind_since_ms: int | None = None  # since when the table trails the log (None: caught up)
     head: tuple | None = None  # the table's current snapshot: (id, commit time ms, rows)
+    dead_letters: int = 0  # rows this broker wrote to <topic>~dlq since start (registry modes)
 
 
 @dataclass
@@ -71,6 +73,7 @@ class IcebergTopics:
         self._enabled: list[str] = []
         self._enabled_at = -ENABLED_REFRESH_MS
         self._more = False  # the last round left records to read: go on without waiting a tick
+        self._retry_at: dict[str, int] = {}  # topic -> when a failed round is tried again
 
     # ---- BrokerService --------------------------------------------------------------------------
     def bind(self) -> None:
@@ -118,8 +121,9 @@ class IcebergTopics:
         self._more = False
         for topic in self.enabled_topics():
             st = self.state.get(topic)
-            if st is not None and st.due_ms > now:
+            if st is not None and st.due_ms > now or self._retry_at.get(topic, 0) > now:
                 continue
+            self._retry_at.pop(topic, None)
             try:
                 await self.translate(topic)
             except asyncio.CancelledError:
@@ -127,7 +131,9 @@ class IcebergTopics:
             except Exception:
                 self.stats.failures += 1
                 self.state.pop(topic, None)  # the table says where to resume next time
-                log.exception("translating topic %s to its Iceberg table failed; retried next round", topic)
+                # retried after a second (a registry that cannot answer yet: no log flood)
+                self._retry_at[topic] = now + RETRY_MS
+                log.exception("translating topic %s to its Iceberg table failed; retried in %d ms", topic, RETRY_MS)
 
     async def _in_thread(self, fn, *args):
         self._job = self.executor.submit(fn, *args)
@@ -192,16 +198,18 @@ class IcebergTopics:
             if self.schemas is None:
                 raise RuntimeError(f"iceberg.mode {cfg.iceberg_mode} needs a Schema Registry lookup")
             self.schemas.loop = asyncio.get_running_loop()
-            committed, advanced, rows, head = await self._in_thread(
+            committed, advanced, rows, head, dead = await self._in_thread(
                 registry_tables.commit, self.tables, topic, slices, st.committed, topic_id,
                 cfg.iceberg_partition_spec, cfg.iceberg_mode, self.schemas)
+            st.dead_letters += dead
         else:
             committed, advanced, rows, head = await self._in_thread(
                 self.tables.commit, topic, slices, st.committed, topic_id, cfg.iceberg_partition_spec)
         st.committed = committed
         st.next.update(advanced)
-        if rows:
+        if head is not None:  # a registry mode's snapshot may hold dead letters only
             st.head = head
+        if rows:
             st.rows += rows
             st.snapshots += 1
             st.last_commit_ms = now
@@ -221,7 +229,8 @@ class IcebergTopics:
                 "rows": total, "lag_offsets": n,
                 "lag_seconds": 0 if n == 0 or since is None else max(self.broker.clock.now_ms() - since, 0) / 1000,
                 "rows_since_start": st.rows if st else 0, "commits_since_start": st.snapshots if st else 0,
-                "last_commit_ms": st.last_commit_ms if st else None}
+                "last_commit_ms": st.last_commit_ms if st else None,
+                "dead_letters_since_start": st.dead_letters if st else 0}
 
     def lag(self, topic: str) -> int:
         """Committed records' offsets the table does not cover yet (summed over partitions)."""
