@@ -97,7 +97,8 @@ def message_indexes(payload: bytes) -> tuple[tuple[int, ...], int]:
 def message_path(schema_text: str, references: dict[str, str], full_name: str) -> tuple[int, ...]:
     """The message-index path of the message ``full_name`` (package-qualified, as Redpanda's
     ``value_schema_latest:protobuf_name=`` names it) in the schema. Raises ValueError when the
-    schema does not compile or defines no such message."""
+    schema does not compile, and LookupError when it defines no such message: that is the
+    topic's misconfiguration, not bad data, and Redpanda pauses translation until it is fixed."""
     schema = _parse(schema_text, references)
     want = full_name.lstrip(".")
 
@@ -113,7 +114,7 @@ def message_path(schema_text: str, references: dict[str, str], full_name: str) -
 
     found = find(schema.fdp.message_type, schema.fdp.package, ())
     if found is None:
-        raise ValueError(f"the schema defines no message {full_name!r}")
+        raise LookupError(f"the schema defines no message {full_name!r}")
     return found
 
 

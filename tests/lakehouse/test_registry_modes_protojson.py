@@ -12,15 +12,18 @@ import random
 
 import pytest
 from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
 from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient
 from confluent_kafka.schema_registry.json_schema import JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from tests.helpers.lake_values import CUSTOMER, ORDER, event_classes, maps_as_dicts, pb_expected
+from tests.helpers.clients import wait_until
 from tests.helpers.txn import create_topic
 # the registry modes' broker fixture and table readers (the Avro end-to-end tests' own)
-from tests.lakehouse.test_registry_modes import framed, log_of, reglake, rows, table, wait_translated  # noqa: F401
+from tests.lakehouse.test_registry_modes import (framed, held, log_of, reglake, rows, table,  # noqa: F401
+                                                 wait_translated)
 
 UTC = dt.timezone.utc
 
@@ -149,6 +152,31 @@ def test_protobuf_value_schema_latest_with_protobuf_name(reglake, pb):
     struct = value_struct(table(url, topic))
     assert [value_columns(r, struct) for _, r in sorted(got.items())] == \
         [{"d": m.d, "more": [{"on": x.on} for x in m.more]} for m in sent]
+
+
+def test_protobuf_name_the_schema_lacks_pauses_the_topic_until_fixed(reglake, pb):
+    """Redpanda's behaviour for a ``protobuf_name`` naming no message: translation of the topic
+    pauses (no row, no dead letter), saying why, and resumes from the start once it is fixed."""
+    b, url, topic = reglake.bootstrap, reglake.catalog_url, "paused"
+    sr = SchemaRegistryClient({"url": reglake.registry_url})
+    ProtobufSerializer(pb.Other.Deep, sr, {"use.deprecated.format": False})(
+        pb.Other.Deep(), SerializationContext("paused-schema", MessageField.VALUE))
+    mode = "value_schema_latest:subject=paused-schema-value,protobuf_name={}"
+    create_topic(b, topic, 1, {"iceberg.mode": mode.format("lk.Other.Nope")})
+    p = Producer({"bootstrap.servers": b})
+    for i in range(5):
+        p.produce(topic, value=pb.Other.Deep(d=i).SerializeToString())
+    p.flush(30)
+    wait_until(lambda: "no message 'lk.Other.Nope'" in reglake.log_text(), timeout=30, what="the reason in the log")
+    assert held(url, topic) == {} and held(url, topic + "~dlq") == {}
+    admin = AdminClient({"bootstrap.servers": b})
+    fix = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[
+        ConfigEntry("iceberg.mode", mode.format("lk.Other.Deep"), incremental_operation=AlterConfigOpType.SET)])
+    for f in admin.incremental_alter_configs([fix]).values():
+        f.result(30)
+    translated_log(b, url, topic, 1)
+    assert [r["d"] for _, r in sorted(rows(url, topic).items())] == list(range(5))
+    assert held(url, topic + "~dlq") == {}
 
 
 def test_json_values_become_typed_columns_and_bad_ones_the_dlq(reglake):

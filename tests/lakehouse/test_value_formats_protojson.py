@@ -183,7 +183,7 @@ def test_protobuf_message_path_of_a_full_name(registry, pb):
     assert pbfmt.message_path(text, refs, "lk.Event") == (0,)
     assert pbfmt.message_path(text, refs, "lk.Event.Inner") == (0, 0)
     assert pbfmt.message_path(text, refs, "lk.Other.Deep.Deeper") == (1, 0, 0)
-    with pytest.raises(ValueError, match="no message 'lk.Nope'"):
+    with pytest.raises(LookupError, match="no message 'lk.Nope'"):
         pbfmt.message_path(text, refs, "lk.Nope")
     tr = pbfmt.translator(text, refs, pbfmt.message_path(text, refs, "lk.Other.Deep.Deeper"))
     assert tr.decode(b"\x08\x01") == {"on": True}
