@@ -59,7 +59,7 @@ from __future__ import annotations
 import json
 from typing import Callable
 
-from google.protobuf import descriptor_pool, json_format
+from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor as FD
 from google.protobuf.message import DecodeError, Message
 from google.protobuf.message_factory import GetMessageClass
@@ -68,7 +68,7 @@ from pyiceberg.types import (BinaryType, BooleanType, DoubleType, FloatType, Ice
 
 from lakehouse.value_formats.columns import has_no_columns
 from schema_registry.formats import SchemaError
-from schema_registry.formats.protobuf import parse
+from schema_registry.formats.protobuf import descriptor_pool_of, parse
 from schema_registry.validation import message_indexes as _message_indexes
 
 _TIMESTAMP = "google.protobuf.Timestamp"
@@ -154,21 +154,9 @@ def translator(schema_text: str, references: dict[str, str], message_path: tuple
     for a schema that does not compile, a path naming no message, or a message Redpanda does
     not translate (recursive, groups)."""
     schema = _parse(schema_text, references)
-    pool = descriptor_pool.DescriptorPool()
-    files = {**schema.deps, schema.fdp.name: schema.fdp}
-    added: set[str] = set()
-
-    def add(name: str) -> None:
-        if name in added:
-            return
-        added.add(name)
-        for dep in files[name].dependency:
-            add(dep)
-        pool.Add(files[name])
-
     try:
-        add(schema.fdp.name)
-    except (TypeError, KeyError) as exc:  # protoc compiled them, so this is a pool's own refusal
+        pool = descriptor_pool_of({**schema.deps, schema.fdp.name: schema.fdp}, [schema.fdp.name])
+    except TypeError as exc:  # protoc compiled them, so this is a pool's own refusal
         raise ValueError(f"PROTOBUF schema files do not load into one descriptor pool: {exc}") from None
     path = tuple(message_path) or (0,)
     msgs, name = schema.fdp.message_type, schema.fdp.package
