@@ -695,6 +695,27 @@ _OPTION_MESSAGES = ("FileOptions", "MessageOptions", "FieldOptions", "OneofOptio
                     "EnumValueOptions", "ServiceOptions", "MethodOptions", "ExtensionRangeOptions")
 
 
+def descriptor_pool_of(files: dict[str, FDP], names: Iterable[str]):
+    """A fresh ``DescriptorPool`` holding ``files[name]`` for each of ``names``, each file
+    added after the files it imports (a name ``files`` lacks is left out). Raises what the
+    pool raises for files it refuses (TypeError)."""
+    from google.protobuf import descriptor_pool
+    pool = descriptor_pool.DescriptorPool()
+    added: set[str] = set()
+
+    def add(name: str) -> None:
+        if name in added or name not in files:
+            return
+        added.add(name)
+        for dep in files[name].dependency:
+            add(dep)
+        pool.Add(files[name])
+
+    for name in names:
+        add(name)
+    return pool
+
+
 def option_classes(files: dict[str, FDP]) -> dict | None:
     """Options message classes that know the custom options ``files`` define (None when they
     define none): protoc keeps custom option values as extension fields, which only a pool
@@ -710,21 +731,9 @@ def option_classes(files: dict[str, FDP]) -> dict | None:
                    if e.startswith(".google.protobuf.") and e.endswith("Options")}
     if not wanted:
         return None
-    from google.protobuf import descriptor_pool
     from google.protobuf.message_factory import GetMessageClass
-    pool = descriptor_pool.DescriptorPool()
-    added: set[str] = set()
-
-    def add(name: str) -> None:
-        if name in added or name not in files:
-            return
-        added.add(name)
-        for d in files[name].dependency:
-            add(d)
-        pool.Add(files[name])
     try:
-        for name in files:
-            add(name)
+        pool = descriptor_pool_of(files, files)
         return {f"google.protobuf.{n}": GetMessageClass(pool.FindMessageTypeByName(f"google.protobuf.{n}"))
                 for n in _OPTION_MESSAGES if f".google.protobuf.{n}" in wanted}
     except Exception:  # a pool that will not build: options stay as the default pool reads them
