@@ -60,6 +60,7 @@ BAD = [
     ({"share.delivery.count.limit": "1"}, "delivery count below 2"),
     ({"share.delivery.count.limit": "11"}, "delivery count above max"),
     ({"share.partition.max.record.locks": "99"}, "record locks below 100"),
+    ({"share.partition.max.record.locks": "5000"}, "record locks above the broker's max"),
     ({"share.auto.offset.reset": "sometimes"}, "bad reset"),
     ({"share.auto.offset.reset": "by_duration:-PT1H"}, "negative duration"),
     ({"share.isolation.level": "READ_COMMITTED"}, "isolation level in capitals"),
