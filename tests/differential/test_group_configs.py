@@ -168,3 +168,29 @@ def test_unserved_keys_take_only_their_default(ex):
         for validate_only in (True, False):
             ex.send(44, 1, _alter(g, {key: value}, validate_only=validate_only),
                     scenario=f"unserved: SET {key}={value}{' (validate only)' if validate_only else ''}")
+
+
+def test_kafka_configs_tool_on_groups(ex):
+    """Kafka 4.4's ``kafka-configs --entity-type groups`` on both, same inputs, outputs compared."""
+    from tests.helpers.kafka_oracle import run_tool
+    g = ex.topic_name("gcfg-tool")
+
+    def both(*args):
+        outs = []
+        for proc in (ex.pair.kafka, ex.pair.hourglass):
+            r = run_tool("org.apache.kafka.tools.ConfigCommand", "--bootstrap-server", proc.bootstrap,
+                         "--entity-type", "groups", "--entity-name", g, *args, check=False, timeout=120)
+            outs.append((r.returncode, r.stdout.strip(), r.stderr[-1500:]))
+        (krc, kout, kerr), (hrc, hout, herr) = outs
+        assert (krc, kout) == (hrc, hout), f"kafka rc {krc}:\n{kout}\n{kerr}\nhourglass rc {hrc}:\n{hout}\n{herr}"
+        return krc, kout
+
+    rc, _ = both("--alter", "--add-config", "streams.num.standby.replicas=1,consumer.session.timeout.ms=50000")
+    assert rc == 0
+    _settled(ex, g)
+    rc, out = both("--describe")
+    assert rc == 0 and "streams.num.standby.replicas=1" in out
+    rc, out = both("--describe", "--all")
+    assert rc == 0 and "share.isolation.level=read_uncommitted" in out
+    rc, out = both("--alter", "--add-config", "streams.num.standby.replicas=9")
+    assert rc != 0
