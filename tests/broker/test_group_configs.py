@@ -148,3 +148,29 @@ def test_share_renew_acknowledge_enable_false_refuses_renew(broker_factory):
         assert ack(raw, "m1", 3, tid, [(0, 2, ACCEPT)], version=2).responses[0].partitions[0].error_code == 0
     finally:
         raw.close()
+
+
+def test_streams_session_timeout_is_the_groups_own(broker_factory):
+    """Two one-member Streams groups fall silent together on a broker whose Streams session
+    timeout is 2 s; the one whose group config says 45 s keeps its member after the other's
+    has been removed."""
+    from hourglass.cli.wire import WireClient
+    from protocol.messages.streams_group_describe import StreamsGroupDescribeRequest as D
+    from tests.helpers.clients import wait_until
+    from tests.helpers.streams_group import StreamsMember, topology
+    b = broker_factory({"group.streams.session.timeout.ms": 2000, "group.streams.heartbeat.interval.ms": 500,
+                        "group.streams.initial.rebalance.delay.ms": 0})
+    bs = b.bootstrap
+    admin = AdminClient({"bootstrap.servers": bs})  # kept referenced until its future answers
+    admin.create_topics([NewTopic("src", 1, 1)])["src"].result(timeout=30)
+    _alter(bs, "kept", streams_session_timeout_ms=45000)
+    with WireClient(bs) as w:
+        members = [StreamsMember(w, g, topology(g, "src", 1), "a", 7070) for g in ("kept", "plain")]
+        for m in members:
+            m.beat()
+            assert m.epoch > 0
+
+        def member_count(group):
+            return len(w.request(89, 0, D(group_ids=[group], include_authorized_operations=False)).groups[0].members)
+        wait_until(lambda: member_count("plain") == 0, timeout=30, what="the plain group's member removed")
+        assert member_count("kept") == 1
