@@ -355,8 +355,8 @@ class GroupConfigs:
         over = self.overrides.get(group_id, {})
         out = []
         for name in sorted(GROUP_CONFIG_KEYS):
-            # Kafka lists an internal key only where the group overrides it
-            if (names is None and name in INTERNAL and name not in over) or (names is not None and name not in names):
+            # Kafka lists an internal key only where the group overrides it (even when named)
+            if (name in INTERNAL and name not in over) or (names is not None and name not in names):
                 continue
             key = BY_NAME[name]
             out.append((name, java_str(self.get(group_id, name)), name in over, key.type, key.synonym, key.doc))

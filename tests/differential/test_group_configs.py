@@ -113,7 +113,7 @@ def test_describe_at_defaults(ex):
     g = ex.topic_name("gcfg-defaults")
     for v in ex.versions(32):
         ex.send(32, v, _describe(g, v), scenario="a group's configs at their defaults")
-    ex.send(32, 4, _describe(g, 4, ["streams.num.standby.replicas", "nosuch"]), scenario="named keys")
+    ex.send(32, 4, _describe(g, 4, ["streams.num.standby.replicas", "streams.num.warmup.replicas", "nosuch"]), scenario="named keys")
     ex.send(32, 4, _describe("", 4), scenario="an empty group id")
 
 
