@@ -43,6 +43,7 @@ from protocol.errors import DecodeError, ErrorCode as E
 from protocol.messages import consumer_protocol as cp
 from broker.cluster import new_uuid, uuid_to_base64
 from broker.groups import assignors, schemas
+from broker.groups.group_configs import group_config_or
 from broker.groups.consumer_group import (
     LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, ClassicMemberMetadata, ConsumerGroup,
     ConsumerGroupMember, MemberState, ResolvedRegex, current_assignment_record, encode_record, freeze,
@@ -258,12 +259,8 @@ class ConsumerGroupCoordinator:
         return list(self.config.consumer_assignors)
 
     def _group_config(self, group_id: str, key: str, default: int) -> int:
-        """A dynamic group config (``consumer.session.timeout.ms``, ...) when the broker has
-        them, else the broker default."""
-        gc = getattr(self.broker, "group_configs", None)
-        if gc is None or key not in gc.overrides.get(group_id, {}):
-            return default
-        return gc.get(group_id, key)
+        """A dynamic group config (``consumer.session.timeout.ms``, ...), else the broker default."""
+        return group_config_or(self.broker, group_id, key, default)
 
     def _session_timeout(self, group_id: str) -> int:
         return self._group_config(group_id, "consumer.session.timeout.ms", self.config.consumer_session_timeout_ms)

@@ -50,6 +50,7 @@ from broker.groups.streams_topology import (
 from broker.groups.streams_group import StreamsGroup, StreamsMember
 from broker.groups.streams_records import apply_delta, group_from_records, group_records, metadata_hash, records_delta
 from broker.groups.errors import GroupError, append_error_code
+from broker.groups.group_configs import group_config_or
 from broker.groups.timers import KeyedTimers
 from broker.groups.validation import blank_id_message
 
@@ -150,8 +151,16 @@ class StreamsGroupCoordinator:
     def cancel_streams_group_timers(self) -> None:
         self._sg_timers.cancel_all()
 
-    def _sg_session_timeout(self) -> int:
-        return self.config.streams_session_timeout_ms
+    def _sg_config(self, group_id: str, key: str, default: int) -> int:
+        """A Streams group's own config (``streams.session.timeout.ms``, ...: IncrementalAlterConfigs
+        on the group), else the broker-level ``group.streams.*`` value."""
+        return group_config_or(getattr(self, "broker", None), group_id, key, default)
+
+    def _sg_session_timeout(self, group_id: str) -> int:
+        return self._sg_config(group_id, "streams.session.timeout.ms", self.config.streams_session_timeout_ms)
+
+    def _sg_standby_replicas(self, group_id: str) -> int:
+        return self._sg_config(group_id, "streams.num.standby.replicas", self.config.streams_num_standby_replicas)
 
     # ---- heartbeat ------------------------------------------------------------------------------
     def handle_streams_group_heartbeat(self, req, client_id: str, client_host: str) -> StreamsHeartbeatResult:
@@ -181,7 +190,7 @@ class StreamsGroupCoordinator:
         if write is None:
             return 0
         wanted = {} if deleted else group_records(group, metadata_hash(group.metadata_snapshot or ()),
-                                                  self.config.streams_num_standby_replicas, self.now())
+                                                  self._sg_standby_replicas(group.group_id), self.now())
         delta = records_delta(group.written, wanted)
         if not delta:
             return 0
@@ -344,7 +353,8 @@ class StreamsGroupCoordinator:
         now = self.now()
         if group.target_assignment_epoch == 0 and group.assignment_delayed_until is None:
             # a new group waits for more members before its first assignment
-            group.assignment_delayed_until = now + self.config.streams_initial_rebalance_delay_ms
+            group.assignment_delayed_until = now + self._sg_config(
+                gid, "streams.initial.rebalance.delay.ms", self.config.streams_initial_rebalance_delay_ms)
         delayed = group.assignment_delayed_until is not None and now < group.assignment_delayed_until
         if delayed:
             # the first members get the group's first epoch with no tasks; the tasks come with
@@ -394,7 +404,8 @@ class StreamsGroupCoordinator:
         if (req.endpoint_information_epoch != group.endpoint_information_epoch
                 and any(m.user_endpoint is not None for m in group.members.values())):
             endpoints = self._partitions_by_endpoint(group)
-        return StreamsHeartbeatResult(0, None, mid, after.member_epoch, self.config.streams_heartbeat_interval_ms,
+        interval = self._sg_config(gid, "streams.heartbeat.interval.ms", self.config.streams_heartbeat_interval_ms)
+        return StreamsHeartbeatResult(0, None, mid, after.member_epoch, interval,
                                       status, after.assigned if send else None, group.endpoint_information_epoch,
                                       endpoints)
 
@@ -428,7 +439,7 @@ class StreamsGroupCoordinator:
         members = {mid: (m.process_id, group.target.get(mid, NO_TASKS)) for mid, m in group.members.items()}
         stateful = frozenset(s.subtopology_id for s in group.topology.subtopologies if s.state_changelog_topics) \
             if group.topology is not None else frozenset()
-        group.target = assign(members, tasks, self.config.streams_num_standby_replicas, stateful)
+        group.target = assign(members, tasks, self._sg_standby_replicas(group.group_id), stateful)
         group.target_assignment_epoch = group.group_epoch
         if any(m.user_endpoint is not None for m in group.members.values()):
             group.endpoint_information_epoch += 1  # Interactive Queries' view of who holds what changed
@@ -495,7 +506,7 @@ class StreamsGroupCoordinator:
         self.persist_streams_group(g)
 
     def _schedule_streams_session_timeout(self, group_id: str, member_id: str) -> None:
-        self._sg_timers.set(("session", group_id, member_id), self._sg_session_timeout(),
+        self._sg_timers.set(("session", group_id, member_id), self._sg_session_timeout(group_id),
                             lambda: self._fence_streams_member(group_id, member_id, "the member session expired"))
 
     def _schedule_streams_rebalance_timeout(self, group_id: str, member_id: str, epoch: int, timeout_ms: int) -> None:

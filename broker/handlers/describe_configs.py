@@ -310,13 +310,27 @@ def client_metrics_entries(b, name: str, names=None):
 
 
 def group_config_entries(b, group_id: str, names=None):
-    """A group's configs (``broker.groups.group_configs``): overrides as GROUP_CONFIG, the
-    rest as the broker's defaults."""
+    """A group's configs as Kafka 4.4 lists them (``createGroupConfigEntry``): each key's
+    synonyms are the group's override (GROUP_CONFIG) then its broker synonym's own synonyms
+    (dynamic, static, default), or, for a key with no broker synonym, its definition's default
+    under its own name; the source is the first synonym's."""
     if not group_id:
-        raise ResourceError(ErrorCode.INVALID_GROUP_ID, "Group id must not be empty")
+        raise ResourceError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
+    from broker.groups.group_configs import java_str
+    gc = b.group_configs
+    dyn = getattr(b, "dynamic_configs", None)
     out = []
-    for name, value, override, typ in b.group_configs.entries(group_id, names):
-        out.append((name, value, "GROUP_CONFIG" if override else lc.SOURCE_DEFAULT, False, False, [], typ, None))
+    for name, value, override, typ, synonym, doc in gc.entries(group_id, names):
+        syns = [lc.ConfigSynonymEntry(name, value, "GROUP_CONFIG")] if override else []
+        if synonym is not None:
+            broker = broker_config_entries(b.cfg.raw, [synonym], default_layer(b), dyn.broker if dyn else None)
+            if broker:
+                syns += broker[0][5]
+            else:  # a broker key Hourglass does not accept: Kafka 4.4's default
+                syns.append(lc.ConfigSynonymEntry(synonym, java_str(gc.broker_value(synonym)), lc.SOURCE_DEFAULT))
+        else:  # no broker key: the definition's default, under the group key's own name
+            syns.append(lc.ConfigSynonymEntry(name, java_str(gc.default(name)), lc.SOURCE_DEFAULT))
+        out.append((name, value, syns[0].source if syns else lc.SOURCE_DEFAULT, False, False, syns, typ, doc))
     return out
 
 

@@ -87,8 +87,8 @@ async def handle(ctx, req):
     def alter_group(res):
         """Kafka 4.x: group configs change only through IncrementalAlterConfigs (SET/DELETE)."""
         from broker.groups.group_configs import GroupConfigError
-        if not res.resource_name:
-            raise ResourceError(ErrorCode.INVALID_GROUP_ID, "Group id must not be empty")
+        if not res.resource_name:  # Kafka 4.4's ConfigurationControlManager
+            raise ResourceError(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
         current = b.group_configs.overrides.get(res.resource_name, {})
         bad = [c.name for c in res.configs if c.config_operation in (APPEND, SUBTRACT)]
         if bad:

@@ -397,7 +397,8 @@ class ShareCoordinator:
             return E.UNKNOWN_TOPIC_OR_PARTITION, None
         err, msg = 0, None
         try:
-            sp.acknowledge_all(mid, triples, self.now())
+            sp.acknowledge_all(mid, triples, self.now(),
+                               renew_enabled=self.group_config(gid, "share.renew.acknowledge.enable"))
         except InvalidRecordState as exc:
             return E.INVALID_RECORD_STATE, str(exc)
         except InvalidRequest as exc:

@@ -165,7 +165,8 @@ class SharePartition:
         """Apply one acknowledgement batch (``acknowledge_all`` with one batch)."""
         self.acknowledge_all(member_id, [(first, last, types)], now)
 
-    def acknowledge_all(self, member_id: str, batches: list[tuple[int, int, list[int]]], now: int) -> None:
+    def acknowledge_all(self, member_id: str, batches: list[tuple[int, int, list[int]]], now: int, *,
+                        renew_enabled: bool = True) -> None:
         """Apply one partition's acknowledgement batches [(first, last, types)]: ``types`` holds
         one type for the whole range or one per offset. All or nothing, as Kafka's
         SharePartition.acknowledge rolls back every update of the request when one batch fails:
@@ -197,6 +198,8 @@ class SharePartition:
                         r.state, r.member_id = ARCHIVED, None
                     elif t == RELEASE:
                         self._release(r)
+                    elif not renew_enabled:  # the group's share.renew.acknowledge.enable=false
+                        raise InvalidRecordState("Renewing acquisition locks is not enabled for the group.")
                     else:  # RENEW (KIP-1222): a fresh lock
                         r.deadline = now + self.lock_duration_ms
         except (InvalidRecordState, InvalidRequest):

@@ -19,6 +19,12 @@ TIMESTAMP_DIFFERENCE = ("message.timestamp.difference.max.ms, which Kafka 4.0 re
                         "unless before/after.max.ms are set, with a deprecation warning): a bound a user wrote "
                         "down never silently stops protecting them (README: Replacing Kafka)")
 
+GROUP_CONFIG_UNSERVED = ("a group config whose feature Hourglass does not have (assignment intervals, assignor "
+                         "offload, warmup tasks, rack-aware standbys, share-group dead-letter queues): Kafka 4.4 "
+                         "accepts any valid value, Hourglass only the default and refuses another with "
+                         "INVALID_CONFIG naming the key and why, so a setting never silently does nothing "
+                         "(README: Not served)")
+
 KEPT: list[Kept] = [
     # DescribeConfigs (32) and CreateTopics (19): the topic config model
     Kept(32, ANY, "*.documentation", OUR_DOCS),
@@ -45,6 +51,10 @@ KEPT: list[Kept] = [
                           None),
                          ("topics[*].num_partitions", -1, 1), ("topics[*].replication_factor", -1, 1),
                          ("topics[*].configs[*]", "absent", "present"))],
+    # IncrementalAlterConfigs (44): group configs Hourglass does not serve (tests/differential/test_group_configs.py)
+    Kept(44, ANY, "responses[*].error_code", GROUP_CONFIG_UNSERVED, kafka=0, hourglass=40, scenario="unserved: *"),
+    Kept(44, ANY, "responses[*].error_message", GROUP_CONFIG_UNSERVED,
+         hourglass=lambda m: isinstance(m, str) and "is not served by Hourglass" in m, scenario="unserved: *"),
     # Metadata (3): auto-creation
     Kept(3, ANY, "topics[*].error_code",
          "auto-creation: Hourglass, its own controller, creates the topic before it answers, so the first "
