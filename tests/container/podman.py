@@ -19,6 +19,8 @@ import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.helpers.kafka_oracle import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("HOURGLASS_CONTAINER_CACHE", Path.home() / ".cache" / "hourglass" / "container"))
 CONF = Path(__file__).with_name("containers.conf")
@@ -40,12 +42,6 @@ def podman(*args, check: bool = True, timeout: float = 120, **kw) -> subprocess.
         raise AssertionError(f"podman {' '.join(map(str, args))} exited {r.returncode}:\n{r.stdout[-3000:]}\n"
                              f"{r.stderr[-3000:]}")
     return r
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextmanager

@@ -26,20 +26,14 @@ from tests.helpers.java import run_java
 from tests.helpers.kafka_configs import (KAFKA_3_9_KRAFT_SERVER, KAFKA_4_BROKER, KAFKA_4_SERVER,
                                          KAFKA_DOCKER_DEFAULT, KAFKA_DOCKER_DOCS_ENV, with_ports,
                                          with_ports_and_dir)
+from tests.helpers.kafka_oracle import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 N = 5
 
 
 def free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
+    return [free_port() for _ in range(n)]
 
 
 class FileBroker(BrokerProcess):

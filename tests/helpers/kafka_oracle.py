@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import os
+import random
 import socket
 import subprocess
 import time
@@ -71,10 +72,45 @@ def random_cluster_id() -> str:
             return s
 
 
+_GIVEN: set[int] = set()
+_PICK = random.SystemRandom()  # never the global generator, which tests seed
+
+
+def _port_range() -> range:
+    """Ports below the kernel's ephemeral range (where outgoing connections take their local
+    port), split between pytest-xdist workers so two workers never pick the same one."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    start = max(low - 12000, 1024)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    if worker.startswith("gw") and worker[2:].isdigit() and count > 1:
+        width = (low - start) // count
+        start += int(worker[2:]) % count * width
+        return range(start, start + width)
+    return range(start, low)
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port free now, for a server a test starts, never handed out twice by this
+    process. Picked below the ephemeral range: a port from binding port 0 is free only until
+    the next outgoing connection takes it as its local port, and a broker started on it then
+    fails "Address already in use" (seen in parallel runs)."""
+    ports = _port_range()
+    for _ in range(2000):
+        port = _PICK.choice(ports)
+        if port in _GIVEN:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _GIVEN.add(port)
+        return port
+    raise RuntimeError(f"no free port in {ports}")
 
 
 def _value(v: object) -> str:

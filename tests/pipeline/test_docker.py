@@ -5,7 +5,6 @@ ready file; and the image and compose files' contents."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -15,15 +14,10 @@ import pytest
 import yaml
 
 from hourglass.cli import probe as P
+from tests.helpers.kafka_oracle import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE_CMD = ["hourglass", "probe", "--ready-file", "/tmp/hourglass.ready", "--config", "/etc/hourglass/server.properties"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Entrypoint:

@@ -4,20 +4,14 @@ permanent deletes), and the state is rebuilt from ``_schemas`` alone."""
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import urllib.error
 import urllib.request
 
 from tests.helpers.broker import BrokerProcess
+from tests.helpers.kafka_oracle import free_port
 
 CT = "application/vnd.schemaregistry.v1+json"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def post(url, body, timeout=5.0):
