@@ -128,7 +128,7 @@ _POOLS: dict[int, object] = {}  # schema id -> its descriptor pool (an id's sche
 
 
 def _decode_protobuf(schema_id: int, parsed, payload: bytes) -> str:
-    from google.protobuf import descriptor_pool, json_format
+    from google.protobuf import json_format
     from google.protobuf.message_factory import GetMessageClass
     indexes, pos = message_indexes(payload)
     name = parsed.record_name(indexes)
@@ -136,19 +136,9 @@ def _decode_protobuf(schema_id: int, parsed, payload: bytes) -> str:
         raise ValueError(f"no message at indexes {indexes}")
     pool = _POOLS.get(schema_id)
     if pool is None:
-        pool = descriptor_pool.DescriptorPool()
+        from schema_registry.formats.protobuf import descriptor_pool_of
         files = {**parsed.deps, parsed.fdp.name: parsed.fdp}
-        added: set[str] = set()
-
-        def add(fname: str) -> None:
-            if fname in added or fname not in files:
-                return
-            added.add(fname)
-            for dep in files[fname].dependency:
-                add(dep)
-            pool.Add(files[fname])
-        for fname in files:
-            add(fname)
+        pool = descriptor_pool_of(files, files)
         if len(_POOLS) > 1000:
             _POOLS.clear()
         _POOLS[schema_id] = pool
