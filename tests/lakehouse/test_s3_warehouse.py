@@ -187,7 +187,7 @@ def test_kill_9_with_an_s3_warehouse_loses_and_doubles_no_row(lake, s3):
     """The local warehouse's kill -9 rounds (every other kill inside a commit: a Parquet object
     is in the bucket that the table's snapshot does not hold yet), on the bucket."""
     prefix = f"{PREFIX}/redpanda/crashy/data/"
-    key_value_kill_9_rounds(lake, "crashy", lambda: sum(k.endswith(".parquet") for k in s3.keys(BUCKET, prefix)), rounds=6)
+    key_value_kill_9_rounds(lake, "crashy", lambda: sum(k.endswith(".parquet") for k in s3.keys(BUCKET, prefix)), rounds=4)
 
 
 def test_a_store_that_is_down_then_has_no_bucket_logs_why_and_recovers(tmp_path):
