@@ -101,11 +101,14 @@ class Wire(RawClient):
         out: list[tuple[int, bytes]] = []
         while True:
             p = self.fetch(topic, partition, pos)
-            if p.error_code == 1 and start is None and p.log_start_offset > pos:
-                # retention moved the log start while we read: continue from the new start
-                lso = pos = p.log_start_offset
-                out = [(o, v) for o, v in out if o >= lso]
-                continue
+            if p.error_code == 1 and start is None:
+                # retention moved the log start while we read: continue from the new start (an
+                # out-of-range answer carries no log start offset, as Kafka's: ask for it)
+                now_start = max(p.log_start_offset, self.list_offset(topic, partition, -2))
+                if now_start > pos:
+                    lso = pos = now_start
+                    out = [(o, v) for o, v in out if o >= lso]
+                    continue
             if p.error_code:
                 raise AssertionError(f"fetch {topic}-{partition}@{pos}: error {p.error_code}")
             hwm = p.high_watermark
