@@ -14,10 +14,7 @@ import logging
 from lakehouse import value_formats
 from lakehouse.registry_modes import (ID_PREFIX, REASON, SchemaVersion, column_clash, dlq_row, plan_commits,
                                       settings, value_row, wire_prefix)
-from lakehouse.translate import (NAMESPACE, Slice, committed_records, covered_last_offset, dlq_table_name,
-                                 last_offsets, table_of_other_topic)
-from protocol.records.batch import iter_batch_positions
-from protocol.records.record import decode_batch
+from lakehouse.translate import NAMESPACE, Slice, dlq_table_name, last_offsets, table_of_other_topic, walk_slices
 
 log = logging.getLogger(__name__)
 
@@ -162,24 +159,17 @@ def commit(tables, topic: str, slices: list[Slice], previous: dict[int, int], to
     decoded: list[tuple[tuple | None, dict, tuple]] = []  # (translator key, row, (p, header, record))
     translators: dict[tuple, object] = {}
     dead: list[dict] = []
-    covered: dict[int, int] = {}
-    advanced: dict[int, int] = {}
-    for s in slices:
-        batches = [decode_batch(s.data, pos) for pos, _ in iter_batch_positions(s.data)]
-        for h, r in committed_records(batches, s.aborted, s.start, s.limit):
-            if r.value is None:  # a null value (a tombstone): the record's metadata, no value columns
-                decoded.append((None, value_row(s.partition, h, r, {}), (s.partition, h, r)))
-                continue
-            try:
-                key, tr, payload = resolve(r.value)
-                decoded.append((key, value_row(s.partition, h, r, tr.decode(payload)), (s.partition, h, r)))
-                translators.setdefault(key, tr)
-            except ValueError as exc:
-                dead.append(dlq_row(s.partition, h, r, str(exc)))
-        last = covered_last_offset(s.start, s.limit, (h.last_offset for h, _ in batches))
-        if last is not None:
-            covered[s.partition] = last
-            advanced[s.partition] = last + 1
+    records, covered, advanced = walk_slices(slices)
+    for p, h, r in records:
+        if r.value is None:  # a null value (a tombstone): the record's metadata, no value columns
+            decoded.append((None, value_row(p, h, r, {}), (p, h, r)))
+            continue
+        try:
+            key, tr, payload = resolve(r.value)
+            decoded.append((key, value_row(p, h, r, tr.decode(payload)), (p, h, r)))
+            translators.setdefault(key, tr)
+        except ValueError as exc:
+            dead.append(dlq_row(p, h, r, str(exc)))
     if not decoded and not dead:
         return previous, advanced, 0, None, 0
     table = tables.table(topic, spec_text, metadata_schema())

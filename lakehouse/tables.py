@@ -16,10 +16,8 @@ from pathlib import Path
 from storage.log_config import parse_iceberg_partition_spec
 from lakehouse import upsert as upsert_tables
 from lakehouse.warehouse import Warehouse, local_warehouse, warehouse_dir
-from lakehouse.translate import (NAMESPACE, Slice, committed_records, covered_last_offset,
-                                 key_value_row, last_offsets, summary_for, table_name, table_of_other_topic)
-from protocol.records.batch import iter_batch_positions
-from protocol.records.record import decode_batch
+from lakehouse.translate import (NAMESPACE, Slice, key_value_row, last_offsets, summary_for, table_name,
+                                 table_of_other_topic, walk_slices)
 
 log = logging.getLogger(__name__)
 
@@ -171,18 +169,11 @@ class TopicTables:
         ``upsert``, tombstones of keys the table does not hold), which a re-read after a restart
         skips again. ``upsert``: the table keeps the latest row per key (``lakehouse.upsert``)."""
         import pyarrow as pa
+        records, covered, advanced = walk_slices(slices)
         rows: list[dict] = []
-        covered: dict[int, int] = {}
-        advanced: dict[int, int] = {}
-        for s in slices:
-            batches = [decode_batch(s.data, pos) for pos, _ in iter_batch_positions(s.data)]
-            for h, r in committed_records(batches, s.aborted, s.start, s.limit):
-                row = key_value_row(s.partition, h, r)
-                rows.append(upsert_tables.record_item(s.partition, r, row) if upsert else row)
-            last = covered_last_offset(s.start, s.limit, (h.last_offset for h, _ in batches))
-            if last is not None:
-                covered[s.partition] = last
-                advanced[s.partition] = last + 1
+        for p, h, r in records:
+            row = key_value_row(p, h, r)
+            rows.append(upsert_tables.record_item(p, r, row) if upsert else row)
         if not rows:
             return previous, advanced, 0, None
         table = self.table(topic, spec_text)

@@ -17,7 +17,8 @@ from __future__ import annotations
 import heapq
 from typing import Iterable, Iterator, Mapping, NamedTuple
 
-from protocol.records.record import CONTROL_ABORT, control_record_type
+from protocol.records.batch import iter_batch_positions
+from protocol.records.record import CONTROL_ABORT, control_record_type, decode_batch
 
 #: Redpanda's default namespace for Iceberg topics (its ``iceberg_default_catalog_namespace``)
 NAMESPACE = "redpanda"
@@ -149,3 +150,21 @@ def covered_last_offset(start: int, limit: int, batch_last_offsets: Iterable[int
         if lo >= start:
             last = min(lo, limit - 1)
     return last
+
+
+def walk_slices(slices: Iterable[Slice]) -> tuple[list[tuple], dict[int, int], dict[int, int]]:
+    """What one round read: ``(partition, header, record)`` of every record a read_committed
+    reader sees in ``slices`` (``committed_records``), and per partition the last offset the
+    round covers and the next offset to read (``covered_last_offset``; a partition whose read
+    held nothing at or after its start is in neither)."""
+    records: list[tuple] = []
+    covered: dict[int, int] = {}
+    advanced: dict[int, int] = {}
+    for s in slices:
+        batches = [decode_batch(s.data, pos) for pos, _ in iter_batch_positions(s.data)]
+        records.extend((s.partition, h, r) for h, r in committed_records(batches, s.aborted, s.start, s.limit))
+        last = covered_last_offset(s.start, s.limit, (h.last_offset for h, _ in batches))
+        if last is not None:
+            covered[s.partition] = last
+            advanced[s.partition] = last + 1
+    return records, covered, advanced
