@@ -192,6 +192,18 @@ def test_admin_requests_of_many_entries(broker):
 DESCRIBE_OWN_LAG_S = 0.25
 
 
+def thousands_of_topics(c: RawClient, n: int) -> list[str]:
+    """``adm-desc-0`` .. ``adm-desc-<n-1>``, created (before any watch: creating them is
+    test_bounded_admin's) unless they exist."""
+    names = [f"adm-desc-{i}" for i in range(n)]
+    for i in range(0, n, 1000):
+        r = c.request(19, 7, req(19, 7, topics=[{"name": x, "num_partitions": 1, "replication_factor": 1,
+                                                  "assignments": [], "configs": []} for x in names[i:i + 1000]],
+                                 timeout_ms=60000, validate_only=False))
+        assert {t.error_code for t in r.topics} <= {0, E.TOPIC_ALREADY_EXISTS}
+    return names
+
+
 @pytest.mark.parametrize("n", [1000, 3000])
 def test_describe_configs_of_thousands_of_topics(broker, n):
     """Every topic's configs with synonyms and documentation, in one request: answered whole
@@ -199,12 +211,7 @@ def test_describe_configs_of_thousands_of_topics(broker, n):
     entries the ones a DescribeConfigs of that topic alone gives, while the loop keeps serving."""
     b = broker
     c = RawClient(b.bootstrap_servers, client_id="describe-many", timeout=120)
-    names = [f"adm-desc-{i}" for i in range(n)]
-    for i in range(0, n, 1000):  # (created before the watch: creating them is test_bounded_admin's)
-        r = c.request(19, 7, req(19, 7, topics=[{"name": x, "num_partitions": 1, "replication_factor": 1,
-                                                  "assignments": [], "configs": []} for x in names[i:i + 1000]],
-                                 timeout_ms=60000, validate_only=False))
-        assert {t.error_code for t in r.topics} <= {0, E.TOPIC_ALREADY_EXISTS}
+    names = thousands_of_topics(c, n)
     c.request(44, 1, req(44, 1, resources=[{"resource_type": 2, "resource_name": names[1], "configs": [
         {"name": "retention.ms", "config_operation": 0, "value": "3600000"}]}], validate_only=False))
 
@@ -232,6 +239,7 @@ def test_answers_that_grow_with_the_cluster(broker):
     held it ~0.5 s for 5,000 topics before it was built in slices)."""
     b = broker
     c = RawClient(b.bootstrap_servers, client_id="grown", timeout=120)
+    thousands_of_topics(c, 3000)  # (made by the test above already when it ran first)
     md = c.request(3, 12, req(3, 12, topics=None, allow_auto_topic_creation=False,
                               include_topic_authorized_operations=False))
     topics = {t.name: len(t.partitions) for t in md.topics}
