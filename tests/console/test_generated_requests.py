@@ -146,7 +146,8 @@ def _has_assignment(b, collection: str, group: str) -> bool:
     base = f"{b.console_url}/v3/clusters/{b.broker.cluster_id}/{collection}/{group}/consumers"
     try:
         members = _http(base)["data"]
-        return bool(members) and bool(_http(f"{base}/{members[0]['consumer_id']}/assignments")["data"])
+        # the member's own link: a member id is base64 and may hold '/', which the link escapes
+        return bool(members) and bool(_http(members[0]["assignments"]["related"])["data"])
     except urllib.error.HTTPError:
         return False
 
