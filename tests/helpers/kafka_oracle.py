@@ -28,7 +28,7 @@ import uuid
 from pathlib import Path
 from typing import Mapping
 
-from tests.helpers import jvm
+from tests.helpers import jvm, tool_jvm
 from tests.helpers.process import ServerProcess
 
 READY_TIMEOUT_S = 90.0  # a cold JVM on a busy 2-core machine
@@ -121,7 +121,10 @@ def _value(v: object) -> str:
 
 def run_tool(main_class: str, *args: str, timeout: float = 120.0, check: bool = True,
              jvm_opts: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    """Run one of Kafka's command line tools (its main class) on the oracle's classpath."""
+    """Run one of Kafka's command line tools (its main class) on the oracle's classpath: in the
+    test process's tool JVM (tests/helpers/tool_jvm.py), or alone when ``jvm_opts`` are given."""
+    if not jvm_opts:
+        return tool_jvm.run(main_class, *args, classpath=kafka_classpath(), timeout=timeout, check=check)
     cmd = [jvm.java(), "-Xmx512m", "-Dlog4j2.level=WARN", *jvm_opts, "-cp", kafka_classpath(), main_class, *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=check)
 

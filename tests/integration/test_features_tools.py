@@ -5,9 +5,7 @@ its metadata log offset) are normalized. Then the levels survive a restart of Ho
 from __future__ import annotations
 
 import re
-import subprocess
-
-from tests.helpers.kafka_oracle import kafka_classpath
+from tests.helpers.kafka_oracle import run_tool
 
 STEPS = [
     ("describe",),
@@ -28,9 +26,7 @@ STEPS = [
 
 
 def features_tool(bootstrap: str, *args: str) -> tuple[int, str]:
-    r = subprocess.run(["java", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", kafka_classpath(),
-                        "org.apache.kafka.tools.FeatureCommand", "--bootstrap-server", bootstrap, *args],
-                       capture_output=True, text=True, timeout=120)
+    r = run_tool("org.apache.kafka.tools.FeatureCommand", "--bootstrap-server", bootstrap, *args, check=False)
     return r.returncode, r.stdout + r.stderr
 
 

@@ -7,7 +7,7 @@ only the partitions that must move, no new epoch across a restart.
 The broker's event-loop lag (``/metrics``) over the run is reported, and a classic group keeps
 its members' assignments across a restart and a kill -9 as the consumer group does.
 
-A rolling replacement of Java members (40 rounds, busy loops beside) is the race behind "193
+A rolling replacement of Java members (24 rounds, busy loops beside) is the race behind "193
 consumed twice": a member handed a partition while it fetched another's committed offset. The
 broker's DEBUG log showed it client-side (kafka-clients 3.9.1 never asked for that partition's
 offset: KAFKA-17674); the KIP-848 members run kafka-clients 4.4.0, which a user of the consumer
@@ -60,7 +60,8 @@ def test_consumer_group_churn_under_load(broker_factory, busy_loops, record_prop
     assert all(p.poll() is None for p in busy_loops), "the busy loops ran throughout"
 
 
-ROLLING_ROUNDS = 40
+# two dozen: with kafka-clients 3.9.1 the race struck once in 4 to 20 rounds
+ROLLING_ROUNDS = 24
 
 
 @pytest.mark.timeout(900)
@@ -75,7 +76,7 @@ def test_java_members_replaced_one_by_one_consume_exactly_once(broker_factory, b
 
     A 250 ms heartbeat (the session stays 45 s) makes the previous owners release their
     partitions within one reconciliation of the new member, where the race is: with 3.9.1 a
-    record was consumed twice in one round of 4 to 20 (40 rounds: about 3 minutes)."""
+    record was consumed twice in one round of 4 to 20 (24 rounds: about a minute)."""
     # the coordinator's DEBUG log (assignments, OffsetFetch answers, commits) is the evidence of a failure
     b = broker_factory({**cp.OVERRIDES, "group.consumer.heartbeat.interval.ms": 250, "metrics.port": 0},
                        cmd=broker_command() + ["--log-level", "INFO,broker.groups=DEBUG"])
