@@ -93,12 +93,14 @@ def ensure_compiled() -> None:
 
 
 def run_java(cmd_args: list[str], *, check: bool = True, timeout: float = 90.0, clients: str | None = None) -> list[dict]:
-    """Run one harness command; returns its JSON lines (non-JSON stdout lines are ignored).
+    """Run one harness command (in a ToolRunner JVM that runs one after another); returns its
+    JSON lines (non-JSON stdout lines are ignored).
     ``clients``: run it over that later kafka-clients (``classpath``)."""
+    from tests.helpers import tool_jvm
     ensure_compiled()
     args = [str(a) for a in cmd_args]
-    proc = subprocess.run(["java", *JAVA_OPTS, "-cp", classpath(clients), MAIN_CLASS, *args],
-                          capture_output=True, text=True, timeout=timeout)
+    # in the test process's long-lived JVM for this classpath (tests/helpers/tool_jvm.py)
+    proc = tool_jvm.run(MAIN_CLASS, *args, classpath=classpath(clients), timeout=timeout, check=False)
     lines = []
     for raw in proc.stdout.splitlines():
         raw = raw.strip()

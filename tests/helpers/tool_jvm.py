@@ -5,10 +5,11 @@ A tool started in a JVM of its own costs about two seconds of CPU before its fir
 oracle's storage format, the differential tool tests, kafka-features' steps. ``run`` gives the
 same ``subprocess.CompletedProcess`` (exit code, stdout, stderr) as running the tool alone.
 
-Invariants: one run at a time per process (a lock); a run past its timeout kills the JVM (the
+Invariants: one run at a time per JVM (runs asked for at once get JVMs of their own); a run past its timeout kills the JVM (the
 next run starts another) and raises ``subprocess.TimeoutExpired`` as ``subprocess.run`` would;
-a tool that ends the JVM itself (``System.exit`` rather than Kafka's ``Exit``) is run again in
-a JVM of its own, so its answer is what the tool alone gives.
+a tool that ends the JVM itself (``System.exit`` rather than Kafka's ``Exit``) raises
+RuntimeError: it is not run again, since a second run of a tool that writes is not the answer
+to the first.
 """
 from __future__ import annotations
 
@@ -55,35 +56,48 @@ class _Runner:
 
 
 _lock = threading.Lock()
-_runners: dict[str, _Runner] = {}
+_idle: dict[str, list[_Runner]] = {}  # classpath -> runners waiting for a run
+_all: list[_Runner] = []
 
 
 @atexit.register
 def _stop_all() -> None:
-    for r in _runners.values():
+    for r in _all:
         r.kill()
+
+
+def _take(classpath: str) -> _Runner:
+    with _lock:
+        idle = _idle.setdefault(classpath, [])
+        while idle:
+            r = idle.pop()
+            if r.proc.poll() is None:
+                return r
+        r = _Runner(classpath)
+        _all.append(r)
+        return r
 
 
 def run(main_class: str, *args: str, classpath: str, timeout: float = 120.0,
         check: bool = True) -> subprocess.CompletedProcess:
     """Run one tool (its main class, on ``classpath``) as ``subprocess.run(capture_output=True,
-    text=True)`` runs ``java -cp classpath main_class args``."""
+    text=True)`` runs ``java -cp classpath main_class args``. Runs asked for at once (from
+    several threads) each get a JVM."""
     argv = [jvm.java(), *JVM_OPTS, "-cp", classpath, main_class, *args]
+    runner = _take(classpath)
+    try:
+        answer = runner.call(main_class, list(args), timeout)
+    except queue.Empty:
+        runner.kill()
+        raise subprocess.TimeoutExpired(argv, timeout) from None
+    except OSError:  # the JVM was gone before the request
+        answer = None
+    if answer is None:  # not run again: a second run of a tool that writes is not the first's answer
+        runner.kill()
+        raise RuntimeError(f"{main_class} {list(args)} ended its tool JVM (exit code {runner.proc.returncode}): "
+                           "a tool run here ends with Kafka's Exit.exit or ToolRunner.exit, never System.exit")
     with _lock:
-        runner = _runners.get(classpath)
-        if runner is None or runner.proc.poll() is not None:
-            runner = _runners[classpath] = _Runner(classpath)
-        try:
-            answer = runner.call(main_class, list(args), timeout)
-        except queue.Empty:
-            runner.kill()
-            del _runners[classpath]
-            raise subprocess.TimeoutExpired(argv, timeout) from None
-        except (BrokenPipeError, OSError):
-            answer = None
-        if answer is None:  # the tool ended the JVM: run it alone
-            _runners.pop(classpath, None)
-            return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=check)
+        _idle[classpath].append(runner)
     code, out, err = answer
     if check and code != 0:
         raise subprocess.CalledProcessError(code, argv, out, err)

@@ -143,6 +143,7 @@ public final class ClientHarness {
 
     public static void main(String[] args) {
         int rc;
+        OPTS.clear();  // a ToolRunner JVM runs one command after another
         try {
             if (args.length < 1) throw new IllegalArgumentException("missing command");
             String cmd = args[0];
@@ -191,8 +192,9 @@ public final class ClientHarness {
             rc = 1;
         }
         System.out.flush();
-        // Client threads are closed already; exit explicitly so nothing left over can hang us.
-        Runtime.getRuntime().halt(rc);
+        // Client threads are closed already; exit explicitly so nothing left over can hang us
+        // (in a ToolRunner JVM: the run ends here, and the JVM goes on to the next one).
+        ToolRunner.exit(rc);
     }
 
     // ---------------------------------------------------------------- commands
@@ -543,10 +545,11 @@ public final class ClientHarness {
                 case "commit": producer.commitTransaction(); break;
                 case "abort": producer.abortTransaction(); break;
                 case "open":
-                    // Gone silent: no commit, no abort, no close (close would abort it).
+                    // Gone silent: no commit, no abort, no close (close would abort it). In a
+                    // ToolRunner JVM the producer is left behind unclosed, as silent as a halt.
                     emit(new Json().put("txn", t).put("outcome", outcome));
                     System.out.flush();
-                    Runtime.getRuntime().halt(0);
+                    ToolRunner.exit(0);
                     break;
                 default: throw new IllegalArgumentException("bad transaction outcome " + outcome);
             }

@@ -30,8 +30,8 @@ import java.util.concurrent.locks.LockSupport;
  * System.err write to the buffers of the run whose thread (or a thread it started) writes, so
  * a thread a tool left running never writes into a later run's output. Kafka's Exit.exit ends
  * the run with its code and, as the end of a process would, stops the calling thread there (it
- * parks for good). A tool calling System.exit ends this JVM, which the Python side sees and
- * answers by running that tool in a JVM of its own.
+ * parks for good). A tool calling System.exit ends this JVM: the Python side reports it as an
+ * error, and does not run the tool again.
  */
 public final class ToolRunner {
     /** One tool run: its buffers and, once known, its exit code. */
@@ -74,6 +74,7 @@ public final class ToolRunner {
         System.setIn(new ByteArrayInputStream(new byte[0]));
         interceptExit();
         warmUp();
+        serving = true;
         String line;
         while ((line = requests.readLine()) != null) {
             String[] fields = line.split("\t", -1);
@@ -123,6 +124,21 @@ public final class ToolRunner {
         t.printStackTrace();
     }
 
+    static volatile boolean serving;
+
+    /**
+     * The end of a run with {@code code}, as the end of the process would be: the calling thread
+     * stops here (it parks for good). Outside a ToolRunner JVM: the JVM halts with the code.
+     */
+    public static void exit(int code) {
+        if (!serving) Runtime.getRuntime().halt(code);
+        System.out.flush();
+        System.err.flush();
+        Run run = RUN.get();
+        if (run != null) run.code.complete(code);
+        while (true) LockSupport.park();
+    }
+
     /** Kafka's Exit (clients' internals one, and the older public one where present) ends the run. */
     static void interceptExit() throws Exception {
         for (String name : new String[]{"org.apache.kafka.common.utils.internals.Exit",
@@ -146,11 +162,8 @@ public final class ToolRunner {
                                     default: return "ToolRunner exit procedure";
                                 }
                             }
-                            Run run = RUN.get();
-                            System.out.flush();
-                            System.err.flush();
-                            if (run != null) run.code.complete((Integer) margs[0]);
-                            while (true) LockSupport.park();  // as the process would have ended here
+                            exit((Integer) margs[0]);
+                            return null;
                         });
                     m.invoke(null, proxy);
                 }
