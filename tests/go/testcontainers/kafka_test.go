@@ -28,6 +28,9 @@ func image(t *testing.T) string {
 	return img
 }
 
+// start runs a container for one test. The tests run in parallel: the module's PID 1 is its own
+// `sh -c` wait loop, which ignores SIGTERM, so each container's stop takes the full 10 s stop
+// timeout before the kill, with any image.
 func start(t *testing.T) (*kafka.KafkaContainer, []string) {
 	t.Helper()
 	ctx := context.Background()
@@ -95,6 +98,7 @@ func consume(t *testing.T, brokers []string, cfg *sarama.Config, group, topic st
 }
 
 func TestProduceAndConsumeWithAGroup(t *testing.T) {
+	t.Parallel()
 	ctr, brokers := start(t)
 	require.Equal(t, "kraftCluster", ctr.ClusterID)
 
@@ -129,6 +133,7 @@ func TestProduceAndConsumeWithAGroup(t *testing.T) {
 }
 
 func TestTransaction(t *testing.T) {
+	t.Parallel()
 	_, brokers := start(t)
 	cfg := config()
 	cfg.Producer.Idempotent = true
@@ -159,6 +164,7 @@ func TestTransaction(t *testing.T) {
 }
 
 func TestAdmin(t *testing.T) {
+	t.Parallel()
 	_, brokers := start(t)
 	admin, err := sarama.NewClusterAdmin(brokers, config())
 	require.NoError(t, err)
@@ -191,6 +197,7 @@ func ptr(s string) *string { return &s }
 // TestFirstRecord is what a test suite waits for before its first assertion: from kafka.Run to a
 // record produced and read back. bench/testcontainers_start.py reads the logged time.
 func TestFirstRecord(t *testing.T) {
+	t.Parallel()
 	began := time.Now()
 	_, brokers := start(t)
 	cfg := config()
