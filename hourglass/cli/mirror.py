@@ -106,6 +106,11 @@ def mm2_properties(*, source_bootstrap: str, target_bootstrap: str, source_alias
         # one worker: its tasks
         "tasks.max": "4",
     })
+    # the copy's offset syncs leave when the worker commits its source offsets (MirrorSourceTask
+    # sends them on commit), every 60 s by default: a group's position would reach the target a
+    # minute late whatever the sync interval. A worker setting: dedicated mode takes it under the
+    # target's alias (MirrorMakerConfig.workerConfig), not at the top level.
+    props[f"{t}.offset.flush.interval.ms"] = str(sync_interval_s * 1000)
     if exactly_once:
         props[f"{t}.exactly.once.source.support"] = "enabled"
     return props

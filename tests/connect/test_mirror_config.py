@@ -14,6 +14,9 @@ def test_one_flow_identity_names_and_offsets_synced_exactly():
     assert p["offset-syncs.topic.location"] == "target"
     assert p["replication.policy.class"].endswith("IdentityReplicationPolicy")
     assert p["sync.group.offsets.enabled"] == "true" and p["offset.lag.max"] == "0"
+    # the offset syncs leave with the worker's offset commit: as often as the group sync (a worker
+    # setting, under the target's alias in dedicated mode)
+    assert p["kafka.offset.flush.interval.ms"] == str(int(p["sync.group.offsets.interval.seconds"]) * 1000)
     assert p["replication.factor"] == "3" and p["offset.storage.replication.factor"] == "3"
 
 
