@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import signal
 import time
 
 KINDS = ("click", "view", "buy")
@@ -41,6 +42,9 @@ def main(argv=None) -> int:
     pr.add_argument("--count", type=int, help="stop after N events (default: run until interrupted)")
     pr.add_argument("--seed", type=int)
     args = p.parse_args(argv)
+    # a container's stop is a SIGTERM to PID 1, which Python leaves ignored there: end as on
+    # Ctrl-C (flush, report, exit 0) rather than wait for the runtime's kill
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     from confluent_kafka import Producer
     prod = Producer({"bootstrap.servers": args.bootstrap, "linger.ms": 5})
     n = 0

@@ -22,6 +22,7 @@ import glob
 import json
 import logging
 import os
+import signal
 import sys
 
 log = logging.getLogger("hourglass.pipeline")
@@ -296,6 +297,9 @@ def run(spark, args):
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    # a container's stop is a SIGTERM to PID 1, which Python leaves ignored there: stop the
+    # query and Spark as on Ctrl-C rather than wait for the runtime's kill
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     if args.sink in ("parquet", "kafka") and not args.output:
         what = "DIR" if args.sink == "parquet" else "TOPIC"
@@ -316,7 +320,10 @@ def main(argv=None) -> int:
             print(f"hourglass-pipeline: {exc}", file=sys.stderr)
             return 2
         if args.stream and args.trigger != "availableNow":
-            q.awaitTermination()
+            try:
+                q.awaitTermination()
+            except KeyboardInterrupt:
+                q.stop()
     finally:
         spark.stop()
     return 0

@@ -70,6 +70,13 @@ def test_compose_broker_demo_producer_and_spark_job(image, pipeline_image):
             assert lo == 0 and total > 0
         finally:
             c.close()
+        # a stop (SIGTERM to each container's PID 1, Python there) ends both cleanly, without
+        # waiting for the runtime's kill (exit code 137)
+        for name in (f"{project}_demo-producer_1", job):
+            P.podman("stop", "-t", "60", name)
+            code = P.podman("inspect", name, "--format", "{{.State.ExitCode}}").stdout.strip()
+            assert code == "0", f"{name} exited {code} on stop:\n{P.podman('logs', name, check=False).stderr[-3000:]}"
+        assert "produced " in P.podman("logs", f"{project}_demo-producer_1", check=False).stdout
     finally:
         P.compose(project, f, "down", "-v", extra_env=env, check=False)
 
