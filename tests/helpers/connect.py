@@ -92,9 +92,11 @@ class _JvmProcess(ServerProcess):
         log4j = self.work_dir / "log4j2.properties"
         log4j.write_text(jvm.log4j2_properties(self.log_path, LOG4J_LEVELS, LOG4J_PATTERN))
         mark = self.log_path.stat().st_size if self.log_path.exists() else 0
+        classpath = jvm.classpath(connect_libs())
+        share, self.class_share_dump = jvm.class_share(self.name, classpath)
         argv = [jvm.java(), "-Xms128m", f"-Xmx{self.heap}", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={log4j}",
-                *jvm_opts, "-cp", jvm.classpath(connect_libs()), main_class, *args]
+                *share, *jvm_opts, "-cp", classpath, main_class, *args]
         with open(self.work_dir / f"{self.name}.stdout", "ab") as out:
             self.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                          cwd=self.work_dir, start_new_session=True)

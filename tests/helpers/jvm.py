@@ -7,6 +7,7 @@ the command to run, never skips it.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -14,6 +15,7 @@ import sys
 import xml.etree.ElementTree as ET
 from functools import lru_cache
 from pathlib import Path
+from uuid import uuid4
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 JVM_POM = REPO_ROOT / "tests" / "jvm" / "pom.xml"
@@ -47,6 +49,50 @@ def java() -> str:
     if found is None:
         raise RuntimeError("no `java` on PATH (run `make deps`)")
     return found
+
+
+# JVM unified-logging off for class-data sharing's own notices (an archive made for other jars
+# is passed over silently: the JVM loads the classes as without one)
+_CDS_QUIET = "-Xlog:cds*=off"
+
+
+def class_share(name: str, classpath: str) -> tuple[list[str], Path | None]:
+    """JVM options for class-data sharing (a dynamic AppCDS archive, in the cache) for a JVM the
+    tests start again and again on ``classpath`` (an Apache Kafka node, a Connect worker): its
+    first start dumps the classes it loaded into an archive as it exits, later starts map them
+    instead of loading and verifying them again (a Kafka node's start: 4.1 s of CPU -> 2.4 s).
+    Returns the options and the archive this start writes (None when it maps one): hand it to
+    ``settle_class_share`` once the JVM has exited. Invariant: a start maps only an archive a
+    JVM finished writing (written under a name of its own, renamed after a clean exit). A
+    classpath with a directory gets no options: the JVM archives classes from jars only, and
+    refuses to start when asked to dump with a non-empty directory on the path."""
+    if any(Path(entry).is_dir() for entry in classpath.split(os.pathsep)):
+        return [], None
+    d = cache_dir() / "cds"
+    d.mkdir(parents=True, exist_ok=True)
+    stem = f"{name}-" + hashlib.sha256("\0".join([str(Path(java()).resolve()), name, classpath]).encode()).hexdigest()[:20]
+    final = d / f"{stem}.jsa"
+    if final.exists():
+        for left in d.glob(f"{stem}.*.tmp"):  # dumps of JVMs whose exit nobody settled
+            pid = left.name.split(".")[1].split("-")[0]
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                left.unlink(missing_ok=True)
+        return [f"-XX:SharedArchiveFile={final}", _CDS_QUIET], None
+    dump = d / f"{stem}.{os.getpid()}-{uuid4().hex[:8]}.tmp"
+    return [f"-XX:ArchiveClassesAtExit={dump}", _CDS_QUIET], dump
+
+
+def settle_class_share(dump: Path | None, clean_exit: bool) -> None:
+    """After a JVM started with ``class_share``'s options exited: its archive becomes the one
+    later starts map when it exited cleanly (the dump runs at exit; a kill may cut it short),
+    else it is removed."""
+    if dump is None:
+        return
+    final = dump.with_name(dump.name.split(".", 1)[0] + ".jsa")
+    if clean_exit and dump.exists() and dump.stat().st_size > 0 and not final.exists():
+        os.replace(dump, final)
+    else:
+        dump.unlink(missing_ok=True)
 
 
 def cached_venv(d: Path, requirement: str) -> Path:

@@ -216,11 +216,12 @@ class KafkaProcess(ServerProcess):
     # ------------------------------------------------------------------ lifecycle
 
     def argv(self, config: Path) -> list[str]:
+        classpath = os.pathsep.join([kafka_classpath(), *self.extra_classpath])
+        share, self.class_share_dump = jvm.class_share("kafka", classpath)
         return [jvm.java(), "-Xms256m", f"-Xmx{self.heap}", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
                 "-Djava.awt.headless=true",
                 f"-Dlog4j2.configurationFile={self.home / 'log4j2.properties'}",
-                *self.jvm_opts, "-cp", os.pathsep.join([kafka_classpath(), *self.extra_classpath]),
-                "kafka.Kafka", str(config)]
+                *share, *self.jvm_opts, "-cp", classpath, "kafka.Kafka", str(config)]
 
     def start(self) -> "KafkaProcess":
         if self.running:

@@ -23,6 +23,7 @@ class ServerProcess:
     def __init__(self) -> None:
         self.proc: subprocess.Popen | None = None
         self.exit_codes: list[int] = []
+        self.class_share_dump: Path | None = None  # a JVM's class-data archive in the writing (jvm.class_share)
 
     @property
     def running(self) -> bool:
@@ -66,6 +67,11 @@ class ServerProcess:
             pass
         self.exit_codes.append(rc)
         self.proc = None
+        if self.class_share_dump is not None:
+            from tests.helpers import jvm
+            # 143: a JVM's exit after its SIGTERM shutdown hooks ran
+            jvm.settle_class_share(self.class_share_dump, clean_exit=rc in (0, 143))
+            self.class_share_dump = None
         return rc
 
     def _exited_before_ready(self) -> int | None:
