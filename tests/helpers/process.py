@@ -11,6 +11,8 @@ import signal
 import subprocess
 from pathlib import Path
 
+from tests.helpers import jvm
+
 
 class ServerProcess:
     """Invariant: ``proc`` is the running process or None; ``exit_codes`` holds every exit seen,
@@ -68,7 +70,6 @@ class ServerProcess:
         self.exit_codes.append(rc)
         self.proc = None
         if self.class_share_dump is not None:
-            from tests.helpers import jvm
             # 143: a JVM's exit after its SIGTERM shutdown hooks ran
             jvm.settle_class_share(self.class_share_dump, clean_exit=rc in (0, 143))
             self.class_share_dump = None

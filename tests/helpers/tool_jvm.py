@@ -5,8 +5,8 @@ A tool started in a JVM of its own costs about two seconds of CPU before its fir
 oracle's storage format, the differential tool tests, kafka-features' steps. ``run`` gives the
 same ``subprocess.CompletedProcess`` (exit code, stdout, stderr) as running the tool alone.
 
-Invariants: one run at a time per JVM (runs asked for at once get JVMs of their own); a run past its timeout kills the JVM (the
-next run starts another) and raises ``subprocess.TimeoutExpired`` as ``subprocess.run`` would;
+Invariants: one run at a time per JVM (runs asked for at once get JVMs of their own); a run
+past its timeout kills the JVM (the next run starts another) and raises ``subprocess.TimeoutExpired`` as ``subprocess.run`` would;
 a tool that ends the JVM itself (``System.exit`` rather than Kafka's ``Exit``) raises
 RuntimeError: it is not run again, since a second run of a tool that writes is not the answer
 to the first.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import base64
+import os
 import queue
 import subprocess
 import threading
@@ -28,7 +29,8 @@ JVM_OPTS = ("-Xmx512m", "-Dlog4j2.level=WARN", "-XX:+UseSerialGC")
 class _Runner:
     def __init__(self, classpath: str):
         java.ensure_compiled()
-        self.proc = subprocess.Popen([jvm.java(), *JVM_OPTS, "-cp", f"{java.CLASSES_DIR}:{classpath}", "ToolRunner"],
+        cp = os.pathsep.join([str(java.CLASSES_DIR), classpath])
+        self.proc = subprocess.Popen([jvm.java(), *JVM_OPTS, "-cp", cp, "ToolRunner"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True, encoding="utf-8")
         self.answers: queue.Queue = queue.Queue()
