@@ -276,6 +276,19 @@ def _describe_streams_group(bootstrap: str, app_id: str) -> str:
     return r.stdout
 
 
+def _wait_streams_group(bootstrap: str, app_id: str, holds, what: str, timeout: float = 30.0) -> str:
+    """The group's description once ``holds(description)`` is true. A member gets a task another
+    member gave up only in its own next heartbeat (as in Kafka: the coordinator never pushes), so
+    one description taken right after the others released it can show the task as only a target."""
+    deadline = time.monotonic() + timeout
+    while True:
+        out = _describe_streams_group(bootstrap, app_id)
+        if holds(out):
+            return out
+        assert time.monotonic() < deadline, f"{what} not within {timeout:.0f} s:\n{out}"
+        time.sleep(0.5)
+
+
 def _check_streams_groups_tool(bootstrap: str, app_id: str) -> None:
     """kafka-streams-groups.sh (``StreamsGroupCommand``) lists and describes the group."""
     from tests.helpers.kafka_oracle import run_tool
@@ -355,16 +368,17 @@ def test_two_instances_and_a_third_joining_and_leaving(broker_factory, data, exp
         # the third instance really took a share: the broker's assignment gives each of the
         # three members active tasks (the Streams protocol moves a task without sending the
         # others through REBALANCING, so their states say nothing here)
-        out = _describe_streams_group(broker.bootstrap, app_id)
-        rows = [ln for ln in out.splitlines() if ln.startswith(app_id)]
-        assert len(rows) == 3 and all(re.search(r"(?<!TARGET-)ACTIVE: \d+:\[", ln) for ln in rows), out
+        def each_of_three_active(out: str) -> bool:
+            rows = [ln for ln in out.splitlines() if ln.startswith(app_id)]
+            return len(rows) == 3 and all(re.search(r"(?<!TARGET-)ACTIVE: \d+:\[", ln) for ln in rows)
+        _wait_streams_group(broker.bootstrap, app_id, each_of_three_active, "each of the three members with active tasks")
     assert c.stop() in CLEAN_EXIT, c.tail()
     producer.finish()  # the rest after the third left
     assert_same_as_driver(broker.bootstrap, app_id, data, expected, [a, b])
     if protocol == "streams":
         # the broker's assignment: each instance runs half the tasks and a standby of the others
-        out = _describe_streams_group(broker.bootstrap, app_id)
-        assert out.count("STANDBY:") >= 2 and "STANDBY: 0:" in out, out
+        _wait_streams_group(broker.bootstrap, app_id, lambda out: out.count("STANDBY:") >= 2 and "STANDBY: 0:" in out,
+                            "a standby of the other's tasks on each of the two members")
     if protocol == "classic":
         # the third instance really took a share: it reached RUNNING after a rebalance gave it tasks
         assert "REBALANCING" in a.states[1:] and "REBALANCING" in b.states[1:]
