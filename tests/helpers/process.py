@@ -51,6 +51,16 @@ class ServerProcess:
         self._kill_group()
         return self._reap()
 
+    def freeze(self) -> None:
+        """SIGSTOP the whole process group: nothing it runs moves until ``thaw`` (or a kill, which
+        a stopped process takes as any other), so a test can look at the state a kill would land in."""
+        assert self.proc is not None
+        os.killpg(self.proc.pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        assert self.proc is not None
+        os.killpg(self.proc.pid, signal.SIGCONT)
+
     def _kill_group(self) -> None:
         assert self.proc is not None
         try:

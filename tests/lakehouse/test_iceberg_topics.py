@@ -212,9 +212,10 @@ def kill_9_rounds(lake, topic: str, rng: random.Random, produce_some, data_files
     """Rounds of: a producer thread calling ``produce_some(producer, rng)`` continuously, kill -9
     of the broker at a chosen moment, restart. Every other round the kill lands inside a commit:
     once a Parquet file of the table exists that no snapshot holds (written, not yet committed;
-    ``data_files(url, topic)``: the files the snapshots hold, all told); the other rounds right
-    after a commit. ``parquet_files()`` counts the topic's Parquet files in the warehouse
-    (default: the local one). Returns (kills inside a commit, orphan files those kills left)."""
+    ``data_files(table)``: the files the table's snapshots hold, all told; see
+    ``_frozen_inside_a_commit``); the other rounds right after a commit. ``parquet_files()``
+    counts the topic's Parquet files in the warehouse (default: the local one). Returns (kills
+    inside a commit, orphan files those kills left)."""
     url = lake.catalog_url
     files = lake.data_dir / ".hourglass" / "iceberg" / "redpanda" / topic / "data"
     if parquet_files is None:
@@ -225,9 +226,8 @@ def kill_9_rounds(lake, topic: str, rng: random.Random, produce_some, data_files
     for rnd in range(rounds):
         with producing(lake.bootstrap, rng.random(), produce_some):
             if rnd % 2 == 0:
-                def in_flight():
-                    return parquet_files() > data_files(url, topic) + orphans
-                wait_until(in_flight, timeout=60, interval=0.005, what=f"round {rnd}: a commit under way")
+                wait_until(lambda: _frozen_inside_a_commit(lake, topic, parquet_files, data_files, orphans),
+                           timeout=60, interval=0.005, what=f"round {rnd}: a commit under way")
                 mid_commit_kills += 1
             else:
                 snapshots = _snapshots(url, topic)
@@ -235,15 +235,56 @@ def kill_9_rounds(lake, topic: str, rng: random.Random, produce_some, data_files
                            what=f"round {rnd}: a new snapshot")
             lake.kill()
         lake.start()
-        orphans = parquet_files() - data_files(url, topic)
+        orphans = parquet_files() - _held_files(url, topic, data_files)
     return mid_commit_kills, orphans
 
 
-def _data_files(url: str, topic: str) -> int:
+def _frozen_inside_a_commit(lake, topic: str, parquet_files, data_files, orphans: int) -> bool:
+    """True, with the broker stopped (SIGSTOP), when a kill now lands inside a commit: more Parquet
+    files exist than the table holds (plus ``orphans`` of earlier kills), and the table's metadata
+    pointer in the catalog's SQLite file is still the one the count was read against. The count
+    alone is not enough: the commit can land between the catalog's answer and the kill (with many
+    snapshots, loading the table takes long enough for that)."""
+    on_disk = parquet_files()
     try:
-        snap = table(url, topic).current_snapshot()
+        t = table(lake.catalog_url, topic)
+    except Exception:  # noqa: BLE001 - no table yet
+        return False
+    if on_disk <= data_files(t) + orphans:
+        return False
+    lake.freeze()
+    if _metadata_pointer(lake.data_dir, topic) == t.metadata_location:
+        return True  # stays frozen for the kill
+    lake.thaw()  # the commit landed meanwhile: wait for the next one
+    return False
+
+
+def _metadata_pointer(data_dir, topic: str) -> str | None:
+    """The table's current metadata file as the catalog's SQLite file says (read-only; None when
+    it cannot be read, a frozen writer holding its lock for one)."""
+    import sqlite3
+    for db in (data_dir / ".hourglass").rglob("catalog*.db"):
+        try:
+            with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0)) as con:
+                row = con.execute("SELECT metadata_location FROM iceberg_tables WHERE table_namespace = ? "
+                                  "AND table_name = ?", ("redpanda", topic)).fetchone()
+        except sqlite3.Error:
+            return None
+        if row is not None:
+            return row[0]
+    return None
+
+
+def _held_files(url: str, topic: str, data_files) -> int:
+    try:
+        return data_files(table(url, topic))
     except Exception:  # noqa: BLE001 - no table yet
         return 0
+
+
+def _data_files(t) -> int:
+    """The data files the table's current snapshot holds."""
+    snap = t.current_snapshot()
     return 0 if snap is None else int(snap.summary.additional_properties.get("total-data-files", 0))
 
 
