@@ -122,7 +122,9 @@ def produce_random(p: Producer, rng: random.Random, topic: str, partitions: int,
 @contextlib.contextmanager
 def producing(bootstrap: str, seed: float, produce_some):
     """A thread producing ``produce_some(producer, rng)`` again and again while the block runs
-    (a broker killed meanwhile included); then flushed, as far as a broker is there to take it."""
+    (a broker killed meanwhile included). The block's end is the producer's: what is not yet
+    acknowledged then is dropped (the callers kill the broker inside the block, and a flush
+    would wait out message.timeout.ms for a broker that is not there)."""
     stop = threading.Event()
 
     def run():
@@ -131,7 +133,8 @@ def producing(bootstrap: str, seed: float, produce_some):
         while not stop.is_set():
             produce_some(p, r)
             p.poll(0.01)
-        p.flush(6)
+        p.purge()
+        p.flush(1)
     t = threading.Thread(target=run)
     t.start()
     try:
