@@ -215,6 +215,7 @@ class StreamsAppProcess:
         self.log_path = self.workdir / "streams.log"
         self.extra = {"repartition.purge.interval.ms": 1000, **(extra or {})}
         self.proc: subprocess.Popen | None = None
+        self._cds_dump: Path | None = None
         self.states: list[str] = []
         self.lines: list[str] = []
         self._cv = threading.Condition()
@@ -223,9 +224,12 @@ class StreamsAppProcess:
         if fresh_state:
             self.state_dir = self.workdir / f"state-{time.monotonic_ns()}"
         (self.workdir / "log4j2.properties").write_text(jvm.log4j2_properties(self.log_path, LOG4J_LEVELS, LOG4J_PATTERN))
-        argv = [jvm.java(), "-Xms128m", "-Xmx512m", "-XX:+UseSerialGC",
+        cp = jvm.classpath(libs())
+        # a test starts instances again and again: class-data sharing halves a start's CPU
+        cds, self._cds_dump = jvm.class_share("streams-app", cp)
+        argv = [jvm.java(), "-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", *cds,
                 f"-Dlog4j2.configurationFile={self.workdir / 'log4j2.properties'}",
-                "-cp", jvm.classpath(libs()), MAIN, "run", self.bootstrap, self.app_id, str(self.state_dir),
+                "-cp", cp, MAIN, "run", self.bootstrap, self.app_id, str(self.state_dir),
                 *(f"{k}={v}" for k, v in self.extra.items())]
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      stdin=subprocess.DEVNULL, start_new_session=True)
@@ -263,6 +267,7 @@ class StreamsAppProcess:
         if self.running:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
+        self._settle()
 
     def stop(self, timeout: float = 60.0) -> int:
         """SIGTERM: the app closes, leaving its group (another instance takes its tasks)."""
@@ -275,7 +280,15 @@ class StreamsAppProcess:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
+        self._settle()
         return self.proc.returncode
+
+    def _settle(self) -> None:
+        """The class-data archive this start wrote (if any) kept after a clean exit (143: after
+        SIGTERM, its shutdown hook run), dropped after a kill."""
+        if self.proc is not None and self.proc.poll() is not None:
+            jvm.settle_class_share(self._cds_dump, clean_exit=self.proc.returncode in (0, 143))
+            self._cds_dump = None
 
     def tail(self, n: int = 60) -> str:
         log = ""
