@@ -82,14 +82,14 @@ def class_share(name: str, classpath: str) -> tuple[list[str], Path | None]:
     return [f"-XX:ArchiveClassesAtExit={dump}", _CDS_QUIET], dump
 
 
-def settle_class_share(dump: Path | None, clean_exit: bool) -> None:
-    """After a JVM started with ``class_share``'s options exited: its archive becomes the one
-    later starts map when it exited cleanly (the dump runs at exit; a kill may cut it short),
-    else it is removed."""
+def settle_class_share(dump: Path | None, returncode: int) -> None:
+    """After a JVM started with ``class_share``'s options exited with ``returncode``: its archive
+    becomes the one later starts map when it exited cleanly (0, or 143: after SIGTERM, its
+    shutdown hooks run; the dump runs at exit, and a kill may cut it short), else it is removed."""
     if dump is None:
         return
     final = dump.with_name(dump.name.split(".", 1)[0] + ".jsa")
-    if clean_exit and dump.exists() and dump.stat().st_size > 0 and not final.exists():
+    if returncode in (0, 143) and dump.exists() and dump.stat().st_size > 0 and not final.exists():
         os.replace(dump, final)
     else:
         dump.unlink(missing_ok=True)

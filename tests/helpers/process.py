@@ -80,8 +80,7 @@ class ServerProcess:
         self.exit_codes.append(rc)
         self.proc = None
         if self.class_share_dump is not None:
-            # 143: a JVM's exit after its SIGTERM shutdown hooks ran
-            jvm.settle_class_share(self.class_share_dump, clean_exit=rc in (0, 143))
+            jvm.settle_class_share(self.class_share_dump, rc)
             self.class_share_dump = None
         return rc
 

@@ -284,10 +284,9 @@ class StreamsAppProcess:
         return self.proc.returncode
 
     def _settle(self) -> None:
-        """The class-data archive this start wrote (if any) kept after a clean exit (143: after
-        SIGTERM, its shutdown hook run), dropped after a kill."""
+        """The class-data archive this start wrote (if any), once the JVM has exited."""
         if self.proc is not None and self.proc.poll() is not None:
-            jvm.settle_class_share(self._cds_dump, clean_exit=self.proc.returncode in (0, 143))
+            jvm.settle_class_share(self._cds_dump, self.proc.returncode)
             self._cds_dump = None
 
     def tail(self, n: int = 60) -> str:

@@ -23,7 +23,7 @@ from confluent_kafka import Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from tests.helpers import streams_app as sa
-from tests.helpers.clients import topic_configs
+from tests.helpers.clients import topic_configs, wait_until
 from tests.helpers.txn import READ_COMMITTED, end_offsets, group_committed, read_to_end
 
 pytestmark = [pytest.mark.timeout(420), pytest.mark.xdist_group("kafka-streams")]
@@ -276,17 +276,16 @@ def _describe_streams_group(bootstrap: str, app_id: str) -> str:
     return r.stdout
 
 
-def _wait_streams_group(bootstrap: str, app_id: str, holds, what: str, timeout: float = 30.0) -> str:
-    """The group's description once ``holds(description)`` is true. A member gets a task another
-    member gave up only in its own next heartbeat (as in Kafka: the coordinator never pushes), so
-    one description taken right after the others released it can show the task as only a target."""
-    deadline = time.monotonic() + timeout
-    while True:
-        out = _describe_streams_group(bootstrap, app_id)
-        if holds(out):
-            return out
-        assert time.monotonic() < deadline, f"{what} not within {timeout:.0f} s:\n{out}"
-        time.sleep(0.5)
+def _wait_streams_group(bootstrap: str, app_id: str, holds, what: str, timeout: float = 30.0) -> None:
+    """Until the group's description satisfies ``holds``. A member gets a task another member
+    gave up only in its own next heartbeat (as in Kafka: the coordinator never pushes), so one
+    description taken right after the others released it can show the task as only a target."""
+    last = [""]
+
+    def described() -> bool:
+        last[0] = _describe_streams_group(bootstrap, app_id)
+        return holds(last[0])
+    wait_until(described, timeout, interval=0.5, what=lambda: f"{what} (last description:\n{last[0]})")
 
 
 def _check_streams_groups_tool(bootstrap: str, app_id: str) -> None:
