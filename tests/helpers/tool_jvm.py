@@ -29,7 +29,9 @@ JVM_OPTS = ("-Xmx512m", "-Dlog4j2.level=WARN", "-XX:+UseSerialGC")
 class _Runner:
     def __init__(self, classpath: str):
         java.ensure_compiled()
-        cp = os.pathsep.join([str(java.CLASSES_DIR), classpath])
+        # ToolRunner lives in the harness's classes, which the harness's own classpath holds already
+        harness = str(java.CLASSES_DIR)
+        cp = classpath if harness in classpath.split(os.pathsep) else os.pathsep.join([harness, classpath])
         self.proc = subprocess.Popen([jvm.java(), *JVM_OPTS, "-cp", cp, "ToolRunner"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True, encoding="utf-8")
