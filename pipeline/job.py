@@ -323,7 +323,13 @@ def main(argv=None) -> int:
             try:
                 q.awaitTermination()
             except KeyboardInterrupt:
-                q.stop()
+                from py4j.protocol import Py4JNetworkError
+                try:
+                    q.stop()
+                except Py4JNetworkError:
+                    # the JVM is already gone (its own shutdown hook stopped the query and Spark):
+                    # the stop asked for has happened
+                    print("hourglass-pipeline: Spark's JVM had already shut down", file=sys.stderr)
     finally:
         spark.stop()
     return 0
